@@ -1,0 +1,162 @@
+"""Calibration study for the default (h, τ, β) of ``rdpjax.lower_bound``.
+
+For the Gaussian and Laplace mechanisms of paper 000 (b = 5, pair (21): P = law of 1 + noise,
+Q = law of noise) and n = 1e4 … 1e7 per side, draws R replications with ``vmap`` over keys
+(in batches, one compiled call per cell) and reports, per order λ:
+
+* coverage: the fraction of replications whose 95% bound (level α = 0.05 for that λ alone) is
+  ≤ the exact D_λ, with a Clopper–Pearson 95% interval;
+* simultaneous coverage of the Bonferroni family over λ = 2, 5, 7;
+* tightness: mean of lower / exact.
+
+Reproduce the README table:
+
+    .venv/bin/python benchmarks/calibrate.py --reps 200 --out benchmarks/results/calibrate.json
+
+Explore other settings (standardized units, see ``rdpjax.Defaults``):
+
+    .venv/bin/python benchmarks/calibrate.py --n 1e4 1e5 --bandwidth-factor 0.3 --floor-factor 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import stats
+
+import rdpjax
+from rdpjax.bounds import Defaults, plan_bound
+
+ORDERS = (2.0, 5.0, 7.0)
+SCALE = 5.0
+
+
+def laplace_exact(lam: float, b: float = SCALE) -> float:
+    """Closed form of paper 000 §V for the Laplace mechanism, pair (21)."""
+    return math.log(
+        lam / (2 * lam - 1) * math.exp((lam - 1) / b) + (lam - 1) / (2 * lam - 1) * math.exp(-lam / b)
+    ) / (lam - 1)
+
+
+MECHANISMS = {
+    "gaussian": (lambda key, shape: SCALE * jax.random.normal(key, shape), lambda lam: lam / (2 * SCALE**2)),
+    "laplace": (lambda key, shape: SCALE * jax.random.laplace(key, shape), laplace_exact),
+}
+
+
+def clopper_pearson(k: int, n: int, conf: float = 0.95) -> tuple[float, float]:
+    a = (1 - conf) / 2
+    lo = stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0
+    hi = stats.beta.ppf(1 - a, k + 1, n - k) if k < n else 1.0
+    return float(lo), float(hi)
+
+
+def run_cell(name: str, n: int, reps: int, key, defaults: Defaults, batch: int, alpha: float):
+    noise, exact_fn = MECHANISMS[name]
+    exact = np.array([exact_fn(lam) for lam in ORDERS])
+
+    def draw(k):
+        kp, kq = jax.random.split(k)
+        return 1.0 + noise(kp, (n,)), noise(kq, (n,))
+
+    with rdpjax.float64():
+        pilot_p, pilot_q = draw(jax.random.fold_in(key, 10**6))
+        plan, _, _ = plan_bound(pilot_p, pilot_q, ORDERS, alpha=alpha, defaults=defaults)
+
+        @jax.jit
+        def study(keys):
+            def one(k):
+                b = plan(*draw(k))
+                return b.estimate, b.std_error, b.lower
+
+            return jax.lax.map(one, keys, batch_size=batch)
+
+        keys = jax.random.split(key, reps)
+        t0 = time.perf_counter()
+        est, se, lower_sim = (np.asarray(a) for a in study(keys))
+        seconds = time.perf_counter() - t0
+    z = stats.norm.ppf(alpha)
+    lower = est + z * se  # the per-λ 95% bound (eq. (16) at level α for one order)
+    covered = lower <= exact
+    rows = []
+    for i, lam in enumerate(ORDERS):
+        k = int(covered[:, i].sum())
+        rows.append(
+            {
+                "mechanism": name,
+                "n": n,
+                "lam": lam,
+                "exact": float(exact[i]),
+                "coverage": k / reps,
+                "coverage_ci": clopper_pearson(k, reps),
+                "tightness": float(np.mean(lower[:, i] / exact[i])),
+                "tightness_sd": float(np.std(lower[:, i] / exact[i])),
+                "estimate_bias_in_se": float(np.mean((est[:, i] - exact[i]) / se[:, i])),
+                "se_ratio": float(np.std(est[:, i]) / np.mean(se[:, i])),
+            }
+        )
+    simultaneous = float(np.mean(np.all(lower_sim <= exact, axis=1)))
+    return rows, simultaneous, seconds
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", nargs="+", type=float, default=[1e4, 1e5, 1e6, 1e7])
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=list(MECHANISMS))
+    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=2024)
+    ap.add_argument("--bandwidth-factor", type=float, default=rdpjax.DEFAULTS.bandwidth_factor)
+    ap.add_argument("--floor-factor", type=float, default=rdpjax.DEFAULTS.floor_factor)
+    ap.add_argument("--bandwidth-exponent", type=float, default=rdpjax.DEFAULTS.bandwidth_exponent_1d)
+    ap.add_argument("--floor-exponent", type=float, default=rdpjax.DEFAULTS.floor_exponent)
+    ap.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    args = ap.parse_args(argv)
+    defaults = dataclasses.replace(
+        rdpjax.DEFAULTS, bandwidth_factor=args.bandwidth_factor,
+        bandwidth_exponent_1d=args.bandwidth_exponent, floor_factor=args.floor_factor,
+        floor_exponent=args.floor_exponent,
+    )
+    print(f"# calibrate: {defaults}, R={args.reps}, alpha={args.alpha}")
+    print(f"{'mechanism':9} {'n':>9} {'lam':>4} {'exact':>9} {'coverage':>9} {'95% CI':>15} "
+          f"{'lower/exact':>11} {'bias/se':>8} {'sd/se':>6}")
+    results, key = [], jax.random.key(args.seed)
+    for name in args.mechanisms:
+        for n in (int(v) for v in args.n):
+            key, sub = jax.random.split(key)
+            batch = max(1, min(args.reps, int(4e7 // n)))
+            rows, sim, secs = run_cell(name, n, args.reps, sub, defaults, batch, args.alpha)
+            for r in rows:
+                lo, hi = r["coverage_ci"]
+                print(f"{name:9} {n:9.0e} {r['lam']:4g} {r['exact']:9.6f} {r['coverage']:9.3f} "
+                      f"[{lo:.3f}, {hi:.3f}] {r['tightness']:11.3f} {r['estimate_bias_in_se']:8.2f} "
+                      f"{r['se_ratio']:6.2f}", flush=True)
+            print(f"{'':9} {'':9} simultaneous coverage (Bonferroni, 3 orders): {sim:.3f}   [{secs:.1f} s]")
+            results.append({"rows": rows, "simultaneous_coverage": sim, "seconds": secs})
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        meta = {
+            "command": "python benchmarks/calibrate.py " + " ".join(sys.argv[1:] if argv is None else argv),
+            "defaults": dataclasses.asdict(defaults),
+            "reps": args.reps,
+            "alpha": args.alpha,
+            "seed": args.seed,
+            "jax": jax.__version__,
+            "machine": platform.platform(),
+        }
+        args.out.write_text(json.dumps({"meta": meta, "cells": results}, indent=1))
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

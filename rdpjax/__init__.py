@@ -1,0 +1,32 @@
+"""rdpjax: black-box statistical lower bounds on the Rényi-DP parameter ε(λ), in JAX.
+
+Implements Kutta, Askin, Dunsche, *Lower Bounds for Rényi Differential Privacy in a Black-Box
+Setting* (arXiv:2212.04739v3). See ``README.md`` and ``../shared/spec/methods.md``.
+"""
+
+from rdpjax._precision import float64
+from rdpjax.bounds import DEFAULTS, Bound, BoundPlan, Defaults, lower_bound, plan_bound
+from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
+from rdpjax.grid import Grid
+from rdpjax.kde import direct_kde, fft_kde
+from rdpjax.variance import variance_autodiff, variance_eq18
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Bound",
+    "BoundPlan",
+    "DEFAULTS",
+    "Defaults",
+    "Grid",
+    "direct_kde",
+    "fft_kde",
+    "float64",
+    "lower_bound",
+    "plan_bound",
+    "plugin_divergence",
+    "renyi_divergence",
+    "softmax_floor",
+    "variance_autodiff",
+    "variance_eq18",
+]

@@ -1,0 +1,148 @@
+"""The uniform grid on which continuous densities are estimated.
+
+A :class:`Grid` is a pytree: ``low`` and ``spacing`` are array leaves (so a grid whose range is
+computed from traced data works under ``jit`` and ``vmap``), ``shape`` is static.
+
+The grid covers the pooled data range plus a margin of ``pad`` cells on every side, and ``pad``
+is chosen so that the truncated kernel (radius :data:`KERNEL_RADIUS` bandwidths) fits inside the
+margin: the binned-and-smoothed mass of both samples then lies entirely on the grid, and the
+estimated pmfs on the grid sum to one exactly.
+
+Spacing rule: the cell width is at most ``bandwidth / CELLS_PER_BANDWIDTH``. With linear binning
+the error of the binned KDE is O((Δ/h)²) relative to the density; at Δ = h/16 it is below 1e-4 of
+the peak (measured in ``tests/test_kde.py`` against the direct KDE), well inside the 1e-3 asked.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from rdpjax._pytree import pytree_dataclass
+
+__all__ = [
+    "CELLS_PER_BANDWIDTH",
+    "KERNEL_RADIUS",
+    "MAX_GRID_SIZE",
+    "Grid",
+    "grid_layout",
+    "grid_from_range",
+]
+
+KERNEL_RADIUS = 5.0
+"""The Gaussian kernel is cut at ±5 bandwidths (total width 10h ≥ the 8h asked for)."""
+
+CELLS_PER_BANDWIDTH = 16
+"""Default number of grid cells per bandwidth along each axis."""
+
+MAX_GRID_SIZE = {1: 2**18, 2: 1024, 3: 160}
+"""Largest default number of grid points per axis, by dimension (memory O(size^d))."""
+
+
+@pytree_dataclass(static=("shape",))
+class Grid:
+    """A uniform grid in d = 1, 2 or 3 dimensions.
+
+    Attributes:
+      low: ``(d,)`` coordinates of the first grid point.
+      spacing: ``(d,)`` cell widths Δ.
+      shape: number of points per axis (static).
+    """
+
+    low: jnp.ndarray
+    spacing: jnp.ndarray
+    shape: tuple[int, ...]
+
+    @property
+    def dim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def cell_volume(self) -> jnp.ndarray:
+        """Volume Δ_1 ⋯ Δ_d of one cell: the weight of a grid point in a Riemann sum."""
+        return jnp.prod(self.spacing)
+
+    def axes(self) -> list[jnp.ndarray]:
+        """The 1-D coordinate vector of each axis."""
+        return [self.low[k] + self.spacing[k] * jnp.arange(s) for k, s in enumerate(self.shape)]
+
+    def points(self) -> jnp.ndarray:
+        """All grid points, shape ``(*shape, d)``."""
+        return jnp.stack(jnp.meshgrid(*self.axes(), indexing="ij"), axis=-1)
+
+
+def grid_from_range(data_min, data_max, shape: tuple[int, ...], pad: tuple[int, ...]) -> Grid:
+    """The grid with ``shape`` points whose interior ``[data_min, data_max]`` has ``pad`` cells
+    of margin on each side. Jittable: ``data_min``/``data_max`` may be traced.
+
+    Args:
+      data_min, data_max: ``(d,)`` pooled data range.
+      shape: static number of points per axis.
+      pad: static number of margin cells on each side, per axis (≥ the kernel half-width).
+    """
+    data_min = jnp.asarray(data_min)
+    data_max = jnp.asarray(data_max)
+    interior = jnp.asarray([s - 1 - 2 * p for s, p in zip(shape, pad, strict=True)])
+    spacing = (data_max - data_min) / interior
+    low = data_min - jnp.asarray(pad) * spacing
+    return Grid(low=low, spacing=spacing, shape=tuple(int(s) for s in shape))
+
+
+def grid_layout(
+    data_min: np.ndarray,
+    data_max: np.ndarray,
+    bandwidth: np.ndarray,
+    *,
+    grid_size: int | None = None,
+    cells_per_bandwidth: float = CELLS_PER_BANDWIDTH,
+    radius: float = KERNEL_RADIUS,
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Choose the static layout (points per axis, margin cells) of a grid for given data.
+
+    Host-side (numpy): the result fixes array shapes, so it cannot be traced.
+
+    Args:
+      data_min, data_max: ``(d,)`` pooled data range (``data_max > data_min``).
+      bandwidth: ``(d,)`` kernel bandwidths in data units.
+      grid_size: points per axis; ``None`` chooses ``cells_per_bandwidth`` cells per bandwidth,
+        capped at :data:`MAX_GRID_SIZE`.
+      cells_per_bandwidth: target h/Δ.
+      radius: kernel cut-off in bandwidths; the margin holds the whole kernel.
+
+    Returns:
+      ``(shape, pad)``: points per axis and margin cells per side.
+
+    Raises:
+      ValueError: if ``grid_size`` is too small to hold the kernel margin.
+    """
+    data_min = np.asarray(data_min, np.float64)
+    data_max = np.asarray(data_max, np.float64)
+    bandwidth = np.asarray(bandwidth, np.float64)
+    d = data_min.shape[0]
+    shape, pad = [], []
+    for k in range(d):
+        width = float(data_max[k] - data_min[k])
+        h = float(bandwidth[k])
+        if grid_size is None:
+            # interior cells + 2 * radius * h margin, at Δ = h / cells_per_bandwidth.
+            cells = math.ceil(width / h * cells_per_bandwidth + 2 * radius * cells_per_bandwidth)
+            size = int(min(cells + 1, MAX_GRID_SIZE.get(d, 128)))
+        else:
+            size = int(grid_size)
+        # Solve for the margin: pad cells of width Δ = width / (size - 1 - 2 pad) ≥ radius·h.
+        # pad·width ≥ radius·h·(size − 1 − 2 pad)  ⇔  pad ≥ radius·h·(size−1) / (width + 2 radius h).
+        p = math.ceil(radius * h * (size - 1) / (width + 2 * radius * h))
+        if size - 1 - 2 * p < 1:
+            raise ValueError(
+                f"grid_size={size} is too small: it must exceed twice the kernel margin "
+                f"({p} cells per side at bandwidth {h:.4g})."
+            )
+        shape.append(size)
+        pad.append(p)
+    return tuple(shape), tuple(pad)
