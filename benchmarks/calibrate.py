@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
@@ -44,12 +43,16 @@ SCALE = 5.0
 def laplace_exact(lam: float, b: float = SCALE) -> float:
     """Closed form of paper 000 §V for the Laplace mechanism, pair (21)."""
     return math.log(
-        lam / (2 * lam - 1) * math.exp((lam - 1) / b) + (lam - 1) / (2 * lam - 1) * math.exp(-lam / b)
+        lam / (2 * lam - 1) * math.exp((lam - 1) / b)
+        + (lam - 1) / (2 * lam - 1) * math.exp(-lam / b)
     ) / (lam - 1)
 
 
 MECHANISMS = {
-    "gaussian": (lambda key, shape: SCALE * jax.random.normal(key, shape), lambda lam: lam / (2 * SCALE**2)),
+    "gaussian": (
+        lambda key, shape: SCALE * jax.random.normal(key, shape),
+        lambda lam: lam / (2 * SCALE**2),
+    ),
     "laplace": (lambda key, shape: SCALE * jax.random.laplace(key, shape), laplace_exact),
 }
 
@@ -110,7 +113,9 @@ def run_cell(name: str, n: int, reps: int, key, defaults: Defaults, batch: int, 
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--n", nargs="+", type=float, default=[1e4, 1e5, 1e6, 1e7])
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--mechanisms", nargs="+", default=list(MECHANISMS), choices=list(MECHANISMS))
@@ -118,18 +123,24 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--bandwidth-factor", type=float, default=rdpjax.DEFAULTS.bandwidth_factor)
     ap.add_argument("--floor-factor", type=float, default=rdpjax.DEFAULTS.floor_factor)
-    ap.add_argument("--bandwidth-exponent", type=float, default=rdpjax.DEFAULTS.bandwidth_exponent_1d)
+    ap.add_argument(
+        "--bandwidth-exponent", type=float, default=rdpjax.DEFAULTS.bandwidth_exponent_1d
+    )
     ap.add_argument("--floor-exponent", type=float, default=rdpjax.DEFAULTS.floor_exponent)
     ap.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     defaults = dataclasses.replace(
-        rdpjax.DEFAULTS, bandwidth_factor=args.bandwidth_factor,
-        bandwidth_exponent_1d=args.bandwidth_exponent, floor_factor=args.floor_factor,
+        rdpjax.DEFAULTS,
+        bandwidth_factor=args.bandwidth_factor,
+        bandwidth_exponent_1d=args.bandwidth_exponent,
+        floor_factor=args.floor_factor,
         floor_exponent=args.floor_exponent,
     )
     print(f"# calibrate: {defaults}, R={args.reps}, alpha={args.alpha}")
-    print(f"{'mechanism':9} {'n':>9} {'lam':>4} {'exact':>9} {'coverage':>9} {'95% CI':>15} "
-          f"{'lower/exact':>11} {'bias/se':>8} {'sd/se':>6}")
+    print(
+        f"{'mechanism':9} {'n':>9} {'lam':>4} {'exact':>9} {'coverage':>9} {'95% CI':>15} "
+        f"{'lower/exact':>11} {'bias/se':>8} {'sd/se':>6}"
+    )
     results, key = [], jax.random.key(args.seed)
     for name in args.mechanisms:
         for n in (int(v) for v in args.n):
@@ -138,15 +149,21 @@ def main(argv=None):
             rows, sim, secs = run_cell(name, n, args.reps, sub, defaults, batch, args.alpha)
             for r in rows:
                 lo, hi = r["coverage_ci"]
-                print(f"{name:9} {n:9.0e} {r['lam']:4g} {r['exact']:9.6f} {r['coverage']:9.3f} "
-                      f"[{lo:.3f}, {hi:.3f}] {r['tightness']:11.3f} {r['estimate_bias_in_se']:8.2f} "
-                      f"{r['se_ratio']:6.2f}", flush=True)
-            print(f"{'':9} {'':9} simultaneous coverage (Bonferroni, 3 orders): {sim:.3f}   [{secs:.1f} s]")
+                print(
+                    f"{name:9} {n:9.0e} {r['lam']:4g} {r['exact']:9.6f} {r['coverage']:9.3f} "
+                    f"[{lo:.3f}, {hi:.3f}] {r['tightness']:11.3f} {r['estimate_bias_in_se']:8.2f} "
+                    f"{r['se_ratio']:6.2f}",
+                    flush=True,
+                )
+            print(
+                f"{'':19} simultaneous coverage (Bonferroni, 3 orders): {sim:.3f}   [{secs:.1f} s]"
+            )
             results.append({"rows": rows, "simultaneous_coverage": sim, "seconds": secs})
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         meta = {
-            "command": "python benchmarks/calibrate.py " + " ".join(sys.argv[1:] if argv is None else argv),
+            "command": "python benchmarks/calibrate.py "
+            + " ".join(sys.argv[1:] if argv is None else argv),
             "defaults": dataclasses.asdict(defaults),
             "reps": args.reps,
             "alpha": args.alpha,

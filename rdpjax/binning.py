@@ -54,7 +54,9 @@ def bin_chunk(counts: jnp.ndarray, outside: jnp.ndarray, x: jnp.ndarray, grid: G
     idx, wts = [], []
     for corner in itertools.product((0, 1), repeat=d):
         flat = sum((i0[:, k] + corner[k]) * strides[k] for k in range(d))
-        w = jnp.prod(jnp.stack([frac[:, k] if c else 1.0 - frac[:, k] for k, c in enumerate(corner)]), 0)
+        w = jnp.prod(
+            jnp.stack([frac[:, k] if c else 1.0 - frac[:, k] for k, c in enumerate(corner)]), 0
+        )
         idx.append(flat)
         wts.append(jnp.where(inside, w, 0.0))
     counts = counts.at[jnp.concatenate(idx)].add(jnp.concatenate(wts), mode="drop")

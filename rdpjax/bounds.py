@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -269,11 +270,15 @@ class BoundPlan:
         z = ndtri(level)  # Φ⁻¹(α/K) < 0
         lower = est + z * se  # Eq. (16)
         if self.both_directions:
-            est_r, v_num_r, v_den_r = _orders(fq, fp, lam, floor, beta, cell, smooth_fn, self.variance)
+            est_r, v_num_r, v_den_r = _orders(
+                fq, fp, lam, floor, beta, cell, smooth_fn, self.variance
+            )
             se_r = jnp.sqrt(v_num_r / n_q + v_den_r / n_p)
             lower_r = est_r + z * se_r  # Eq. (16), reverse direction
             rev = lower_r > lower
-            est, se, lower = (jnp.where(rev, b, a) for a, b in ((est, est_r), (se, se_r), (lower, lower_r)))
+            est, se, lower = (
+                jnp.where(rev, b, a) for a, b in ((est, est_r), (se, se_r), (lower, lower_r))
+            )
             direction = rev.astype(jnp.int32)
         return Bound(
             lam=lam,
@@ -363,7 +368,8 @@ def plan_bound(
     q = _as_samples(q_samples, "q_samples")
     if p.ndim != q.ndim or p.shape[1:] != q.shape[1:]:
         raise ValueError(
-            f"p_samples and q_samples must have the same dimension; got shapes {p.shape} and {q.shape}."
+            "p_samples and q_samples must have the same dimension; "
+            f"got shapes {p.shape} and {q.shape}."
         )
     lam = _as_orders(lam)
     if not (isinstance(alpha, int | float | np.floating) and 0 < alpha < 0.5):
@@ -376,8 +382,13 @@ def plan_bound(
         discrete = _discrete.looks_discrete(p, q)
 
     common = dict(
-        lam=jnp.asarray(lam), alpha=jnp.asarray(alpha), floor=floor, beta=beta,
-        discrete=bool(discrete), both_directions=bool(both_directions), variance=variance,
+        lam=jnp.asarray(lam),
+        alpha=jnp.asarray(alpha),
+        floor=floor,
+        beta=beta,
+        discrete=bool(discrete),
+        both_directions=bool(both_directions),
+        variance=variance,
         defaults=defaults,
     )
     if discrete:
@@ -391,7 +402,9 @@ def plan_bound(
     q2 = q.reshape(len(q), -1)
     d = p2.shape[1]
     if d > 3:
-        raise ValueError(f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first.")
+        raise ValueError(
+            f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
+        )
     for name, x in (("p_samples", p2), ("q_samples", q2)):
         spread = x.max(0) - x.min(0)
         if np.any(spread <= 0):
@@ -478,8 +491,16 @@ def lower_bound(
 
     with float64():
         plan, p, q = plan_bound(
-            p_samples, q_samples, lam, alpha=alpha, discrete=discrete, bandwidth=bandwidth,
-            floor=floor, beta=beta, grid_size=grid_size, both_directions=both_directions,
+            p_samples,
+            q_samples,
+            lam,
+            alpha=alpha,
+            discrete=discrete,
+            bandwidth=bandwidth,
+            floor=floor,
+            beta=beta,
+            grid_size=grid_size,
+            both_directions=both_directions,
             variance=variance,
         )
         bound = _apply(plan, p, q)
@@ -494,4 +515,3 @@ def _check_finite(bound: Bound) -> None:
                 f"the {name} is not finite: the samples are too far apart for the floor "
                 f"τ={float(bound.floor):.3g} (try a larger floor or bandwidth)."
             )
-

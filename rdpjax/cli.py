@@ -78,8 +78,15 @@ def _cmd_bound(args) -> int:
         p = read_samples(args.p)
         q = read_samples(args.q)
         bound = rdpjax.lower_bound(
-            p, q, args.lam, alpha=args.alpha, discrete=args.discrete, bandwidth=args.bandwidth,
-            floor=args.floor, beta=args.beta, grid_size=args.grid_size,
+            p,
+            q,
+            args.lam,
+            alpha=args.alpha,
+            discrete=args.discrete,
+            bandwidth=args.bandwidth,
+            floor=args.floor,
+            beta=args.beta,
+            grid_size=args.grid_size,
             both_directions=args.both_directions,
         )
     except ValueError as err:
@@ -117,20 +124,48 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.add_argument("p", metavar="P", help="samples of the output on database x")
     b.add_argument("q", metavar="Q", help="samples of the output on the adjacent database x'")
-    b.add_argument("--lam", type=float, nargs="+", required=True, metavar="λ",
-                   help="one or more orders λ > 1 (bounds are simultaneous)")
-    b.add_argument("--alpha", type=float, default=0.05,
-                   help="family-wise error level in (0, 0.5) (default 0.05)")
+    b.add_argument(
+        "--lam",
+        type=float,
+        nargs="+",
+        required=True,
+        metavar="λ",
+        help="one or more orders λ > 1 (bounds are simultaneous)",
+    )
+    b.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="family-wise error level in (0, 0.5) (default 0.05)",
+    )
     kind = b.add_mutually_exclusive_group()
-    kind.add_argument("--discrete", dest="discrete", action="store_const", const=True, default=None,
-                      help="treat outputs as discrete (relative frequencies)")
-    kind.add_argument("--continuous", dest="discrete", action="store_const", const=False,
-                      help="treat outputs as continuous (kernel density estimates)")
-    b.add_argument("--both-directions", action="store_true",
-                   help="also bound D_λ(Q‖P) and report the larger bound per λ")
-    b.add_argument("--bandwidth", type=_positive_float, default=None, help="KDE bandwidth (data units)")
+    kind.add_argument(
+        "--discrete",
+        dest="discrete",
+        action="store_const",
+        const=True,
+        default=None,
+        help="treat outputs as discrete (relative frequencies)",
+    )
+    kind.add_argument(
+        "--continuous",
+        dest="discrete",
+        action="store_const",
+        const=False,
+        help="treat outputs as continuous (kernel density estimates)",
+    )
+    b.add_argument(
+        "--both-directions",
+        action="store_true",
+        help="also bound D_λ(Q‖P) and report the larger bound per λ",
+    )
+    b.add_argument(
+        "--bandwidth", type=_positive_float, default=None, help="KDE bandwidth (data units)"
+    )
     b.add_argument("--floor", type=_positive_float, default=None, help="softmax floor τ")
-    b.add_argument("--beta", type=_positive_float, default=None, help="softmax sharpness β (default 1/τ)")
+    b.add_argument(
+        "--beta", type=_positive_float, default=None, help="softmax sharpness β (default 1/τ)"
+    )
     b.add_argument("--grid-size", type=_count, default=None, help="KDE grid points per axis")
     b.add_argument("--json", action="store_true", help="print JSON with the Bound's field names")
     b.set_defaults(func=_cmd_bound)

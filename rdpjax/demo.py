@@ -28,7 +28,8 @@ def gaussian_exact(lam: float, b: float = SCALE) -> float:
 def laplace_exact(lam: float, b: float = SCALE) -> float:
     """ε(λ) of the Laplace mechanism with sensitivity 1 (paper 000 §V)."""
     return math.log(
-        lam / (2 * lam - 1) * math.exp((lam - 1) / b) + (lam - 1) / (2 * lam - 1) * math.exp(-lam / b)
+        lam / (2 * lam - 1) * math.exp((lam - 1) / b)
+        + (lam - 1) / (2 * lam - 1) * math.exp(-lam / b)
     ) / (lam - 1)
 
 
@@ -37,12 +38,22 @@ def _draws(key, n: int):
     kg1, kg2 = jax.random.split(kg)
     kl1, kl2 = jax.random.split(kl)
     return {
-        "Gaussian": (1.0 + SCALE * jax.random.normal(kg1, (n,)), SCALE * jax.random.normal(kg2, (n,)), gaussian_exact),
-        "Laplace": (1.0 + SCALE * jax.random.laplace(kl1, (n,)), SCALE * jax.random.laplace(kl2, (n,)), laplace_exact),
+        "Gaussian": (
+            1.0 + SCALE * jax.random.normal(kg1, (n,)),
+            SCALE * jax.random.normal(kg2, (n,)),
+            gaussian_exact,
+        ),
+        "Laplace": (
+            1.0 + SCALE * jax.random.laplace(kl1, (n,)),
+            SCALE * jax.random.laplace(kl2, (n,)),
+            laplace_exact,
+        ),
     }
 
 
-def run_demo(*, n: int = 10**6, seed: int = 0, alpha: float = 0.05, as_json: bool = False) -> list[dict]:
+def run_demo(
+    *, n: int = 10**6, seed: int = 0, alpha: float = 0.05, as_json: bool = False
+) -> list[dict]:
     """Print (and return) the demo table."""
     rows = []
     t0 = time.perf_counter()
@@ -51,20 +62,38 @@ def run_demo(*, n: int = 10**6, seed: int = 0, alpha: float = 0.05, as_json: boo
         for i, lam in enumerate(ORDERS):
             exact = exact_fn(lam)
             lower = float(bound.lower[i])
-            rows.append({
-                "mechanism": name, "lam": lam, "exact": exact, "estimate": float(bound.estimate[i]),
-                "lower": lower, "std_error": float(bound.std_error[i]), "lower_over_exact": lower / exact,
-                "valid": lower <= exact,
-            })
+            rows.append(
+                {
+                    "mechanism": name,
+                    "lam": lam,
+                    "exact": exact,
+                    "estimate": float(bound.estimate[i]),
+                    "lower": lower,
+                    "std_error": float(bound.std_error[i]),
+                    "lower_over_exact": lower / exact,
+                    "valid": lower <= exact,
+                }
+            )
     seconds = time.perf_counter() - t0
     if as_json:
-        print(json.dumps({"n": n, "seed": seed, "alpha": alpha, "seconds": seconds, "rows": rows}, indent=1))
+        print(
+            json.dumps(
+                {"n": n, "seed": seed, "alpha": alpha, "seconds": seconds, "rows": rows}, indent=1
+            )
+        )
         return rows
     print(f"rdpjax demo: paper 000, databases (21), b = 5, n = {n:,} per side, seed {seed}")
-    print(f"lower bounds hold simultaneously over the 3 orders of each mechanism at {1 - alpha:.0%}\n")
-    print(f"{'mechanism':10} {'lambda':>6} {'exact':>9} {'estimate':>9} {'lower':>9} {'lower/exact':>11}  ok")
+    print(
+        f"lower bounds hold simultaneously over the 3 orders of each mechanism at {1 - alpha:.0%}\n"
+    )
+    print(
+        f"{'mechanism':10} {'lambda':>6} {'exact':>9} {'estimate':>9} {'lower':>9} "
+        f"{'lower/exact':>11}  ok"
+    )
     for r in rows:
-        print(f"{r['mechanism']:10} {r['lam']:6g} {r['exact']:9.6f} {r['estimate']:9.6f} "
-              f"{r['lower']:9.6f} {r['lower_over_exact']:11.3f}  {'yes' if r['valid'] else 'NO'}")
+        print(
+            f"{r['mechanism']:10} {r['lam']:6g} {r['exact']:9.6f} {r['estimate']:9.6f} "
+            f"{r['lower']:9.6f} {r['lower_over_exact']:11.3f}  {'yes' if r['valid'] else 'NO'}"
+        )
     print(f"\n{seconds:.1f} s on {jax.devices()[0].platform.upper()}")
     return rows

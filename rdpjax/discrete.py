@@ -65,7 +65,11 @@ def encode_pair(
             rows = np.stack(np.unravel_index(np.arange(math.prod(box)), box), axis=1) + lo
             support = rows[:, 0] if np.ndim(p) == 1 else rows
             return codes[:n_p], codes[n_p:], support.astype(pooled.dtype)
-    support, codes = np.unique(pooled, axis=0, return_inverse=True)
+    if pooled.shape[1] == 1:  # a flat sort is much faster than np.unique(axis=0)
+        values, codes = np.unique(pooled[:, 0], return_inverse=True)
+        support = values[:, None]
+    else:
+        support, codes = np.unique(pooled, axis=0, return_inverse=True)
     if len(support) > max_support:
         raise ValueError(
             f"discrete samples have {len(support)} distinct values, more than the dense limit "

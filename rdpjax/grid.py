@@ -37,7 +37,7 @@ KERNEL_RADIUS = 5.0
 CELLS_PER_BANDWIDTH = 16
 """Default number of grid cells per bandwidth along each axis."""
 
-MAX_GRID_SIZE = {1: 2**18, 2: 1024, 3: 160}
+MAX_GRID_SIZE = {1: 2**18, 2: 1024, 3: 200}
 """Largest default number of grid points per axis, by dimension (memory O(size^d))."""
 
 
@@ -136,7 +136,7 @@ def grid_layout(
         else:
             size = int(grid_size)
         # Solve for the margin: pad cells of width Δ = width / (size - 1 - 2 pad) ≥ radius·h.
-        # pad·width ≥ radius·h·(size − 1 − 2 pad)  ⇔  pad ≥ radius·h·(size−1) / (width + 2 radius h).
+        # pad·width ≥ radius·h·(size − 1 − 2 pad) ⇔ pad ≥ radius·h·(size−1) / (width + 2·radius·h)
         p = math.ceil(radius * h * (size - 1) / (width + 2 * radius * h))
         if size - 1 - 2 * p < 1:
             raise ValueError(

@@ -80,7 +80,9 @@ def influence_variance(grad, density, cell_volume, smooth_fn: Callable | None = 
     return jnp.maximum(jnp.sum(w * (psi - mean) ** 2), 0.0)
 
 
-def variance_autodiff(functional: Callable, p, q, cell_volume=1.0, smooth_fn: Callable | None = None):
+def variance_autodiff(
+    functional: Callable, p, q, cell_volume=1.0, smooth_fn: Callable | None = None
+):
     """Delta-method variance of ``functional(p, q)`` by automatic differentiation (§2.4).
 
     Args:

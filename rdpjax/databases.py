@@ -1,0 +1,38 @@
+"""Reference databases: the adjacent pair (21) of Kutta, Askin, Dunsche (arXiv:2212.04739).
+
+The paper audits every mechanism of its Section V on ``x = (1, 0, …, 0)``, ``x' = (0, …, 0)`` in
+``[0,1]^m`` with m = 10 (eq. (21)): adjacent (one entry differs) and at ℓ1 distance 1, the largest
+possible in the unit cube.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["paper_pair"]
+
+
+def paper_pair(m: int = 10, dim: int | None = None) -> tuple[jax.Array, jax.Array]:
+    """The pair (21): ``x = (1, 0, …, 0)``, ``x' = 0`` (eq. (21) of arXiv:2212.04739).
+
+    Args:
+        m: number of entries (static), at least 1. The paper uses m = 10.
+        dim: ``None`` for scalar entries (arrays of shape ``(m,)``); an int d ≥ 1 for rows in
+            ``[0,1]^d`` (shape ``(m, d)``), where the first row of x is all ones — the far corner
+            of the cube, so vector-valued sums differ by ``(1, …, 1)``.
+
+    Returns:
+        ``(x, x_prime)`` as float arrays (float32 unless x64 is enabled).
+
+    Raises:
+        ValueError: if ``m`` or ``dim`` is not a positive int.
+    """
+    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+        raise ValueError(f"m must be an int >= 1; got {m!r}")
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):
+        raise ValueError(f"dim must be None or an int >= 1; got {dim!r}")
+    shape = (m,) if dim is None else (m, dim)
+    x_prime = jnp.zeros(shape, dtype=float)
+    x = x_prime.at[0].set(1.0)  # Eq. (21)
+    return x, x_prime

@@ -1,0 +1,33 @@
+"""Shared references and helpers for the core tests.
+
+Statistical assertions state their nominal false-failure rate; all randomness uses fixed keys,
+so a given version of the code either passes or fails deterministically.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+B = 5.0  # noise scale of paper 000's additive mechanisms
+ORDERS = (2.0, 5.0, 7.0)
+
+
+def gaussian_exact(lam, b=B, shift=1.0):
+    """Closed form D_λ(N(shift, b²) ‖ N(0, b²)) = λ shift² / (2 b²)."""
+    return lam * shift**2 / (2 * b * b)
+
+
+def laplace_exact(lam, b=B):
+    """Closed form of paper 000 §V (sensitivity 1), typed here from the paper, not the code."""
+    return math.log(
+        lam / (2 * lam - 1) * math.exp((lam - 1) / b)
+        + (lam - 1) / (2 * lam - 1) * math.exp(-lam / b)
+    ) / (lam - 1)
+
+
+def assert_within_se(estimate, truth, se, z=4.0):
+    """|estimate − truth| < z · se; z = 4 gives a two-sided false-failure rate of 6e-5."""
+    estimate, truth, se = (np.asarray(a, np.float64) for a in (estimate, truth, se))
+    assert np.all(np.abs(estimate - truth) < z * se), (estimate, truth, se)

@@ -1,0 +1,238 @@
+"""lower_bound: the pipeline, its invariants, its standard error, its coverage, its errors."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from references import ORDERS, B, gaussian_exact, laplace_exact
+
+import rdpjax
+from rdpjax.bounds import plan_bound
+
+
+def _gauss(key, n_p, n_q):
+    kp, kq = jax.random.split(key)
+    return 1.0 + B * jax.random.normal(kp, (n_p,)), B * jax.random.normal(kq, (n_q,))
+
+
+def test_bound_fields_and_validity():
+    p, q = _gauss(jax.random.key(0), 20000, 20000)
+    b = rdpjax.lower_bound(np.asarray(p), np.asarray(q), ORDERS)
+    assert isinstance(b, rdpjax.Bound)
+    for name in ("lam", "estimate", "lower", "std_error"):
+        assert getattr(b, name).shape == (3,)
+    assert b.simultaneous and b.n_bounds == 3 and not b.discrete
+    np.testing.assert_allclose(float(b.level), 0.05 / 3)
+    assert int(b.n_p) == int(b.n_q) == 20000
+    assert np.all(np.asarray(b.lower) < np.asarray(b.estimate))
+    assert np.all(np.asarray(b.lower) <= gaussian_exact(np.asarray(ORDERS)))
+    d = b.to_dict()
+    assert set(d) >= {
+        "lam",
+        "estimate",
+        "lower",
+        "std_error",
+        "bandwidth",
+        "floor",
+        "beta",
+        "n_p",
+        "n_q",
+        "level",
+    }
+    assert "Bonferroni over 3 bounds" in str(b)
+
+
+def test_single_order_is_not_simultaneous():
+    p, q = _gauss(jax.random.key(1), 5000, 5000)
+    b = rdpjax.lower_bound(np.asarray(p), np.asarray(q), 2.0)
+    assert b.n_bounds == 1 and not b.simultaneous
+    np.testing.assert_allclose(float(b.level), 0.05)
+
+
+def test_estimates_nondecreasing_in_lambda():
+    p, q = _gauss(jax.random.key(2), 20000, 20000)
+    b = rdpjax.lower_bound(np.asarray(p), np.asarray(q), np.linspace(1.2, 12, 12))
+    assert np.all(np.diff(np.asarray(b.estimate)) >= -1e-12)
+
+
+def test_jit_equals_eager_and_same_key_same_answer():
+    p, q = _gauss(jax.random.key(3), 2000, 1500)
+    with rdpjax.float64():
+        plan, pj, qj = plan_bound(p, q, ORDERS)
+        eager = plan(pj, qj)
+        jitted = jax.jit(lambda a, b: plan(a, b))(pj, qj)
+    for name in ("estimate", "lower", "std_error"):
+        np.testing.assert_allclose(
+            np.asarray(getattr(eager, name)), np.asarray(getattr(jitted, name)), rtol=1e-10
+        )
+    again = rdpjax.lower_bound(p, q, ORDERS)
+    np.testing.assert_array_equal(
+        np.asarray(again.lower), np.asarray(rdpjax.lower_bound(p, q, ORDERS).lower)
+    )
+
+
+def test_vmap_equals_loop():
+    keys = jax.random.split(jax.random.key(4), 3)
+    with rdpjax.float64():
+        plan, _, _ = plan_bound(*_gauss(keys[0], 3000, 3000), ORDERS)
+        batched = jax.vmap(lambda k: plan(*_gauss(k, 3000, 3000)))(keys)
+        one = jax.jit(lambda k: plan(*_gauss(k, 3000, 3000)))
+        looped = [one(k) for k in keys]
+    for i, b in enumerate(looped):
+        np.testing.assert_allclose(np.asarray(batched.lower[i]), np.asarray(b.lower), rtol=1e-9)
+
+
+def _replicate(plan, draw, reps, seed):
+    with rdpjax.float64():
+        out = jax.jit(jax.vmap(lambda k: plan(*draw(k))))(
+            jax.random.split(jax.random.key(seed), reps)
+        )
+    return np.asarray(out.estimate), np.asarray(out.std_error), np.asarray(out.lower)
+
+
+@pytest.mark.parametrize(("n_p", "n_q"), [(10000, 10000), (4000, 20000)])
+def test_standard_error_matches_replication_spread(n_p, n_q):
+    """σ̂/√n vs the spread of D̂ over R = 200 keyed replications (also for unequal sizes).
+
+    The sample sd of 200 draws has relative standard error 1/√(2·199) = 5%; |ratio − 1| < 0.2
+    is a 4-se band (false-failure rate 6e-5) around the delta method's claim."""
+    draw = lambda k: _gauss(k, n_p, n_q)  # noqa: E731
+    with rdpjax.float64():
+        plan, _, _ = plan_bound(*draw(jax.random.key(99)), ORDERS)
+    est, se, _ = _replicate(plan, draw, 200, 5)
+    ratio = est.std(axis=0, ddof=1) / se.mean(axis=0)
+    assert np.all(np.abs(ratio - 1) < 0.2), ratio
+
+
+def test_fixed_key_coverage_gaussian_and_laplace():
+    """Small fixed-key coverage check (benchmarks/calibrate.py is the real study).
+
+    200 replications at n = 1e4 per side; per-order 95% bounds. If the true coverage were 0.95,
+    P(≤ 180 of 200 covered) = 0.1%, so a 0.90 threshold flags a real loss of validity."""
+    for noise, exact in ((jax.random.normal, gaussian_exact), (jax.random.laplace, laplace_exact)):
+
+        def draw(k, noise=noise):
+            kp, kq = jax.random.split(k)
+            return 1.0 + B * noise(kp, (10000,)), B * noise(kq, (10000,))
+
+        with rdpjax.float64():
+            plan, _, _ = plan_bound(*draw(jax.random.key(7)), 5.0)
+        _, _, lower = _replicate(plan, draw, 200, 11)
+        coverage = np.mean(lower[:, 0] <= exact(5.0))
+        assert coverage >= 0.90, coverage
+
+
+def test_too_small_bandwidth_and_floor_break_validity():
+    """The reason defaults matter (methods.md §2.5): h and τ far too small bias D̂ upward."""
+    p, q = _gauss(jax.random.key(8), 10**5, 10**5)
+    bad = rdpjax.lower_bound(p, q, 7.0, bandwidth=0.3 * 5 * 1e5**-0.4, floor=1e-4 / 5)
+    good = rdpjax.lower_bound(p, q, 7.0)
+    assert float(bad.lower[0]) > gaussian_exact(7.0) > float(good.lower[0])
+
+
+def test_both_directions_reports_larger_with_bonferroni():
+    p, q = _gauss(jax.random.key(9), 20000, 20000)
+    fwd = rdpjax.lower_bound(p, q, ORDERS, alpha=0.05 / 2)
+    rev = rdpjax.lower_bound(q, p, ORDERS, alpha=0.05 / 2)
+    both = rdpjax.lower_bound(p, q, ORDERS, both_directions=True)
+    assert both.n_bounds == 6
+    np.testing.assert_allclose(np.asarray(both.lower), np.maximum(fwd.lower, rev.lower), rtol=1e-9)
+    np.testing.assert_array_equal(
+        np.asarray(both.direction), (np.asarray(rev.lower) > np.asarray(fwd.lower)).astype(int)
+    )
+
+
+def test_eq18_and_autodiff_variances_are_close_at_small_h():
+    p, q = _gauss(jax.random.key(10), 50000, 50000)
+    a = rdpjax.lower_bound(p, q, ORDERS, variance="autodiff")
+    e = rdpjax.lower_bound(p, q, ORDERS, variance="eq18")
+    np.testing.assert_allclose(np.asarray(a.estimate), np.asarray(e.estimate), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(a.std_error), np.asarray(e.std_error), rtol=0.1)
+
+
+def test_discrete_relative_frequencies_randomized_response():
+    """Binary randomized response, ε0 = 1.5: discrete auto-detected, bound ≤ exact, within se."""
+    a = np.exp(1.5) / (1 + np.exp(1.5))
+    exact = np.log(a**2 * (1 - a) ** -1 + (1 - a) ** 2 * a**-1)  # λ = 2 closed form, methods.md §3
+    kp, kq = jax.random.split(jax.random.key(12))
+    n = 200000
+    p = np.asarray(jax.random.bernoulli(kp, a, (n,))).astype(np.int8)
+    q = np.asarray(jax.random.bernoulli(kq, 1 - a, (n,))).astype(np.int8)
+    b = rdpjax.lower_bound(p, q, 2.0)
+    assert b.discrete and b.grid_shape == (2,)
+    assert float(b.lower[0]) <= exact
+    assert abs(float(b.estimate[0]) - exact) < 4 * float(b.std_error[0])
+
+
+def test_discrete_vectors_and_float_codes():
+    rng = np.random.default_rng(0)
+    p = rng.integers(0, 2, (5000, 3))
+    q = rng.integers(0, 2, (5000, 3))
+    b = rdpjax.lower_bound(p.astype(float), q.astype(float), 2.0)
+    assert b.discrete and b.grid_shape == (8,)
+    assert float(b.lower[0]) <= 0.0 < float(b.lower[0]) + 5 * float(b.std_error[0])
+
+
+def test_settings_are_reported_and_overridable():
+    p, q = _gauss(jax.random.key(13), 5000, 5000)
+    b = rdpjax.lower_bound(p, q, 2.0, bandwidth=0.7, floor=0.002, beta=300.0, grid_size=2048)
+    assert float(b.bandwidth[0]) == 0.7 and float(b.floor) == 0.002 and float(b.beta) == 300.0
+    assert b.grid_shape == (2048,)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(p=[1.0, np.nan, 2.0]), "non-finite"),
+        (dict(p=[1.0, np.inf, 2.0]), "non-finite"),
+        (dict(p=[]), "at least 2"),
+        (dict(p=[1.0]), "at least 2"),
+        (dict(p=np.zeros((5, 2)) + np.arange(5)[:, None]), "same dimension"),
+        (dict(lam=1.0), "lam"),
+        (dict(lam=[2.0, 0.5]), "lam"),
+        (dict(lam=np.nan), "lam"),
+        (dict(alpha=0.0), "alpha"),
+        (dict(alpha=0.5), "alpha"),
+        (dict(alpha=1.2), "alpha"),
+        (dict(p=[3.0] * 10, discrete=False), "zero spread"),
+        (dict(p=np.arange(2**20) + 0.5, q=np.arange(2**20) + 0.25, discrete=True), "dense limit"),
+        (dict(bandwidth=-1.0), "bandwidth"),
+        (dict(floor=0.0), "floor"),
+        (dict(beta=np.inf), "beta"),
+        (
+            dict(
+                p=np.random.default_rng(0).normal(size=(50, 4)),
+                q=np.random.default_rng(1).normal(size=(50, 4)),
+            ),
+            "d ≤ 3",
+        ),
+        (dict(p=["a", "b"]), "numeric"),
+        (dict(grid_size=3), "grid_size"),
+        (dict(variance="bootstrap"), "variance"),
+    ],
+)
+def test_bad_input_raises_clear_error(kwargs, match):
+    args = dict(p=np.linspace(0, 1, 10), q=np.linspace(0.2, 1.3, 10), lam=2.0)
+    args.update(kwargs)
+    p, q, lam = args.pop("p"), args.pop("q"), args.pop("lam")
+    with pytest.raises(ValueError, match=match):
+        rdpjax.lower_bound(p, q, lam, **args)
+
+
+def test_bound_is_a_pytree():
+    p, q = _gauss(jax.random.key(14), 3000, 3000)
+    b = rdpjax.lower_bound(p, q, ORDERS)
+    leaves, tree = jax.tree.flatten(b)
+    rebuilt = jax.tree.unflatten(tree, leaves)
+    assert dataclasses.asdict(rebuilt).keys() == dataclasses.asdict(b).keys()
+    doubled = jax.tree.map(lambda x: x * 2, b)
+    np.testing.assert_allclose(np.asarray(doubled.lower), 2 * np.asarray(b.lower))
+
+
+def test_float64_is_scoped():
+    p, q = _gauss(jax.random.key(15), 3000, 3000)
+    rdpjax.lower_bound(p, q, 2.0)
+    assert not jax.config.jax_enable_x64
+    assert jnp.zeros(1).dtype == jnp.float32

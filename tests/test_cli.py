@@ -1,0 +1,130 @@
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from rdpjax.cli import main, read_samples
+
+
+@pytest.fixture
+def samples(tmp_path):
+    kp, kq = jax.random.split(jax.random.key(0))
+    p = 1.0 + 5.0 * np.asarray(jax.random.normal(kp, (20000,)))
+    q = 5.0 * np.asarray(jax.random.normal(kq, (20000,)))
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "q.npy", q)
+    np.savetxt(tmp_path / "p.csv", p, delimiter=",")
+    np.savetxt(tmp_path / "q.txt", q)
+    return tmp_path
+
+
+def test_bound_npy_json(samples, capsys):
+    assert (
+        main(
+            [
+                "bound",
+                str(samples / "p.npy"),
+                str(samples / "q.npy"),
+                "--lam",
+                "2",
+                "5",
+                "7",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out["lam"] == [2.0, 5.0, 7.0]
+    assert len(out["lower"]) == 3 and out["simultaneous"] is True and out["discrete"] is False
+    assert all(lo <= lam / 50 for lo, lam in zip(out["lower"], out["lam"], strict=True))
+
+
+def test_bound_csv_txt_table_matches_npy(samples, capsys):
+    assert (
+        main(["bound", str(samples / "p.csv"), str(samples / "q.txt"), "--lam", "2", "--json"]) == 0
+    )
+    from_text = json.loads(capsys.readouterr().out)
+    assert (
+        main(["bound", str(samples / "p.npy"), str(samples / "q.npy"), "--lam", "2", "--json"]) == 0
+    )
+    from_npy = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose(
+        from_text["lower"], from_npy["lower"], rtol=1e-6
+    )  # csv keeps 18 digits
+    assert main(["bound", str(samples / "p.csv"), str(samples / "q.txt"), "--lam", "2"]) == 0
+    table = capsys.readouterr().out
+    assert "lower" in table and "std_error" in table
+
+
+def test_bound_discrete_flag(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "p.npy", rng.integers(0, 2, 5000).astype(float))
+    np.save(tmp_path / "q.npy", rng.integers(0, 2, 5000).astype(float))
+    assert (
+        main(
+            [
+                "bound",
+                str(tmp_path / "p.npy"),
+                str(tmp_path / "q.npy"),
+                "--lam",
+                "2",
+                "--discrete",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["discrete"] is True
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.npy", "q.npy", "--lam", "2"], "no such file"),
+        (["p.npy", "q.npy", "--lam", "0.5"], "lam"),
+        (["p.npy", "q.npy", "--lam", "2", "--alpha", "0.7"], "alpha"),
+        (["bad.csv", "q.npy", "--lam", "2"], "could not read"),
+        (["p.json", "q.npy", "--lam", "2"], "unsupported file type"),
+        (["nan.npy", "q.npy", "--lam", "2"], "non-finite"),
+    ],
+)
+def test_bound_errors_are_one_line_exit_2(samples, capsys, args, message):
+    (samples / "bad.csv").write_text("1.0,2.0\nnot,a number\n")
+    (samples / "p.json").write_text("[1, 2]")
+    np.save(samples / "nan.npy", np.array([1.0, np.nan, 3.0]))
+    args = [str(samples / a) if a.endswith((".npy", ".csv", ".json")) else a for a in args]
+    assert main(["bound", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rdpjax bound: error:") and message in err and "\n" not in err
+
+
+def test_usage_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bound", "p.npy"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["bound", "p.npy", "q.npy", "--lam", "2", "--floor", "-1"])
+    assert exc.value.code == 2
+
+
+def test_help_is_complete(capsys):
+    for argv in (["--help"], ["bound", "--help"], ["demo", "--help"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "--lam" in text and "--json" in text and "--discrete" in text
+
+
+def test_read_samples_2d_csv(tmp_path):
+    np.savetxt(tmp_path / "x.csv", np.arange(12.0).reshape(6, 2), delimiter=",")
+    assert read_samples(tmp_path / "x.csv").shape == (6, 2)
+
+
+def test_demo_small_n_json(capsys):
+    assert main(["demo", "--n", "20000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["rows"]) == 6
+    assert all(r["lower"] <= r["exact"] for r in out["rows"])
