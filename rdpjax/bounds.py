@@ -473,7 +473,7 @@ def lower_bound(
         default) or ``"eq18"`` (the paper's formula, its h → 0 limit).
 
     Returns:
-      A :class:`Bound`.
+      A :class:`Bound` whose array fields are numpy float64 arrays.
 
     Raises:
       ValueError: on non-finite or empty samples, mismatched dimensions, λ ≤ 1, α outside
@@ -503,7 +503,9 @@ def lower_bound(
             both_directions=both_directions,
             variance=variance,
         )
-        bound = _apply(plan, p, q)
+        # Host numpy float64 leaves: arithmetic on the result after the float64 scope has
+        # ended must not be truncated to float32 by JAX.
+        bound = jax.tree.map(np.asarray, _apply(plan, p, q))
         _check_finite(bound)
         return bound
 
