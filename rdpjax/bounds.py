@@ -29,11 +29,12 @@ import numpy as np
 from jax.scipy.special import ndtri
 
 from rdpjax import discrete as _discrete
+from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax.binning import count_codes, linear_binning
 from rdpjax.divergence import plugin_divergence
 from rdpjax.grid import KERNEL_RADIUS, grid_from_range, grid_layout
-from rdpjax.kde import kernel_half_width, smooth
+from rdpjax.kde import fft_kde, kernel_half_width, smooth
 from rdpjax.variance import variance_autodiff, variance_eq18
 
 __all__ = ["Defaults", "DEFAULTS", "Bound", "BoundPlan", "plan_bound", "lower_bound"]
@@ -257,24 +258,25 @@ class BoundPlan:
                 smooth, grid=grid, bandwidth=bandwidth, half_width=self.half_width
             )
             cell = grid.cell_volume
-            # Eq. (10) on the grid; mass is conserved, so p̂·Δ is a pmf.
-            fp = jnp.maximum(smooth_fn(linear_binning(p, grid)[0]) / (n_p * cell), 0.0)
-            fq = jnp.maximum(smooth_fn(linear_binning(q, grid)[0]) / (n_q * cell), 0.0)
+            # Eq. (10) on the grid; the layout keeps every sample on it, so p̂·Δ is a pmf.
+            fp = fft_kde(linear_binning(p, grid)[0], grid, bandwidth, self.half_width)
+            fq = fft_kde(linear_binning(q, grid)[0], grid, bandwidth, self.half_width)
 
         lam = jnp.asarray(self.lam, jnp.float64)
-        est, v_num, v_den = _orders(fp, fq, lam, floor, beta, cell, smooth_fn, self.variance)
-        se = jnp.sqrt(v_num / n_p + v_den / n_q)
-        direction = jnp.zeros(lam.shape, jnp.int32)
         n_bounds = lam.shape[0] * (2 if self.both_directions else 1)
         level = self.alpha / n_bounds
         z = ndtri(level)  # Φ⁻¹(α/K) < 0
-        lower = est + z * se  # Eq. (16)
+
+        def bound_on(num, den, n_num, n_den):
+            """Estimate, standard error and eq. (16) bound of D_λ(num ‖ den_τ), all λ."""
+            est, v_num, v_den = _orders(num, den, lam, floor, beta, cell, smooth_fn, self.variance)
+            se = jnp.sqrt(v_num / n_num + v_den / n_den)
+            return est, se, est + z * se  # Eq. (16)
+
+        est, se, lower = bound_on(fp, fq, n_p, n_q)
+        direction = jnp.zeros(lam.shape, jnp.int32)
         if self.both_directions:
-            est_r, v_num_r, v_den_r = _orders(
-                fq, fp, lam, floor, beta, cell, smooth_fn, self.variance
-            )
-            se_r = jnp.sqrt(v_num_r / n_q + v_den_r / n_p)
-            lower_r = est_r + z * se_r  # Eq. (16), reverse direction
+            est_r, se_r, lower_r = bound_on(fq, fp, n_q, n_p)
             rev = lower_r > lower
             est, se, lower = (
                 jnp.where(rev, b, a) for a, b in ((est, est_r), (se, se_r), (lower, lower_r))
@@ -487,8 +489,6 @@ def lower_bound(
       >>> bool(np.all(b.lower <= np.array([0.04, 0.10])))
       True
     """
-    from rdpjax._precision import float64
-
     with float64():
         plan, p, q = plan_bound(
             p_samples,
