@@ -1,7 +1,8 @@
 """Calibration study for the default (h, τ, β) of ``rdpjax.lower_bound``.
 
 For the Gaussian and Laplace mechanisms of paper 000 (b = 5, pair (21): P = law of 1 + noise,
-Q = law of noise) and n = 1e4 … 1e7 per side, draws R replications with ``vmap`` over keys
+Q = law of noise), and the discrete randomized response (ε0 = 1.5, m = 10: 1024 outputs, pair
+(21)), and n = 1e4 … 1e7 per side, draws R replications with ``vmap`` over keys
 (in batches, one compiled call per cell) and reports, per order λ:
 
 * coverage: the fraction of replications whose 95% bound (level α = 0.05 for that λ alone) is
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
@@ -48,12 +50,30 @@ def laplace_exact(lam: float, b: float = SCALE) -> float:
     ) / (lam - 1)
 
 
+RR_EPS0, RR_M = 1.5, 10
+
+
+def rr_exact(lam: float) -> float:
+    """Randomized response on pair (21): only the differing coordinate carries information."""
+    a = math.exp(RR_EPS0) / (1 + math.exp(RR_EPS0))
+    return math.log(a**lam * (1 - a) ** (1 - lam) + (1 - a) ** lam * a ** (1 - lam)) / (lam - 1)
+
+
+def rr_codes(key, n: int, first: float):
+    """Binary randomized response on x = (first, 0, …, 0) ∈ {0,1}^m, the vector coded in binary."""
+    x = jnp.zeros(RR_M).at[0].set(first)
+    keep = jax.random.bernoulli(key, math.exp(RR_EPS0) / (1 + math.exp(RR_EPS0)), (n, RR_M))
+    bits = jnp.where(keep, x, 1.0 - x)
+    return (bits @ (2 ** jnp.arange(RR_M))).astype(jnp.int32)
+
+
 MECHANISMS = {
     "gaussian": (
         lambda key, shape: SCALE * jax.random.normal(key, shape),
         lambda lam: lam / (2 * SCALE**2),
     ),
     "laplace": (lambda key, shape: SCALE * jax.random.laplace(key, shape), laplace_exact),
+    "randomized_response": (None, rr_exact),  # discrete, 1024 outputs, drawn by rr_codes
 }
 
 
@@ -70,11 +90,16 @@ def run_cell(name: str, n: int, reps: int, key, defaults: Defaults, batch: int, 
 
     def draw(k):
         kp, kq = jax.random.split(k)
+        if noise is None:
+            return rr_codes(kp, n, 1.0), rr_codes(kq, n, 0.0)
         return 1.0 + noise(kp, (n,)), noise(kq, (n,))
 
     with rdpjax.float64():
         pilot_p, pilot_q = draw(jax.random.fold_in(key, 10**6))
-        plan, _, _ = plan_bound(pilot_p, pilot_q, ORDERS, alpha=alpha, defaults=defaults)
+        support = None if noise is not None else 2**RR_M
+        plan, _, _ = plan_bound(
+            pilot_p, pilot_q, ORDERS, alpha=alpha, defaults=defaults, support_size=support
+        )
 
         @jax.jit
         def study(keys):
@@ -127,6 +152,9 @@ def main(argv=None):
         "--bandwidth-exponent", type=float, default=rdpjax.DEFAULTS.bandwidth_exponent_1d
     )
     ap.add_argument("--floor-exponent", type=float, default=rdpjax.DEFAULTS.floor_exponent)
+    ap.add_argument(
+        "--discrete-floor-factor", type=float, default=rdpjax.DEFAULTS.discrete_floor_factor
+    )
     ap.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     defaults = dataclasses.replace(
@@ -135,6 +163,7 @@ def main(argv=None):
         bandwidth_exponent_1d=args.bandwidth_exponent,
         floor_factor=args.floor_factor,
         floor_exponent=args.floor_exponent,
+        discrete_floor_factor=args.discrete_floor_factor,
     )
     print(f"# calibrate: {defaults}, R={args.reps}, alpha={args.alpha}")
     print(

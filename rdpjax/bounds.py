@@ -60,7 +60,10 @@ class Defaults:
         mass lowers D_λ by about that mass / (λ−1), while D_2 = 0.04 for the Gaussian).
       * ``β = 1/τ`` (paper: "fixing β = τ⁻¹ is a reasonable choice").
     Discrete: ``τ = discrete_floor_factor · n^(−discrete_floor_exponent)`` (√n τ → ∞, as
-    Assumption 2 asks), ``β = 1/τ``.
+    Assumption 2 asks), ``β = 1/τ``. Calibrated on randomized response (ε0 = 1.5) with m = 1
+    (2 outputs) and m = 10 (1024 outputs): factor 0.01 leaves the m = 10 bound at λ = 7 above
+    the truth in 37% of replications at n = 1e4; 0.5 is valid but loses 30–60% at n = 1e4;
+    0.1 keeps the estimate's bias at ≤ −3.6 standard errors (valid) with tightness 0.87–0.97.
     d > 1 is not calibrated; ``a_d = a_1 · 3/(2d+1)`` keeps the exponent below 1/(2d).
     """
 
@@ -68,7 +71,7 @@ class Defaults:
     bandwidth_exponent_1d: float = 0.25
     floor_factor: float = 0.1
     floor_exponent: float = 1.0 / 3.0
-    discrete_floor_factor: float = 0.5
+    discrete_floor_factor: float = 0.1
     discrete_floor_exponent: float = 0.4
 
     def bandwidth_exponent(self, dim: int) -> float:
@@ -94,6 +97,9 @@ class Bound:
       floor: τ of the softmax floor (density units, or probability for discrete data).
       beta: β of the softmax floor.
       n_p, n_q: sample sizes.
+      outside: ``(2,)`` numbers of P and Q samples that fell outside the grid or the planned
+        support and were not counted (always 0 from :func:`lower_bound`; a plan reused on new
+        data reports them here rather than dropping them silently).
       alpha: the family-wise error level asked for.
       level: the level of each single bound, ``alpha / n_bounds``.
       discrete: whether relative frequencies (True) or KDEs (False) were used.
@@ -113,6 +119,7 @@ class Bound:
     beta: jnp.ndarray
     n_p: jnp.ndarray
     n_q: jnp.ndarray
+    outside: jnp.ndarray
     alpha: jnp.ndarray
     level: jnp.ndarray
     discrete: bool
@@ -239,8 +246,10 @@ class BoundPlan:
         if self.discrete:
             n_p, n_q = p.shape[0], q.shape[0]
             size = self.shape[0]
-            fp = count_codes(p, size) / n_p  # Eq. (9)
-            fq = count_codes(q, size) / n_q  # Eq. (9)
+            counts_p, counts_q = count_codes(p, size), count_codes(q, size)
+            outside = jnp.stack([n_p - counts_p.sum(), n_q - counts_q.sum()])
+            fp = counts_p / n_p  # Eq. (9)
+            fq = counts_q / n_q  # Eq. (9)
             floor, beta = _discrete_settings(min(n_p, n_q), self.floor, self.beta, self.defaults)
             cell, smooth_fn = jnp.ones((), jnp.float64), None
             bandwidth = jnp.zeros(1, jnp.float64)
@@ -259,8 +268,10 @@ class BoundPlan:
             )
             cell = grid.cell_volume
             # Eq. (10) on the grid; the layout keeps every sample on it, so p̂·Δ is a pmf.
-            fp = fft_kde(linear_binning(p, grid)[0], grid, bandwidth, self.half_width)
-            fq = fft_kde(linear_binning(q, grid)[0], grid, bandwidth, self.half_width)
+            (counts_p, out_p), (counts_q, out_q) = linear_binning(p, grid), linear_binning(q, grid)
+            outside = jnp.stack([out_p, out_q])
+            fp = fft_kde(counts_p, grid, bandwidth, self.half_width)
+            fq = fft_kde(counts_q, grid, bandwidth, self.half_width)
 
         lam = jnp.asarray(self.lam, jnp.float64)
         n_bounds = lam.shape[0] * (2 if self.both_directions else 1)
@@ -293,6 +304,7 @@ class BoundPlan:
             beta=beta,
             n_p=jnp.asarray(n_p),
             n_q=jnp.asarray(n_q),
+            outside=outside,
             alpha=jnp.asarray(self.alpha, jnp.float64),
             level=jnp.asarray(level, jnp.float64),
             discrete=self.discrete,
@@ -357,10 +369,16 @@ def plan_bound(
     both_directions: bool = False,
     variance: str = "autodiff",
     defaults: Defaults = DEFAULTS,
+    support_size: int | None = None,
 ):
     """Validate inputs and fix the static layout of a bound computation (host-side).
 
-    Arguments as in :func:`lower_bound`.
+    Arguments as in :func:`lower_bound`, and:
+
+    Args:
+      support_size: for discrete data already coded as integers in ``[0, support_size)``
+        (e.g. a mechanism's full output alphabet), skip the encoding and plan for that support,
+        so that the plan fits every replication, not only the pilot's observed values.
 
     Returns:
       ``(plan, p, q)``: the :class:`BoundPlan` and the samples in the form it takes (float
@@ -396,8 +414,19 @@ def plan_bound(
     if discrete:
         if bandwidth is not None:
             raise ValueError("bandwidth applies to continuous data only; discrete=True was chosen.")
-        codes_p, codes_q, support = _discrete.encode_pair(p, q)
-        plan = BoundPlan(bandwidth=None, shape=(len(support),), pad=(0,), half_width=(0,), **common)
+        if support_size is not None:
+            size = int(support_size)
+            for name, c in (("p_samples", p), ("q_samples", q)):
+                if c.dtype.kind not in "biu" or c.ndim != 1 or c.min() < 0 or c.max() >= size:
+                    raise ValueError(
+                        f"with support_size={size}, {name} must be 1-D integer codes "
+                        f"in [0, {size})."
+                    )
+            codes_p, codes_q = p.astype(np.int32), q.astype(np.int32)
+        else:
+            codes_p, codes_q, support = _discrete.encode_pair(p, q)
+            size = len(support)
+        plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
         return plan, jnp.asarray(codes_p), jnp.asarray(codes_q)
 
     p2 = p.reshape(len(p), -1)
@@ -511,6 +540,8 @@ def lower_bound(
 
 
 def _check_finite(bound: Bound) -> None:
+    if np.any(np.asarray(bound.outside) > 0):  # cannot happen with a layout planned on the data
+        raise ValueError(f"{np.asarray(bound.outside)} samples fell outside the planned grid.")
     for name in ("estimate", "lower", "std_error"):
         if not np.all(np.isfinite(np.asarray(getattr(bound, name)))):
             raise ValueError(

@@ -236,3 +236,19 @@ def test_float64_is_scoped():
     rdpjax.lower_bound(p, q, 2.0)
     assert not jax.config.jax_enable_x64
     assert jnp.zeros(1).dtype == jnp.float32
+
+
+def test_plan_reports_codes_outside_its_support_instead_of_dropping_them():
+    with rdpjax.float64():
+        plan, _, _ = plan_bound(np.array([0, 1, 1, 2]), np.array([0, 0, 1, 2]), 2.0, support_size=3)
+        b = plan(jnp.array([0, 1, 5, 2]), jnp.array([0, 1, 1, 1]))
+    np.testing.assert_array_equal(np.asarray(b.outside), [1, 0])
+    assert b.grid_shape == (3,)
+
+
+@pytest.mark.parametrize(
+    "codes", [np.array([0, 1, 3]), np.array([0.0, 1.0, 2.0]), np.array([-1, 0, 1])]
+)
+def test_support_size_requires_codes_in_range(codes):
+    with pytest.raises(ValueError, match="support_size"):
+        plan_bound(codes, np.array([0, 1, 2]), 2.0, discrete=True, support_size=3)
