@@ -4,7 +4,9 @@ Implements Kutta, Askin, Dunsche, *Lower Bounds for Rényi Differential Privacy 
 Setting* (arXiv:2212.04739v3). See ``README.md`` and ``../shared/spec/methods.md``.
 """
 
+from rdpjax import databases, mechanisms
 from rdpjax._precision import float64
+from rdpjax.audit import AuditReport, audit
 from rdpjax.bounds import DEFAULTS, Bound, BoundPlan, Defaults, lower_bound, plan_bound
 from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
 from rdpjax.grid import Grid
@@ -14,15 +16,19 @@ from rdpjax.variance import variance_autodiff, variance_eq18
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuditReport",
     "Bound",
     "BoundPlan",
     "DEFAULTS",
     "Defaults",
     "Grid",
+    "audit",
+    "databases",
     "direct_kde",
     "fft_kde",
     "float64",
     "lower_bound",
+    "mechanisms",
     "plan_bound",
     "plugin_divergence",
     "renyi_divergence",
