@@ -110,7 +110,7 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_help_is_complete(capsys):
-    for argv in (["--help"], ["bound", "--help"], ["demo", "--help"]):
+    for argv in (["--help"], ["bound", "--help"], ["audit", "--help"], ["demo", "--help"]):
         with pytest.raises(SystemExit) as exc:
             main(argv)
         assert exc.value.code == 0
@@ -128,3 +128,27 @@ def test_demo_small_n_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert len(out["rows"]) == 6
     assert all(r["lower"] <= r["exact"] for r in out["rows"])
+
+
+def test_audit_command_catches_the_literal_series_and_plots(tmp_path, capsys):
+    png = tmp_path / "audit.png"
+    argv = ["audit", "orthogonal-series", "--param", "k=2", "--param", "ties=literal"]
+    assert main([*argv, "--n", "50000", "--json", "--plot", str(png)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert all(out["violation"]) and out["claimed_epsilon"] == 1.0
+    assert all(lo <= ex for lo, ex in zip(out["lower"], out["exact"], strict=True))
+    assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["laplace", "--param", "scale=-1"], "scale"),
+        (["laplace", "--param", "width=2"], "unknown parameter"),
+        (["laplace", "--param", "scale"], "NAME=VALUE"),
+    ],
+)
+def test_audit_command_errors(capsys, argv, message):
+    assert main(["audit", *argv, "--n", "1000"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rdpjax audit: error:") and message in err
