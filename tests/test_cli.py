@@ -152,3 +152,16 @@ def test_audit_command_errors(capsys, argv, message):
     assert main(["audit", *argv, "--n", "1000"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rdpjax audit: error:") and message in err
+
+
+def test_reproduce_writes_results(tmp_path, capsys):
+    """A miniature run of `rdpjax reproduce` (the full one lives in benchmarks/paper_000.py)."""
+    from rdpjax.reproduce import reproduce, write_results
+
+    rows = reproduce(
+        n=5000, reps=3, coverage_n=2000, names=["Gaussian", "Shuffled RR"], progress=False
+    )
+    assert len(rows) == 6 and {r["mechanism"] for r in rows} == {"Gaussian", "Shuffled RR"}
+    write_results(rows, tmp_path, {"command": "test", "alpha": 0.05})
+    assert json.loads((tmp_path / "results.json").read_text())["rows"][0]["lam"] == 2.0
+    assert "| Gaussian | 2 |" in (tmp_path / "results.md").read_text()

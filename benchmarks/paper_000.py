@@ -1,0 +1,13 @@
+"""Paper 000 §V reproduced: the seven mechanisms on pair (21) at λ = 2, 5, 7 (what
+``rdpjax reproduce`` runs).
+
+    python benchmarks/paper_000.py --quick --out benchmarks/results/paper_000_quick
+    python benchmarks/paper_000.py --out benchmarks/results/paper_000      # n = 1e7, R = 200
+"""
+
+import sys
+
+from rdpjax.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["reproduce", *sys.argv[1:]]))
