@@ -346,10 +346,15 @@ def _as_orders(lam) -> np.ndarray:
     return arr
 
 
-def _check_positive(value, name: str):
+def _check_positive(value, name: str, *, scalar: bool = False):
     if value is None:
         return None
-    arr = np.asarray(value, np.float64)
+    try:
+        arr = np.asarray(value, np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a positive number; got {value!r}.") from err
+    if scalar and arr.ndim != 0:
+        raise ValueError(f"{name} must be a single number; got shape {arr.shape}.")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
     return arr
@@ -392,12 +397,16 @@ def plan_bound(
             f"got shapes {p.shape} and {q.shape}."
         )
     lam = _as_orders(lam)
-    if not (isinstance(alpha, int | float | np.floating) and 0 < alpha < 0.5):
+    try:
+        alpha = float(alpha)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}.") from err
+    if not 0 < alpha < 0.5:
         raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}.")
     if variance not in ("autodiff", "eq18"):
         raise ValueError(f"variance must be 'autodiff' or 'eq18'; got {variance!r}.")
-    floor = _check_positive(floor, "floor")
-    beta = _check_positive(beta, "beta")
+    floor = _check_positive(floor, "floor", scalar=True)
+    beta = _check_positive(beta, "beta", scalar=True)
     if discrete is None:
         discrete = _discrete.looks_discrete(p, q)
 
@@ -436,6 +445,7 @@ def plan_bound(
         raise ValueError(
             f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
         )
+    p2, q2 = p2.astype(np.float64), q2.astype(np.float64)  # no wrap-around for small ints
     for name, x in (("p_samples", p2), ("q_samples", q2)):
         spread = x.max(0) - x.min(0)
         if np.any(spread <= 0):

@@ -27,7 +27,8 @@ class CliError(Exception):
 def read_samples(path: str | Path) -> np.ndarray:
     """Read samples from ``.npy``, ``.csv`` or ``.txt`` (whitespace or comma separated).
 
-    One sample per row; several columns make a d-dimensional sample.
+    One sample per row; several columns make a d-dimensional sample. Lines starting with ``#``
+    are comments (put a header line behind ``#``).
 
     Raises:
       ValueError: if the file is missing, has another extension, or cannot be parsed.
@@ -40,7 +41,8 @@ def read_samples(path: str | Path) -> np.ndarray:
         if suffix == ".npy":
             arr = np.load(path, allow_pickle=False)
         elif suffix in (".csv", ".txt"):
-            delimiter = "," if suffix == ".csv" else None
+            text = path.read_text()
+            delimiter = "," if suffix == ".csv" or "," in text else None
             arr = np.loadtxt(path, delimiter=delimiter, ndmin=1, comments="#")
         else:
             raise ValueError(f"{path}: unsupported file type {suffix!r} (use .npy, .csv or .txt)")

@@ -21,16 +21,22 @@ MAX_SUPPORT = 2**20
 def looks_discrete(p: np.ndarray, q: np.ndarray, *, max_points: int = 2**16) -> bool:
     """Decide whether samples are discrete: integer or boolean dtype, or many ties.
 
-    Float samples are discrete when, on a strided subsample of at most ``max_points`` rows
-    of the pooled data, at most half the rows are distinct (draws from a continuous law
-    essentially never tie).
+    Otherwise the decision is made on a strided subsample of at most ``max_points`` rows of
+    the pooled data: integers are discrete when at most a tenth of the rows are distinct
+    (relative frequencies need many repeats per value); floats only when at most √rows are
+    distinct. Rounded continuous data (a CSV written with two decimals, float32 with a large
+    offset) tie often but spread over thousands of values, and are better served by a kernel
+    density estimate; pass ``discrete=True`` to override. Booleans are always discrete.
     """
-    if all(a.dtype.kind in "biu" for a in (p, q)):
+    if all(a.dtype.kind == "b" for a in (p, q)):
         return True
     pooled = np.concatenate([p, q]).reshape(len(p) + len(q), -1)
     stride = max(1, math.ceil(len(pooled) / max_points))
     sub = pooled[::stride]
-    return len(np.unique(sub, axis=0)) <= len(sub) // 2
+    distinct = len(np.unique(sub[:, 0])) if sub.shape[1] == 1 else len(np.unique(sub, axis=0))
+    if pooled.dtype.kind in "biu":
+        return distinct <= max(1, len(sub) // 10)
+    return distinct <= max(1, math.isqrt(len(sub)))
 
 
 def encode_pair(
@@ -54,7 +60,9 @@ def encode_pair(
     """
     n_p = len(p)
     pooled = np.concatenate([p, q]).reshape(n_p + len(q), -1)
-    integral = pooled.dtype.kind in "biu" or bool(np.all(pooled == np.rint(pooled)))
+    # Integer-valued and small enough that int64 arithmetic (and the radix) is exact.
+    small = pooled.size == 0 or float(np.max(np.abs(pooled.astype(np.float64)))) < 2.0**52
+    integral = small and (pooled.dtype.kind in "biu" or bool(np.all(pooled == np.rint(pooled))))
     if integral:
         ints = pooled.astype(np.int64)
         lo, hi = ints.min(axis=0), ints.max(axis=0)

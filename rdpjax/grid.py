@@ -138,10 +138,13 @@ def grid_layout(
         # Solve for the margin: pad cells of width Δ = width / (size - 1 - 2 pad) ≥ radius·h.
         # pad·width ≥ radius·h·(size − 1 − 2 pad) ⇔ pad ≥ radius·h·(size−1) / (width + 2·radius·h)
         p = math.ceil(radius * h * (size - 1) / (width + 2 * radius * h))
+        while grid_size is None and size - 1 - 2 * p < 1:  # rounding when h ≫ the data range
+            size += 2
+            p = math.ceil(radius * h * (size - 1) / (width + 2 * radius * h))
         if size - 1 - 2 * p < 1:
             raise ValueError(
-                f"grid_size={size} is too small: it must exceed twice the kernel margin "
-                f"({p} cells per side at bandwidth {h:.4g})."
+                f"grid_size={size} is too small for bandwidth {h:.4g} on a data range of "
+                f"{width:.4g}: the kernel margin needs {p} cells per side."
             )
         shape.append(size)
         pad.append(p)

@@ -252,3 +252,37 @@ def test_plan_reports_codes_outside_its_support_instead_of_dropping_them():
 def test_support_size_requires_codes_in_range(codes):
     with pytest.raises(ValueError, match="support_size"):
         plan_bound(codes, np.array([0, 1, 2]), 2.0, discrete=True, support_size=3)
+
+
+def test_rounded_continuous_data_stay_continuous():
+    """A CSV written with two decimals ties often, but is no discrete law: KDE, not frequencies."""
+    p, q = _gauss(jax.random.key(16), 50000, 50000)
+    p, q = np.round(np.asarray(p, np.float64), 2), np.round(np.asarray(q, np.float64), 2)
+    b = rdpjax.lower_bound(p, q, 2.0)
+    assert not b.discrete
+    assert 0 < float(b.lower[0]) <= gaussian_exact(2.0)
+
+
+def test_huge_floats_are_coded_exactly_not_cast():
+    b = rdpjax.lower_bound([1e19, 2e19, 1e19, 1e19], [2e19, 2e19, 2e19, 1e19], 2.0, discrete=True)
+    assert b.grid_shape == (2,)
+
+
+def test_small_integer_dtypes_do_not_wrap_around():
+    rng = np.random.default_rng(0)
+    p = rng.integers(-100, 100, 1000).astype(np.int8)
+    q = rng.integers(-100, 100, 1000).astype(np.int8)
+    assert not rdpjax.lower_bound(p, q, 2.0, discrete=False).discrete
+
+
+def test_bandwidth_wider_than_the_data_gets_a_grid():
+    rng = np.random.default_rng(1)
+    b = rdpjax.lower_bound(rng.normal(size=500), rng.normal(size=500), 2.0, bandwidth=1000.0)
+    assert float(b.bandwidth[0]) == 1000.0
+
+
+def test_floor_must_be_a_single_number():
+    with pytest.raises(ValueError, match="single number"):
+        rdpjax.lower_bound(
+            np.linspace(0, 1, 10), np.linspace(0.2, 1.3, 10), 2.0, floor=[1e-3, 2e-3]
+        )

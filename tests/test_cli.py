@@ -165,3 +165,8 @@ def test_reproduce_writes_results(tmp_path, capsys):
     write_results(rows, tmp_path, {"command": "test", "alpha": 0.05})
     assert json.loads((tmp_path / "results.json").read_text())["rows"][0]["lam"] == 2.0
     assert "| Gaussian | 2 |" in (tmp_path / "results.md").read_text()
+
+
+def test_txt_with_commas_and_a_commented_header(tmp_path):
+    (tmp_path / "x.txt").write_text("# value\n1.5,2.0\n3.0,4.5\n")
+    np.testing.assert_array_equal(read_samples(tmp_path / "x.txt"), [[1.5, 2.0], [3.0, 4.5]])
