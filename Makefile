@@ -22,7 +22,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check rdpjax tests benchmarks
 
 calibrate: $(STAMP)
-	$(VENV)/bin/python benchmarks/calibrate.py --reps 200 --out benchmarks/results/calibrate.json
+	$(VENV)/bin/python benchmarks/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibrate.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache
