@@ -407,6 +407,10 @@ def plan_bound(
         raise ValueError(f"variance must be 'autodiff' or 'eq18'; got {variance!r}.")
     floor = _check_positive(floor, "floor", scalar=True)
     beta = _check_positive(beta, "beta", scalar=True)
+    if support_size is not None:
+        if discrete is False:
+            raise ValueError("support_size is for discrete codes; not with discrete=False.")
+        discrete = True
     if discrete is None:
         discrete = _discrete.looks_discrete(p, q)
 
