@@ -24,7 +24,7 @@ from rdpjax._pytree import pytree_dataclass
 from rdpjax.bounds import Bound, lower_bound
 from rdpjax.mechanisms.base import Mechanism
 
-__all__ = ["AuditReport", "audit", "draw_outputs"]
+__all__ = ["AuditReport", "audit", "draw_outputs", "exact_divergences"]
 
 
 @pytree_dataclass(static=("mechanism", "n", "projected"))
@@ -147,6 +147,19 @@ def draw_outputs(
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
+def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions: bool):
+    """The exact value of what the bound bounds, per order: ``D_λ(P‖Q)``, or the larger of
+    both directions; ``None`` when the mechanism does not know it for some order."""
+    values = []
+    for lam_ in orders:
+        fwd = mechanism.divergence(lam_, x, x_prime)
+        rev = mechanism.divergence(lam_, x_prime, x) if both_directions else fwd
+        if fwd is None or rev is None:
+            return None
+        values.append(max(fwd, rev))
+    return np.asarray(values, np.float64)
+
+
 def _as_orders(lam) -> list[float]:
     return [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
 
@@ -208,13 +221,7 @@ def audit(
             p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
         if claimed_epsilon is None:
             claimed_epsilon = mechanism.epsilon
-        values = []
-        for lam_ in orders:
-            fwd = mechanism.divergence(lam_, x, x_prime)
-            rev = mechanism.divergence(lam_, x_prime, x) if both_directions else fwd
-            values.append(None if fwd is None or rev is None else max(fwd, rev))
-        if all(v is not None for v in values):
-            exact = np.asarray(values, np.float64)
+        exact = exact_divergences(mechanism, x, x_prime, orders, both_directions)
     elif callable(mechanism):
         name = getattr(mechanism, "__name__", type(mechanism).__name__)
         p = draw_outputs(mechanism, kp, x, n, batch_size=batch_size)

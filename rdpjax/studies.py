@@ -17,6 +17,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
+from rdpjax.audit import exact_divergences
 from rdpjax.bounds import plan_bound
 from rdpjax.mechanisms.base import Mechanism
 
@@ -101,14 +102,9 @@ def coverage(
     if not isinstance(reps, int) or reps < 1:
         raise ValueError(f"reps must be a positive int; got {reps!r}.")
     orders = [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
-    exact = []
-    for lam_ in orders:
-        fwd = mechanism.divergence(lam_, x, x_prime)
-        rev = mechanism.divergence(lam_, x_prime, x) if both_directions else fwd
-        if fwd is None or rev is None:
-            raise ValueError(f"{mechanism.name} has no exact divergence for this pair at λ={lam_}.")
-        exact.append(max(fwd, rev))
-    exact = np.asarray(exact)
+    exact = exact_divergences(mechanism, x, x_prime, orders, both_directions)
+    if exact is None:
+        raise ValueError(f"{mechanism.name} has no exact divergence for this pair at {orders}.")
     out_x, out_xp = mechanism.output(x), mechanism.output(x_prime)
     discrete = out_x.is_discrete
 
