@@ -37,26 +37,19 @@ from scipy import stats
 
 import rdpjax
 from rdpjax.bounds import Defaults, plan_bound
+from rdpjax.databases import paper_pair
 
 ORDERS = (2.0, 5.0, 7.0)
 SCALE = 5.0
 
 
-def laplace_exact(lam: float, b: float = SCALE) -> float:
-    """Closed form of paper 000 §V for the Laplace mechanism, pair (21)."""
-    return math.log(
-        lam / (2 * lam - 1) * math.exp((lam - 1) / b)
-        + (lam - 1) / (2 * lam - 1) * math.exp(-lam / b)
-    ) / (lam - 1)
-
-
 RR_EPS0, RR_M = 1.5, 10
 
 
-def rr_exact(lam: float) -> float:
-    """Randomized response on pair (21): only the differing coordinate carries information."""
-    a = math.exp(RR_EPS0) / (1 + math.exp(RR_EPS0))
-    return math.log(a**lam * (1 - a) ** (1 - lam) + (1 - a) ** lam * a ** (1 - lam)) / (lam - 1)
+def _exact(mechanism):
+    """λ ↦ the zoo's exact D_λ on pair (21) (closed forms of methods.md §3)."""
+    x, x_prime = paper_pair(RR_M)
+    return lambda lam: mechanism.divergence(lam, x, x_prime)
 
 
 def rr_codes(key, n: int, first: float):
@@ -70,10 +63,14 @@ def rr_codes(key, n: int, first: float):
 MECHANISMS = {
     "gaussian": (
         lambda key, shape: SCALE * jax.random.normal(key, shape),
-        lambda lam: lam / (2 * SCALE**2),
+        _exact(rdpjax.mechanisms.Gaussian(SCALE)),
     ),
-    "laplace": (lambda key, shape: SCALE * jax.random.laplace(key, shape), laplace_exact),
-    "randomized_response": (None, rr_exact),  # discrete, 1024 outputs, drawn by rr_codes
+    "laplace": (
+        lambda key, shape: SCALE * jax.random.laplace(key, shape),
+        _exact(rdpjax.mechanisms.Laplace(SCALE)),
+    ),
+    # discrete, 1024 outputs, drawn by rr_codes
+    "randomized_response": (None, _exact(rdpjax.mechanisms.RandomizedResponse(RR_EPS0))),
 }
 
 

@@ -8,29 +8,23 @@ outputs are ``1 + Y`` and ``Y``. Exact values from §V of the paper.
 from __future__ import annotations
 
 import json
-import math
 import time
 
 import jax
 import numpy as np
 
 from rdpjax.bounds import lower_bound
+from rdpjax.databases import paper_pair
+from rdpjax.mechanisms import Gaussian, Laplace
 
 ORDERS = (2.0, 5.0, 7.0)
 SCALE = 5.0
 
 
-def gaussian_exact(lam: float, b: float = SCALE) -> float:
-    """ε(λ) = λ / (2b²) (paper 000 §V)."""
-    return lam / (2 * b * b)
-
-
-def laplace_exact(lam: float, b: float = SCALE) -> float:
-    """ε(λ) of the Laplace mechanism with sensitivity 1 (paper 000 §V)."""
-    return math.log(
-        lam / (2 * lam - 1) * math.exp((lam - 1) / b)
-        + (lam - 1) / (2 * lam - 1) * math.exp(-lam / b)
-    ) / (lam - 1)
+def _exact(mechanism):
+    """λ ↦ the zoo's exact D_λ on pair (21) (the closed forms of paper 000 §V)."""
+    x, x_prime = paper_pair()
+    return lambda lam: mechanism.divergence(lam, x, x_prime)
 
 
 def _draws(key, n: int):
@@ -41,12 +35,12 @@ def _draws(key, n: int):
         "Gaussian": (
             1.0 + SCALE * jax.random.normal(kg1, (n,)),
             SCALE * jax.random.normal(kg2, (n,)),
-            gaussian_exact,
+            _exact(Gaussian(SCALE)),
         ),
         "Laplace": (
             1.0 + SCALE * jax.random.laplace(kl1, (n,)),
             SCALE * jax.random.laplace(kl2, (n,)),
-            laplace_exact,
+            _exact(Laplace(SCALE)),
         ),
     }
 
