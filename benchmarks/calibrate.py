@@ -5,10 +5,16 @@ Q = law of noise), and the discrete randomized response (ε0 = 1.5, m = 10: 1024
 (21)), and n = 1e4 … 1e7 per side, draws R replications with ``vmap`` over keys
 (in batches, one compiled call per cell) and reports, per order λ:
 
-* coverage: the fraction of replications whose 95% bound (level α = 0.05 for that λ alone) is
-  ≤ the exact D_λ, with a Clopper–Pearson 95% interval;
+* coverage: the fraction of replications whose 95% bound (level α = 0.05 for that λ alone,
+  bias-corrected as ``rdpjax.lower_bound`` does by default) is ≤ the exact D_λ, with a
+  Clopper–Pearson 95% interval;
 * simultaneous coverage of the Bonferroni family over λ = 2, 5, 7;
-* tightness: mean of lower / exact.
+* tightness: mean of lower / exact (for the nulls, where the truth is 0: the mean bound);
+* bias/se: mean (bias-corrected estimate − exact) / s.e.; sd/se: spread over the mean s.e.
+
+Three more cells probe the regime where a first-order bound fails (P ≈ Q, the plug-in's bias
+dominating its first-order error): ``gaussian_null`` (N(0, 25) vs itself), ``uniform_null``
+(50 equally likely values vs the same) and ``k_rr_weak`` (Warner's k-RR, k = 100, α = 0.5).
 
 Reproduce the README table:
 
@@ -60,17 +66,60 @@ def rr_codes(key, n: int, first: float):
     return (bits @ (2 ** jnp.arange(RR_M))).astype(jnp.int32)
 
 
+def _additive(noise):
+    """Pair (21) for additive noise: P = law of 1 + noise, Q = law of noise."""
+
+    def draw(key, n):
+        kp, kq = jax.random.split(key)
+        return 1.0 + noise(kp, (n,)), noise(kq, (n,))
+
+    return draw
+
+
+def _rr(key, n):
+    kp, kq = jax.random.split(key)
+    return rr_codes(kp, n, 1.0), rr_codes(kq, n, 0.0)
+
+
+NULL_SUPPORT = 50
+KRR = rdpjax.mechanisms.KaryRandomizedResponse(k=100, alpha=0.5)
+
+
+def _uniform_null(key, n):
+    kp, kq = jax.random.split(key)
+    return (jax.random.randint(kp, (n,), 0, NULL_SUPPORT),) + (
+        jax.random.randint(kq, (n,), 0, NULL_SUPPORT),
+    )
+
+
+def _krr(key, n):
+    kp, kq = jax.random.split(key)
+    return KRR.sample(kp, 0, n), KRR.sample(kq, 1, n)
+
+
+def _zero(lam):
+    return 0.0
+
+
+# name: (draw(key, n) -> (p, q), exact D_λ, discrete support size or None for continuous)
 MECHANISMS = {
     "gaussian": (
-        lambda key, shape: SCALE * jax.random.normal(key, shape),
+        _additive(lambda k, s: SCALE * jax.random.normal(k, s)),
         _exact(rdpjax.mechanisms.Gaussian(SCALE)),
+        None,
     ),
     "laplace": (
-        lambda key, shape: SCALE * jax.random.laplace(key, shape),
+        _additive(lambda k, s: SCALE * jax.random.laplace(k, s)),
         _exact(rdpjax.mechanisms.Laplace(SCALE)),
+        None,
     ),
-    # discrete, 1024 outputs, drawn by rr_codes
-    "randomized_response": (None, _exact(rdpjax.mechanisms.RandomizedResponse(RR_EPS0))),
+    # discrete, 1024 outputs
+    "randomized_response": (_rr, _exact(rdpjax.mechanisms.RandomizedResponse(RR_EPS0)), 2**RR_M),
+    # P = Q: the regime where a first-order bound fails (truth 0)
+    "gaussian_null": (lambda k, n: tuple(SCALE * jax.random.normal(k, (2, n))), _zero, None),
+    "uniform_null": (_uniform_null, _zero, NULL_SUPPORT),
+    # a weak leak over many outputs: Warner's k-RR, k = 100, α = 0.5, inputs 0 vs 1
+    "k_rr_weak": (_krr, lambda lam: KRR.divergence(lam, 0, 1), KRR.k),
 }
 
 
@@ -81,37 +130,45 @@ def clopper_pearson(k: int, n: int, conf: float = 0.95) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def tight(lower, exact):
+    """Mean lower / exact; None when the truth is 0 (a null: see ``mean_lower``)."""
+    return float(np.mean(lower / exact)) if exact else None
+
+
 def run_cell(name: str, n: int, reps: int, key, defaults: Defaults, batch: int, alpha: float):
-    noise, exact_fn = MECHANISMS[name]
+    draw_pair, exact_fn, support = MECHANISMS[name]
     exact = np.array([exact_fn(lam) for lam in ORDERS])
 
     def draw(k):
-        kp, kq = jax.random.split(k)
-        if noise is None:
-            return rr_codes(kp, n, 1.0), rr_codes(kq, n, 0.0)
-        return 1.0 + noise(kp, (n,)), noise(kq, (n,))
+        return draw_pair(k, n)
 
     with rdpjax.float64():
         pilot_p, pilot_q = draw(jax.random.fold_in(key, 10**6))
-        support = None if noise is not None else 2**RR_M
         plan, _, _ = plan_bound(
-            pilot_p, pilot_q, ORDERS, alpha=alpha, defaults=defaults, support_size=support
+            pilot_p,
+            pilot_q,
+            ORDERS,
+            alpha=alpha,
+            defaults=defaults,
+            support_size=support,
+            discrete=None if support else False,
         )
 
         @jax.jit
         def study(keys):
             def one(k):
                 b = plan(*draw(k))
-                return b.estimate, b.std_error, b.lower
+                return b.estimate, b.bias, b.std_error, b.lower
 
             return jax.lax.map(one, keys, batch_size=batch)
 
         keys = jax.random.split(key, reps)
         t0 = time.perf_counter()
-        est, se, lower_sim = (np.asarray(a) for a in study(keys))
+        est, bias, se, lower_sim = (np.asarray(a) for a in study(keys))
         seconds = time.perf_counter() - t0
     z = stats.norm.ppf(alpha)
-    lower = est + z * se  # the per-λ 95% bound (eq. (16) at level α for one order)
+    corrected = est - bias
+    lower = corrected + z * se  # the per-λ 95% bound (bias-corrected eq. (16), one order)
     covered = lower <= exact
     rows = []
     for i, lam in enumerate(ORDERS):
@@ -124,10 +181,12 @@ def run_cell(name: str, n: int, reps: int, key, defaults: Defaults, batch: int, 
                 "exact": float(exact[i]),
                 "coverage": k / reps,
                 "coverage_ci": clopper_pearson(k, reps),
-                "tightness": float(np.mean(lower[:, i] / exact[i])),
-                "tightness_sd": float(np.std(lower[:, i] / exact[i])),
-                "estimate_bias_in_se": float(np.mean((est[:, i] - exact[i]) / se[:, i])),
-                "se_ratio": float(np.std(est[:, i]) / np.mean(se[:, i])),
+                "tightness": tight(lower[:, i], exact[i]),
+                "tightness_sd": float(np.std(lower[:, i] / exact[i])) if exact[i] else None,
+                "mean_lower": float(np.mean(lower[:, i])),
+                "plugin_bias_in_se": float(np.mean((est[:, i] - exact[i]) / se[:, i])),
+                "estimate_bias_in_se": float(np.mean((corrected[:, i] - exact[i]) / se[:, i])),
+                "se_ratio": float(np.std(corrected[:, i]) / np.mean(se[:, i])),
             }
         )
     simultaneous = float(np.mean(np.all(lower_sim <= exact, axis=1)))
@@ -164,7 +223,7 @@ def main(argv=None):
     )
     print(f"# calibrate: {defaults}, R={args.reps}, alpha={args.alpha}")
     print(
-        f"{'mechanism':9} {'n':>9} {'lam':>4} {'exact':>9} {'coverage':>9} {'95% CI':>15} "
+        f"{'mechanism':19} {'n':>9} {'lam':>4} {'exact':>9} {'coverage':>9} {'95% CI':>15} "
         f"{'lower/exact':>11} {'bias/se':>8} {'sd/se':>6}"
     )
     results, key = [], jax.random.key(args.seed)
@@ -175,14 +234,19 @@ def main(argv=None):
             rows, sim, secs = run_cell(name, n, args.reps, sub, defaults, batch, args.alpha)
             for r in rows:
                 lo, hi = r["coverage_ci"]
+                tightness = (
+                    f"{r['tightness']:11.3f}"
+                    if r["tightness"] is not None
+                    else f"{r['mean_lower']:+11.1e}"
+                )
                 print(
-                    f"{name:9} {n:9.0e} {r['lam']:4g} {r['exact']:9.6f} {r['coverage']:9.3f} "
-                    f"[{lo:.3f}, {hi:.3f}] {r['tightness']:11.3f} {r['estimate_bias_in_se']:8.2f} "
+                    f"{name:19} {n:9.0e} {r['lam']:4g} {r['exact']:9.6f} {r['coverage']:9.3f} "
+                    f"[{lo:.3f}, {hi:.3f}] {tightness} {r['estimate_bias_in_se']:8.2f} "
                     f"{r['se_ratio']:6.2f}",
                     flush=True,
                 )
             print(
-                f"{'':19} simultaneous coverage (Bonferroni, 3 orders): {sim:.3f}   [{secs:.1f} s]"
+                f"{'':29} simultaneous coverage (Bonferroni, 3 orders): {sim:.3f}   [{secs:.1f} s]"
             )
             results.append({"rows": rows, "simultaneous_coverage": sim, "seconds": secs})
     if args.out:
