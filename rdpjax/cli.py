@@ -2,6 +2,9 @@
 
     rdpjax bound P Q --lam 2 5 7 [--alpha A] [--discrete | --continuous] [--json]
     rdpjax audit MECHANISM [--param NAME=VALUE ...] --lam 2 5 7 --n 1e6 [--json] [--plot F.png]
+    rdpjax coverage MECHANISM [--param NAME=VALUE ...] --lam 2 5 7 --n 1e4 [--n ...] --reps R
+    rdpjax coverage --experiment NAME | --all  [--n ...] [--reps R] [--json]
+    rdpjax reproduce [--quick] [--n N ...] [--out DIR]
     rdpjax demo [--n N] [--seed S] [--json]
 
 Errors in the input are reported on one line on stderr with exit status 2.
@@ -12,7 +15,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +27,13 @@ __all__ = ["main", "read_samples"]
 
 class CliError(Exception):
     """An input problem, reported as one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit status 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 def read_samples(path: str | Path) -> np.ndarray:
@@ -57,21 +69,49 @@ def read_samples(path: str | Path) -> np.ndarray:
     return arr
 
 
-def _positive_float(text: str) -> float:
+def _number(text: str, valid, requirement: str) -> float:
+    """``float(text)`` if it is finite and ``valid``; else an argparse error naming the rule."""
     try:
         value = float(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from err
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite positive number: {text!r}")
+    if not math.isfinite(value) or not valid(value):
+        raise argparse.ArgumentTypeError(f"{requirement}: {text!r}")
     return value
 
 
+def _positive_float(text: str) -> float:
+    return _number(text, lambda v: v > 0, "must be a finite positive number")
+
+
+def _whole(text: str, least: int) -> int:
+    rule = f"must be a whole number ≥ {least}"
+    return int(_number(text, lambda v: v == int(v) and v >= least, rule))
+
+
 def _count(text: str) -> int:
-    value = _positive_float(text)
-    if value != int(value) or value < 2:
-        raise argparse.ArgumentTypeError(f"must be a whole number ≥ 2: {text!r}")
-    return int(value)
+    """A sample size: a whole number ≥ 2 (``1e6`` is accepted)."""
+    return _whole(text, 2)
+
+
+def _reps(text: str) -> int:
+    """A number of replications: a whole number ≥ 1."""
+    return _whole(text, 1)
+
+
+def _order(text: str) -> float:
+    """An order λ: a finite number > 1."""
+    return _number(text, lambda v: v > 1, "an order λ must be finite and > 1")
+
+
+def _alpha(text: str) -> float:
+    """A family-wise error level in (0, 0.5)."""
+    return _number(text, lambda v: 0 < v < 0.5, "must be in (0, 0.5)")
+
+
+def _command_line(args) -> str:
+    """The command as typed (for the records that results files keep)."""
+    return shlex.join(["rdpjax", *args.argv])
 
 
 def _cmd_bound(args) -> int:
@@ -155,15 +195,26 @@ def _parse_params(items: list[str], factory) -> dict:
     return params
 
 
+def _zoo_mechanism(name: str, param_items: list[str]):
+    """The zoo mechanism ``name`` with ``--param NAME=VALUE`` overrides (CliError if bad)."""
+    factories = _mechanism_factories()
+    if name not in factories:
+        raise CliError(f"unknown mechanism {name!r}; choose one of: {', '.join(sorted(factories))}")
+    factory = factories[name]
+    params = _parse_params(param_items, factory)
+    try:
+        return factory(**params)
+    except ValueError as err:
+        raise CliError(str(err)) from err
+
+
 def _cmd_audit(args) -> int:
     import jax
 
     from rdpjax.audit import audit
 
-    factories = _mechanism_factories()
-    factory = factories[args.mechanism]
+    mech = _zoo_mechanism(args.mechanism, args.param)
     try:
-        mech = factory(**_parse_params(args.param, factory))
         x, x_prime = mech.reference_pair()
         report = audit(
             mech,
@@ -211,40 +262,159 @@ def _plot_audit(report, path) -> None:
     plt.close(fig)
 
 
-def _cmd_reproduce(args) -> int:
+def _meta(args, **fields) -> dict:
+    """The settings and environment a results file records beside its numbers."""
     import platform
 
     import jax
 
-    from rdpjax.reproduce import format_table, reproduce, write_results
-
-    if args.quick:
-        n, reps, coverage_n = args.n or 10**5, args.reps or 50, args.coverage_n or 10**4
-    else:
-        n, reps, coverage_n = args.n or 10**7, args.reps or 200, args.coverage_n or 10**5
-    rows = reproduce(
-        n=n,
-        reps=reps,
-        coverage_n=coverage_n,
-        seed=args.seed,
-        alpha=args.alpha,
-        progress=not args.json,
-    )
-    meta = {
-        "command": "rdpjax " + " ".join(sys.argv[1:]) if sys.argv[1:] else "rdpjax reproduce",
-        "alpha": args.alpha,
-        "seed": args.seed,
+    return {
+        "command": _command_line(args),
+        **fields,
         "jax": jax.__version__,
         "machine": platform.platform(),
     }
-    if args.out is not None:
-        write_results(rows, Path(args.out), meta)
+
+
+def _use_agg() -> bool:
+    """Select matplotlib's file-only backend; False when matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        return False
+    matplotlib.use("Agg")
+    return True
+
+
+def _cmd_reproduce(args) -> int:
+    from rdpjax.reproduce import format_table, reproduce, write_results
+
+    if args.quick:
+        n, reps, coverage_n = args.n or [10**5], args.reps or 50, args.coverage_n or 10**4
+    else:
+        n, reps, coverage_n = args.n or [10**7], args.reps or 200, args.coverage_n or 10**5
+    out = None if args.out is None else Path(args.out)
+    figures = None
+    if out is not None and not args.no_figures:
+        if _use_agg():
+            figures = out / "figures"
+        else:
+            print(
+                "rdpjax reproduce: matplotlib is not installed; writing no figures "
+                "(pip install matplotlib)",
+                file=sys.stderr,
+            )
+    try:
+        rows = reproduce(
+            n=n,
+            reps=reps,
+            coverage_n=coverage_n,
+            seed=args.seed,
+            alpha=args.alpha,
+            names=args.experiment or None,
+            progress=not args.json,
+            figures=figures,
+        )
+    except ValueError as err:
+        raise CliError(str(err)) from err
+    meta = _meta(args, alpha=args.alpha, seed=args.seed)
+    if figures is not None:
+        meta["figures"] = sorted(str(p.relative_to(out)) for p in figures.glob("*.png"))
+    if out is not None:
+        write_results(rows, out, meta)
     if args.json:
         print(json.dumps({"meta": meta, "rows": rows}, indent=1))
     else:
         print(format_table(rows))
-        if args.out is not None:
-            print(f"\nwrote {Path(args.out) / 'results.json'} and results.md")
+        if out is not None:
+            print(f"\nwrote {out / 'results.json'} and results.md", end="")
+            print(f", and {len(meta['figures'])} figures in {figures}" if figures else "")
+    return 0
+
+
+def _coverage_targets(args) -> list[tuple[str, object, object, object]]:
+    """``(label, mechanism, x, x')`` for each mechanism or experiment the command names."""
+    from rdpjax.databases import paper_pair
+    from rdpjax.reproduce import EXPERIMENTS, resolve_experiment
+
+    if args.all or args.experiment:
+        if args.mechanism is not None:
+            raise CliError("name either a MECHANISM or --experiment/--all, not both")
+        if args.param:
+            raise CliError("--param applies to a MECHANISM; the experiments use paper 000's")
+        try:
+            names = (
+                list(EXPERIMENTS) if args.all else [resolve_experiment(e) for e in args.experiment]
+            )
+        except ValueError as err:
+            raise CliError(str(err)) from err
+        x, x_prime = paper_pair()
+        return [(name, EXPERIMENTS[name](), x, x_prime) for name in dict.fromkeys(names)]
+    if args.mechanism is None:
+        raise CliError("name a MECHANISM, --experiment NAME or --all (see rdpjax coverage --help)")
+    mech = _zoo_mechanism(args.mechanism, args.param)
+    label = args.mechanism
+    if args.param:
+        label += "(" + ", ".join(args.param) + ")"
+    try:
+        x, x_prime = mech.reference_pair()
+    except ValueError as err:
+        raise CliError(str(err)) from err
+    return [(label, mech, x, x_prime)]
+
+
+def _cmd_coverage(args) -> int:
+    from rdpjax.audit import exact_divergences
+    from rdpjax.reproduce import coverage_cells
+    from rdpjax.studies import format_coverage
+
+    targets = _coverage_targets(args)
+    lam = list(dict.fromkeys(args.lam))
+    sizes = sorted(set(args.n or [10**4]))
+    for label, mech, x, x_prime in targets:  # every check before the first (long) study
+        try:
+            exact = exact_divergences(mech, x, x_prime, lam, args.both_directions)
+        except ValueError as err:
+            raise CliError(f"{label}: {err}") from err
+        if exact is None:
+            raise CliError(
+                f"{label} has no exact divergence on its reference pair at λ = {lam}; "
+                "coverage needs the truth"
+            )
+    jobs = [(label, mech, x, x_prime, n) for label, mech, x, x_prime in targets for n in sizes]
+    try:
+        cells = list(
+            coverage_cells(
+                jobs,
+                progress=not args.json,
+                lam=lam,
+                reps=args.reps,
+                seed=args.seed,
+                alpha=args.alpha,
+                both_directions=args.both_directions,
+            )
+        )
+    except ValueError as err:
+        raise CliError(str(err)) from err
+    meta = _meta(
+        args,
+        lam=lam,
+        reps=args.reps,
+        alpha=args.alpha,
+        seed=args.seed,
+        both_directions=args.both_directions,
+    )
+    if args.json:
+        print(json.dumps({"meta": meta, "cells": cells}, indent=1))
+        return 0
+    bounds = len(lam) * (2 if args.both_directions else 1)
+    what = "max over both directions" if args.both_directions else "D_λ(P‖Q)"
+    print(
+        f"coverage of the lower bound on {what} over R = {args.reps} replications "
+        f"(seed {args.seed})\nnominal: each bound ≥ {1 - args.alpha / bounds:.4g} (level α/K, "
+        f"K = {bounds}); simultaneous ≥ {1 - args.alpha:.4g}\n"
+    )
+    print(format_coverage(cells))
     return 0
 
 
@@ -255,32 +425,96 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+def _subcommand(sub, name: str, *, help: str, description: str, examples: list[str]):
+    """A subparser whose help ends with examples, kept on their own lines."""
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples)
+    return sub.add_parser(
+        name,
+        help=help,
+        description=textwrap.fill(description, 88),
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _add_lam(parser, *, required: bool = False, parse=float) -> None:
+    parser.add_argument(
+        "--lam",
+        type=parse,
+        nargs="+",
+        required=required,
+        default=None if required else [2.0, 5.0, 7.0],
+        metavar="λ",
+        help="one or more orders λ > 1; bounds are simultaneous over them"
+        + ("" if required else " (default 2 5 7)"),
+    )
+
+
+def _add_zoo_options(parser, names: list[str], *, optional: bool = False) -> None:
+    parser.add_argument(
+        "mechanism",
+        nargs="?" if optional else None,
+        default=None,
+        metavar="MECHANISM",
+        help="a zoo mechanism: " + ", ".join(names),
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a parameter of the mechanism (repeatable), e.g. --param scale=2",
+    )
+
+
+def _add_experiments(parser, slugs: list[str], help: str) -> None:
+    parser.add_argument(
+        "--experiment",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"{help} (repeatable): " + ", ".join(slugs),
+    )
+
+
+def _add_sizes(parser, help: str) -> None:
+    """``--n N [N ...]``, also repeatable: every value is kept."""
+    parser.add_argument(
+        "--n", type=_count, nargs="+", action="extend", default=None, metavar="N", help=help
+    )
+
+
+def _add_level_and_seed(parser) -> None:
+    parser.add_argument(
+        "--alpha", type=_alpha, default=0.05, help="family-wise error level (default 0.05)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rdpjax",
         description="Black-box statistical lower bounds on the Rényi-DP parameter ε(λ) "
         "(Kutta, Askin, Dunsche, arXiv:2212.04739).",
+        epilog="Run `rdpjax COMMAND --help` for a command's options and examples.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    b = sub.add_parser(
+    b = _subcommand(
+        sub,
         "bound",
         help="lower-bound D_λ(P‖Q) from two files of samples",
         description="Lower-bound the Rényi divergence D_λ(P‖Q), hence ε(λ), from samples of a "
         "mechanism's output on two adjacent databases: P on x, Q on x'. Files: .npy, .csv or "
         ".txt, one sample per row (several columns: a vector output, d ≤ 3 for continuous data).",
-        epilog="example: rdpjax bound on_x.npy on_x_prime.npy --lam 2 5 7 --json",
+        examples=[
+            "rdpjax bound on_x.npy on_x_prime.npy --lam 2 5 7 --json",
+            "rdpjax bound counts_x.csv counts_x_prime.csv --lam 2 --discrete --both-directions",
+        ],
     )
     b.add_argument("p", metavar="P", help="samples of the output on database x")
     b.add_argument("q", metavar="Q", help="samples of the output on the adjacent database x'")
-    b.add_argument(
-        "--lam",
-        type=float,
-        nargs="+",
-        required=True,
-        metavar="λ",
-        help="one or more orders λ > 1 (bounds are simultaneous)",
-    )
+    _add_lam(b, required=True)
     b.add_argument(
         "--alpha",
         type=float,
@@ -320,39 +554,22 @@ def build_parser() -> argparse.ArgumentParser:
     b.set_defaults(func=_cmd_bound)
 
     names = sorted(_mechanism_factories())
-    a = sub.add_parser(
+    a = _subcommand(
+        sub,
         "audit",
         help="audit a zoo mechanism on its reference pair of databases",
         description="Draw n outputs of a zoo mechanism on its reference pair of adjacent "
         "databases (pair (21) of arXiv:2212.04739 for paper 000's mechanisms), bound ε(λ) from "
-        "below in both directions, and compare with the exact value and the claimed ε. "
-        f"Mechanisms: {', '.join(names)}.",
-        epilog="example: rdpjax audit orthogonal-series --param k=2 --param ties=literal "
-        "--lam 2 5 7 --n 1e5",
+        "below in both directions, and compare with the exact value and the claimed ε.",
+        examples=[
+            "rdpjax audit laplace --n 1e5",
+            "rdpjax audit orthogonal-series --param k=2 --param ties=literal --lam 2 5 7 --n 1e5",
+        ],
     )
-    a.add_argument(
-        "mechanism", choices=names, metavar="MECHANISM", help="one of: " + ", ".join(names)
-    )
-    a.add_argument(
-        "--param",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="override a parameter (repeatable), e.g. --param scale=2",
-    )
-    a.add_argument(
-        "--lam",
-        type=float,
-        nargs="+",
-        default=[2.0, 5.0, 7.0],
-        metavar="λ",
-        help="orders λ > 1 (default 2 5 7)",
-    )
+    _add_zoo_options(a, names)
+    _add_lam(a, parse=_order)
     a.add_argument("--n", type=_count, default=10**6, help="outputs per database (default 1e6)")
-    a.add_argument(
-        "--alpha", type=float, default=0.05, help="family-wise error level (default 0.05)"
-    )
-    a.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+    _add_level_and_seed(a)
     a.add_argument("--one-direction", action="store_true", help="bound only D_λ(P‖Q)")
     a.add_argument("--json", action="store_true", help="print JSON")
     a.add_argument(
@@ -360,23 +577,71 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.set_defaults(func=_cmd_audit)
 
-    r = sub.add_parser(
+    from rdpjax.reproduce import EXPERIMENTS, experiment_slug
+
+    slugs = [experiment_slug(name) for name in EXPERIMENTS]
+    c = _subcommand(
+        sub,
+        "coverage",
+        help="how often the bound holds: R replications with a known truth",
+        description="Measure the coverage of the lower bound: draw R independent replications "
+        "of n outputs on each of two adjacent databases, bound ε(λ) in each, and count how "
+        "often the bound is at or below the exact value. The R replications run vmapped in one "
+        "compiled call per (mechanism, n). Prints, per mechanism, n and λ: the empirical "
+        "coverage with its Wilson 95% interval, the simultaneous coverage (every λ held in the "
+        "same replication) and the mean tightness lower/exact. A zoo MECHANISM runs on its "
+        "reference pair; --experiment and --all take paper 000's experiments (§V, pair (21), "
+        "the paper's parameters): " + ", ".join(slugs) + ".",
+        examples=[
+            "rdpjax coverage laplace --n 1e4 --reps 200",
+            "rdpjax coverage gaussian --param scale=2 --lam 2 5 7 --n 1e4 --n 1e5 --reps 100",
+            "rdpjax coverage --experiment shuffled-rr --experiment noisy-gd --reps 50 --json",
+            "rdpjax coverage --all --n 1e4 1e5 --reps 200",
+        ],
+    )
+    _add_zoo_options(c, names, optional=True)
+    _add_experiments(c, slugs, "a paper-000 experiment")
+    c.add_argument("--all", action="store_true", help="all seven paper-000 experiments")
+    _add_lam(c, parse=_order)
+    _add_sizes(
+        c,
+        "outputs per database in each replication; several values (or repeated --n) run one "
+        "study per n (default 1e4)",
+    )
+    c.add_argument("--reps", type=_reps, default=200, help="replications R per study (default 200)")
+    _add_level_and_seed(c)
+    c.add_argument(
+        "--both-directions",
+        action="store_true",
+        help="bound both directions; the truth is then the larger divergence",
+    )
+    c.add_argument("--json", action="store_true", help="print JSON, no progress lines")
+    c.set_defaults(func=_cmd_coverage)
+
+    r = _subcommand(
+        sub,
         "reproduce",
-        help="the seven experiments of paper 000 §V at λ = 2, 5, 7, with coverage",
+        help="the seven experiments of paper 000 §V at λ = 2, 5, 7, with coverage and figures",
         description="Audit the seven mechanisms of paper 000 §V (Laplace, Gaussian, both "
         "Poisson-subsampled, randomized response, shuffled RR, noisy gradient descent) on pair "
         "(21) at λ = 2, 5, 7, and measure the coverage of the bound over vmapped replications. "
-        "Prints a table; --out also writes results.json and results.md.",
+        "Prints a table; --out also writes results.json, results.md and figures/ (per "
+        "mechanism: the densities p̂, q̂, q̂_τ and the floor behind the bound, the bound vs λ, "
+        "and, with several --n, the bound vs n; figures need matplotlib).",
+        examples=[
+            "rdpjax reproduce --quick                      # about 2 minutes on 2 CPU cores",
+            "rdpjax reproduce --quick --n 1e4 1e5 --out results/",
+            "rdpjax reproduce --out benchmarks/results/paper_000   # n = 1e7, R = 200",
+        ],
     )
-    r.add_argument(
-        "--n",
-        type=_count,
-        default=None,
-        help="outputs per database for the bounds (default 1e7; --quick: 1e5)",
+    _add_sizes(
+        r,
+        "outputs per database for the bounds; several values give one row per n and a "
+        "bound-vs-n figure (default 1e7; --quick: 1e5)",
     )
     r.add_argument(
         "--reps",
-        type=_count,
+        type=_reps,
         default=None,
         help="replications of the coverage study (default 200; --quick: 50)",
     )
@@ -386,19 +651,24 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="outputs per database in each replication (default 1e5; --quick: 1e4)",
     )
+    _add_experiments(r, slugs, "run only this experiment")
     r.add_argument("--quick", action="store_true", help="small sizes: minutes on a laptop")
-    r.add_argument("--out", metavar="DIR", default=None, help="write results.json and results.md")
-    r.add_argument("--alpha", type=float, default=0.05, help="family-wise error level")
-    r.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+    r.add_argument(
+        "--out", metavar="DIR", default=None, help="write results.json, results.md, figures/"
+    )
+    r.add_argument("--no-figures", action="store_true", help="with --out: skip the figures")
+    _add_level_and_seed(r)
     r.add_argument("--json", action="store_true", help="print JSON, no progress lines")
     r.set_defaults(func=_cmd_reproduce)
 
-    d = sub.add_parser(
+    d = _subcommand(
+        sub,
         "demo",
         help="bounds for the Gaussian and Laplace mechanisms of paper 000 beside the exact values",
         description="Draw n outputs per side of the Gaussian and Laplace mechanisms (b = 5) on "
         "the databases (21) of arXiv:2212.04739 and print the lower bounds at λ = 2, 5, 7 "
-        "beside the exact ε(λ).",
+        "beside the exact ε(λ). (`make demo` runs the fuller `rdpjax reproduce --quick`.)",
+        examples=["rdpjax demo", "rdpjax demo --n 1e5 --json"],
     )
     d.add_argument("--n", type=_count, default=10**6, help="samples per side (default 1e6)")
     d.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
@@ -409,7 +679,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    args.argv = argv
     try:
         return args.func(args)
     except CliError as err:

@@ -9,8 +9,9 @@ axes; every artist carries a label, so the plotted data can be read back from ``
 The densities are computed by the library's own kernels (:func:`rdpjax.binning.linear_binning`,
 :func:`rdpjax.kde.fft_kde`, :func:`rdpjax.divergence.softmax_floor`) on exactly the grid, bandwidth
 h, floor τ and β of the :class:`rdpjax.Bound` that :func:`rdpjax.lower_bound` returns for the
-same samples and options: the curves are the p̂, q̂ and q̂_τ of eq. (10) and (13) of Kutta, Askin,
-Dunsche, arXiv:2212.04739v3, whose plug-in divergence is the bound's ``estimate``.
+same samples and options: the curves are the p̂, q̂ and q̂_τ of eq. (10) (or the relative
+frequencies of eq. (9) for discrete outputs) and (13) of Kutta, Askin, Dunsche,
+arXiv:2212.04739v3, whose plug-in divergence is the bound's ``estimate``.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ import math
 from collections.abc import Mapping
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax.audit import AuditReport
 from rdpjax.binning import linear_binning
 from rdpjax.bounds import Bound, lower_bound, plan_bound
+from rdpjax.discrete import encode_pair
 from rdpjax.divergence import softmax_floor
 from rdpjax.grid import grid_from_range
 from rdpjax.kde import fft_kde
@@ -70,14 +73,15 @@ def _finish(ax, path, dpi: int):
 
 @dataclasses.dataclass(frozen=True)
 class DensityCurves:
-    """The densities behind a continuous 1-D bound, on the bound's grid (host numpy float64).
+    """The densities behind a 1-D bound, on the bound's grid or support (host numpy float64).
 
     Attributes:
-      points: ``(g,)`` grid points.
-      p_hat: ``(g,)`` KDE of the samples on x (eq. (10)).
-      q_hat: ``(g,)`` KDE of the samples on x'.
+      points: ``(g,)`` grid points (continuous), or the support values — the index of each
+        value when the outputs are vectors — (discrete).
+      p_hat: ``(g,)`` KDE (eq. (10)) or relative frequencies (eq. (9)) of the samples on x.
+      q_hat: ``(g,)`` the same for the samples on x'.
       q_floored: ``(g,)`` q̂_τ, the softmax floor (13) applied to ``q_hat`` (≥ τ and ≥ q̂).
-      cell_volume: grid spacing Δ (``∫ f ≈ Δ Σ f``).
+      cell_volume: grid spacing Δ (``∫ f ≈ Δ Σ f``); 1 for relative frequencies.
       bound: the :class:`rdpjax.Bound` whose settings were used.
     """
 
@@ -98,45 +102,61 @@ def _densities(p, q, grid, bandwidth, floor, beta, half_width):
     return p_hat, q_hat, softmax_floor(q_hat, floor, beta)  # Eq. (13)
 
 
+def _frequencies(codes_p, codes_q, size: int, floor, beta):
+    """p̂, q̂ (eq. (9)) and q̂_τ (eq. (13)) on the support, as in ``BoundPlan.__call__``."""
+    p_hat = np.bincount(codes_p, minlength=size) / len(codes_p)  # Eq. (9)
+    q_hat = np.bincount(codes_q, minlength=size) / len(codes_q)  # Eq. (9)
+    with float64():
+        q_floored = softmax_floor(jnp.asarray(q_hat), floor, beta)  # Eq. (13)
+        return p_hat, q_hat, np.asarray(q_floored)
+
+
 def density_curves(p_samples, q_samples, *, lam=2.0, **lower_bound_options) -> DensityCurves:
     """p̂, q̂ and q̂_τ exactly as :func:`rdpjax.lower_bound` computes them for these samples.
 
     Runs :func:`rdpjax.lower_bound` and takes h, τ, β and the grid shape from its
     :class:`~rdpjax.Bound`; the grid margin and kernel width come from :func:`rdpjax.plan_bound`
     with the same options (the layout :func:`rdpjax.lower_bound` uses: a deterministic function
-    of the data and options).
+    of the data and options). Discrete samples (as :func:`rdpjax.lower_bound` decides, or
+    ``discrete=True``) give relative frequencies on the pooled support instead of KDEs.
     The floor is on q̂, the denominator of ``D_λ(P‖Q)``. Cost: one bound computation plus one
     KDE per sample, O(n + g log g).
 
     Args:
-      p_samples, q_samples: ``(n,)`` or ``(n, 1)`` continuous samples (outputs on x and x').
+      p_samples, q_samples: ``(n,)`` or ``(n, 1)`` samples (outputs on x and x'); discrete
+        samples may also be vectors ``(n, d)``.
       lam: order(s) passed to :func:`rdpjax.lower_bound`; the densities do not depend on them.
       **lower_bound_options: any keyword of :func:`rdpjax.lower_bound` (``bandwidth``,
-        ``floor``, ``beta``, ``grid_size``, ``alpha``, …).
+        ``floor``, ``beta``, ``grid_size``, ``alpha``, ``discrete``, …).
 
     Returns:
       A :class:`DensityCurves`.
 
     Raises:
-      ValueError: for discrete or multi-dimensional data, or anything
+      ValueError: for continuous samples of more than one dimension, or anything
         :func:`rdpjax.lower_bound` rejects.
     """
-    if lower_bound_options.get("discrete"):
-        raise ValueError("density_curves needs continuous samples; discrete=True was passed.")
     with float64():
         # Host-side planning first: rejects unsuitable data before any compilation.
         plan, p, q = plan_bound(p_samples, q_samples, lam, **lower_bound_options)
-    if plan.discrete:
-        raise ValueError(
-            "the samples were treated as discrete (relative frequencies); density plots need "
-            "continuous 1-D samples (pass discrete=False to force a KDE)."
-        )
-    if len(plan.shape) != 1:
+    if not plan.discrete and len(plan.shape) != 1:
         raise ValueError(f"density plots need 1-D samples; got d = {len(plan.shape)} dimensions.")
     bound = lower_bound(p_samples, q_samples, lam, **lower_bound_options)
+    if plan.shape != bound.grid_shape:  # cannot happen: the same data and options
+        raise RuntimeError(f"grid {plan.shape} differs from the bound's {bound.grid_shape}")
+    if plan.discrete:
+        size = plan.shape[0]
+        p_hat, q_hat, q_floored = _frequencies(
+            np.asarray(p), np.asarray(q), size, bound.floor, bound.beta
+        )
+        # plan_bound's codes index the pooled support of encode_pair; recover its values.
+        _, _, support = encode_pair(np.asarray(p_samples), np.asarray(q_samples))
+        support = np.asarray(support)
+        points = (
+            support.astype(np.float64) if support.ndim == 1 else np.arange(size, dtype=np.float64)
+        )
+        return DensityCurves(points, p_hat, q_hat, q_floored, 1.0, bound)
     with float64():
-        if plan.shape != bound.grid_shape:  # cannot happen: the same data and options
-            raise RuntimeError(f"grid {plan.shape} differs from the bound's {bound.grid_shape}")
         lo = np.minimum(np.min(p, 0), np.min(q, 0)).astype(np.float64)
         hi = np.maximum(np.max(p, 0), np.max(q, 0)).astype(np.float64)
         grid = grid_from_range(lo, hi, plan.shape, plan.pad)  # the grid of BoundPlan.__call__
@@ -168,10 +188,11 @@ def plot_densities(
 
     The curves come from :func:`density_curves`: the same bandwidth, floor, β and grid as
     :func:`rdpjax.lower_bound` with the same options. Lines are labelled ``"p̂ (x)"``,
-    ``"q̂ (x')"``, ``"q̂_τ (x', floored)"`` and ``"floor τ"``.
+    ``"q̂ (x')"``, ``"q̂_τ (x', floored)"`` and ``"floor τ"``. Discrete samples are drawn as
+    relative frequencies (markers) on their support.
 
     Args:
-      p_samples, q_samples: 1-D continuous samples (outputs on x and x').
+      p_samples, q_samples: 1-D samples (outputs on x and x').
       ax: matplotlib axes to draw on; a new figure when ``None``.
       log: logarithmic y-axis (the floor acts in the tails, visible only on a log scale).
       lam: order(s) for the bound whose settings are used (they do not depend on λ).
@@ -194,22 +215,28 @@ def plot_densities(
     bound = curves.bound
     ax = _axes(ax)
     x = curves.points
-    ax.plot(x, curves.p_hat, color="C0", lw=1.2, label="p̂ (x)")
-    ax.plot(x, curves.q_hat, color="C1", lw=1.2, label="q̂ (x')")
-    ax.plot(x, curves.q_floored, color="C3", lw=1.0, ls="--", label="q̂_τ (x', floored)")
+    style = dict(marker=".", ms=3, ls="none") if bound.discrete else dict(lw=1.2)
+    ax.plot(x, curves.p_hat, color="C0", label="p̂ (x)", **style)
+    ax.plot(x, curves.q_hat, color="C1", label="q̂ (x')", **style)
+    floored_style = dict(marker="_", ms=5, ls="none") if bound.discrete else dict(lw=1.0, ls="--")
+    ax.plot(x, curves.q_floored, color="C3", label="q̂_τ (x', floored)", **floored_style)
     ax.axhline(float(bound.floor), color="0.4", lw=0.8, ls=":", label="floor τ")
     if log:
         ax.set_yscale("log")
         top = max(curves.p_hat.max(), curves.q_hat.max())
         ax.set_ylim(min(float(bound.floor), top) * 1e-2, top * 3)
-    h = float(np.asarray(bound.bandwidth).ravel()[0])
-    ax.set_title(
-        f"h = {h:.3g}, τ = {float(bound.floor):.3g}, β = {float(bound.beta):.3g}, "
-        f"grid {bound.grid_shape[0]}",
-        fontsize="small",
-    )
+    if bound.discrete:
+        title = f"relative frequencies, τ = {float(bound.floor):.3g}, β = {float(bound.beta):.3g}"
+        title += f", support {bound.grid_shape[0]}"
+    else:
+        h = float(np.asarray(bound.bandwidth).ravel()[0])
+        title = (
+            f"h = {h:.3g}, τ = {float(bound.floor):.3g}, β = {float(bound.beta):.3g}, "
+            f"grid {bound.grid_shape[0]}"
+        )
+    ax.set_title(title, fontsize="small")
     ax.set_xlabel("output")
-    ax.set_ylabel("density")
+    ax.set_ylabel("probability" if bound.discrete else "density")
     ax.legend(fontsize="small")
     return _finish(ax, path, dpi)
 

@@ -1,11 +1,18 @@
 """Reproduce the experiments of paper 000 §V: seven mechanisms on pair (21) at λ = 2, 5, 7.
 
-For each mechanism: one audit at ``n`` outputs per database (the estimate and the lower bound,
-simultaneous over the three orders), and a coverage study of ``reps`` vmapped replications at
-``coverage_n`` outputs per database (the fraction of replications whose bound held). The exact
-values are the closed forms of methods.md §3 (the zoo's ``divergence``).
+For each mechanism: bounds at one or several sample sizes ``n`` (outputs per database; the
+estimate and the lower bound, simultaneous over the three orders), and a coverage study of
+``reps`` vmapped replications at ``coverage_n`` outputs per database (the fraction of
+replications whose bound held). The exact values are the closed forms of methods.md §3 (the
+zoo's ``divergence``). With ``figures`` it also draws, per mechanism, the densities behind the
+bound, the bound against λ and (several n) the bound against n.
 
-Used by ``rdpjax reproduce`` and ``benchmarks/paper_000.py``.
+Every random stream is a function of ``(seed, experiment name, n)`` alone (:func:`cell_key`), so
+a row does not depend on which other experiments or sizes were asked for, and the coverage of
+``rdpjax reproduce`` equals that of ``rdpjax coverage --experiment NAME`` with the same seed.
+
+Used by ``rdpjax reproduce``, ``rdpjax coverage``, ``benchmarks/paper_000.py`` and
+``benchmarks/coverage.py``.
 """
 
 from __future__ import annotations
@@ -13,16 +20,32 @@ from __future__ import annotations
 import json
 import sys
 import time
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import jax
+import numpy as np
 
 from rdpjax import mechanisms as m
-from rdpjax.audit import audit
+from rdpjax.audit import exact_divergences
+from rdpjax.bounds import lower_bound
 from rdpjax.databases import paper_pair
+from rdpjax.mechanisms.base import Mechanism
 from rdpjax.studies import coverage
 
-__all__ = ["EXPERIMENTS", "ORDERS", "reproduce", "write_results"]
+__all__ = [
+    "EXPERIMENTS",
+    "ORDERS",
+    "cell_key",
+    "coverage_cell",
+    "coverage_cells",
+    "experiment_slug",
+    "format_table",
+    "reproduce",
+    "resolve_experiment",
+    "write_results",
+]
 
 ORDERS = (2.0, 5.0, 7.0)
 
@@ -38,74 +61,233 @@ EXPERIMENTS = {
 """The seven experiments of paper 000 §V with the paper's parameters."""
 
 
+def experiment_slug(name: str) -> str:
+    """The command-line spelling of an experiment: ``"Shuffled RR"`` → ``"shuffled-rr"``."""
+    return name.lower().replace(" ", "-")
+
+
+def resolve_experiment(text: str) -> str:
+    """The :data:`EXPERIMENTS` key for a name or slug (case-insensitive).
+
+    Raises:
+      ValueError: naming the accepted spellings, if ``text`` is none of them.
+    """
+    for name in EXPERIMENTS:
+        if text.lower() in (name.lower(), experiment_slug(name)):
+            return name
+    choices = ", ".join(experiment_slug(name) for name in EXPERIMENTS)
+    raise ValueError(f"unknown experiment {text!r}; choose one of: {choices}")
+
+
+def cell_key(seed: int, label: str, n: int, *, purpose: int) -> jax.Array:
+    """The PRNG key of one (experiment, n) cell: ``seed`` folded with a CRC-32 of ``label``,
+    then ``purpose`` (0: the bounds at n, 1: the coverage study at n), then ``n``."""
+    key = jax.random.key(seed)
+    for data in (zlib.crc32(label.encode()) & 0x7FFFFFFF, purpose, n):
+        key = jax.random.fold_in(key, data)
+    return key
+
+
+def _draw(mechanism: Mechanism, x, x_prime, n: int, key) -> tuple[np.ndarray, np.ndarray]:
+    """n outputs on x and on x' exactly as :func:`rdpjax.audit` draws them (same key split,
+    same canonical encoding of discrete outputs), as host arrays."""
+    kp, kq = jax.random.split(key)
+    p, q = mechanism.sample(kp, x, n), mechanism.sample(kq, x_prime, n)
+    if mechanism.output(x).is_discrete:
+        p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
+    return np.asarray(p), np.asarray(q)
+
+
+def _status(text: str, *, end: str = "") -> None:
+    print(text, end=end, file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------- coverage
+
+
+def coverage_cell(
+    label: str,
+    mechanism: Mechanism,
+    x,
+    x_prime,
+    *,
+    lam: Sequence[float] = ORDERS,
+    n: int,
+    reps: int,
+    seed: int = 0,
+    alpha: float = 0.05,
+    both_directions: bool = False,
+) -> dict:
+    """One coverage study (``reps`` replications in one compiled call), as a JSON-ready dict.
+
+    The dict is :meth:`rdpjax.studies.CoverageResult.to_dict` plus ``mechanism`` (= ``label``),
+    ``alpha``, ``both_directions``, ``seed`` and ``seconds`` (wall time, compilation included).
+    The key is ``cell_key(seed, label, n, purpose=1)``.
+    """
+    start = time.perf_counter()
+    result = coverage(
+        mechanism,
+        x,
+        x_prime,
+        lam,
+        n=n,
+        reps=reps,
+        key=cell_key(seed, label, n, purpose=1),
+        alpha=alpha,
+        both_directions=both_directions,
+    )
+    return {
+        "mechanism": label,
+        **result.to_dict(),
+        "alpha": alpha,
+        "both_directions": both_directions,
+        "seed": seed,
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+
+
+def coverage_cells(
+    jobs: Sequence[tuple[str, Mechanism, object, object, int]],
+    *,
+    progress: bool = True,
+    **options,
+) -> Iterator[dict]:
+    """Run :func:`coverage_cell` for each ``(label, mechanism, x, x_prime, n)`` in turn.
+
+    Yields each cell as soon as it is done (so a caller can save it before the next starts).
+    With ``progress``, one line per cell on stderr: ``[2/6] Gaussian, n = 10,000, R = 200 … 9 s``.
+    ``options`` are the keyword arguments of :func:`coverage_cell`.
+    """
+    for i, (label, mechanism, x, x_prime, n) in enumerate(jobs):
+        if progress:
+            _status(f"[{i + 1}/{len(jobs)}] {label}, n = {n:,}, R = {options.get('reps')} …")
+        cell = coverage_cell(label, mechanism, x, x_prime, n=n, **options)
+        if progress:
+            _status(f" {cell['seconds']:.0f} s", end="\n")
+        yield cell
+
+
+# ----------------------------------------------------------------------------- reproduce
+
+
+def _sizes(n: int | Iterable[int]) -> list[int]:
+    sizes = sorted({int(v) for v in np.atleast_1d(np.asarray(n, dtype=np.int64))})
+    if not sizes or sizes[0] < 2:
+        raise ValueError(f"n must be one or more whole numbers ≥ 2; got {n!r}.")
+    return sizes
+
+
+def _write_figures(folder: Path, name: str, p, q, bounds: dict, exact, alpha: float) -> None:
+    """Densities and bound vs λ at the largest n; bound vs n when there are several."""
+    import matplotlib.pyplot as plt
+
+    from rdpjax import plots
+
+    folder.mkdir(parents=True, exist_ok=True)
+    slug = experiment_slug(name)
+    n_max = max(bounds)
+    ax = plots.plot_densities(p, q, lam=list(ORDERS), alpha=alpha)
+    ax.set_title(f"{name}, n = {n_max:,}\n{ax.get_title()}", fontsize="small")
+    ax.figure.savefig(folder / f"{slug}_densities.png", dpi=100)
+    plt.close(ax.figure)
+    ax = plots.plot_bound_vs_lambda(bounds[n_max], exact=exact, title=f"{name}, n = {n_max:,}")
+    ax.figure.savefig(folder / f"{slug}_bound_vs_lambda.png", dpi=100)
+    plt.close(ax.figure)
+    if len(bounds) > 1:
+        ax = plots.plot_bound_vs_n(bounds, exact=exact)
+        ax.set_title(name, fontsize="small")
+        ax.figure.savefig(folder / f"{slug}_bound_vs_n.png", dpi=100)
+        plt.close(ax.figure)
+
+
 def reproduce(
     *,
-    n: int = 10**7,
+    n: int | Sequence[int] = 10**7,
     reps: int = 200,
     coverage_n: int = 10**5,
     seed: int = 0,
     alpha: float = 0.05,
     names: list[str] | None = None,
     progress: bool = True,
+    figures: Path | None = None,
 ) -> list[dict]:
-    """Run the experiments; return one row per (mechanism, λ).
+    """Run the experiments; return one row per (mechanism, n, λ).
+
+    Args:
+      n: outputs per database for the bounds; several sizes give one row per size.
+      reps, coverage_n: replications and outputs per database of each coverage study.
+      seed: the seed of every key (:func:`cell_key`).
+      alpha: family-wise level of each mechanism's three bounds.
+      names: a subset of :data:`EXPERIMENTS` (default all seven).
+      progress: one status line per mechanism on stderr.
+      figures: a folder for ``<slug>_densities.png``, ``<slug>_bound_vs_lambda.png`` and, with
+        several n, ``<slug>_bound_vs_n.png`` (needs matplotlib).
 
     Row keys: mechanism, lam, exact, estimate, lower, std_error, lower_over_exact, n, coverage,
     coverage_low, coverage_high, coverage_n, reps.
     """
+    sizes = _sizes(n)
+    names = list(EXPERIMENTS) if names is None else [resolve_experiment(v) for v in names]
     x, x_prime = paper_pair()
-    key = jax.random.key(seed)
     rows = []
-    for i, name in enumerate(names or list(EXPERIMENTS)):
+    for i, name in enumerate(names):
         mech = EXPERIMENTS[name]()
-        t0 = time.perf_counter()
+        start = time.perf_counter()
+        exact = exact_divergences(mech, x, x_prime, ORDERS, False)
         if progress:
-            print(
-                f"[{i + 1}/{len(names or EXPERIMENTS)}] {name}: audit at n = {n:,}",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
-        k_audit, k_cov = jax.random.split(jax.random.fold_in(key, i))
-        report = audit(
-            mech, x, x_prime, ORDERS, n=n, key=k_audit, alpha=alpha, both_directions=False
-        )
+            sizes_text = ", ".join(f"{v:,}" for v in sizes)
+            _status(f"[{i + 1}/{len(names)}] {name}: bounds at n = {sizes_text}")
+        bounds = {}
+        for size in sizes:
+            p, q = _draw(mech, x, x_prime, size, cell_key(seed, name, size, purpose=0))
+            bounds[size] = lower_bound(p, q, ORDERS, alpha=alpha)
         if progress:
-            print(f"; coverage, {reps} × n = {coverage_n:,}", end="", file=sys.stderr, flush=True)
-        cov = coverage(mech, x, x_prime, ORDERS, n=coverage_n, reps=reps, key=k_cov, alpha=alpha)
+            _status(f"; coverage, {reps} × n = {coverage_n:,}")
+        cov = coverage_cell(name, mech, x, x_prime, n=coverage_n, reps=reps, seed=seed, alpha=alpha)
+        if figures is not None:
+            if progress:
+                _status("; figures")
+            _write_figures(Path(figures), name, p, q, bounds, exact, alpha)
         if progress:
-            print(f" [{time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
-        for j, lam in enumerate(ORDERS):
-            exact = float(report.exact[j])
-            rows.append(
-                {
-                    "mechanism": name,
-                    "lam": lam,
-                    "exact": exact,
-                    "estimate": float(report.estimate[j]),
-                    "lower": float(report.lower[j]),
-                    "std_error": float(report.std_error[j]),
-                    "lower_over_exact": float(report.lower[j]) / exact,
-                    "n": n,
-                    "coverage": float(cov.coverage[j]),
-                    "coverage_low": float(cov.coverage_low[j]),
-                    "coverage_high": float(cov.coverage_high[j]),
-                    "coverage_n": coverage_n,
-                    "reps": reps,
-                }
-            )
+            _status(f" [{time.perf_counter() - start:.0f} s]", end="\n")
+        for size, bound in bounds.items():
+            for j, lam in enumerate(ORDERS):
+                lower = float(bound.lower[j])
+                rows.append(
+                    {
+                        "mechanism": name,
+                        "lam": lam,
+                        "exact": float(exact[j]),
+                        "estimate": float(bound.estimate[j]),
+                        "lower": lower,
+                        "std_error": float(bound.std_error[j]),
+                        "lower_over_exact": lower / float(exact[j]),
+                        "n": size,
+                        "coverage": cov["coverage"][j],
+                        "coverage_low": cov["coverage_low"][j],
+                        "coverage_high": cov["coverage_high"][j],
+                        "coverage_n": coverage_n,
+                        "reps": reps,
+                    }
+                )
     return rows
 
 
 def format_table(rows: list[dict]) -> str:
-    """Markdown table: mechanism, λ, exact, estimate, lower, lower/exact, coverage."""
+    """Markdown table: mechanism, (n,) λ, exact, estimate, lower, lower/exact, coverage.
+
+    The n column appears when the rows hold more than one sample size.
+    """
+    with_n = len({r["n"] for r in rows}) > 1
+    n_head, n_rule = ("n | ", "---|") if with_n else ("", "")
     lines = [
-        "| mechanism | λ | exact | estimate | lower | lower/exact | coverage (95% CI) |",
-        "|---|---|---|---|---|---|---|",
+        f"| mechanism | {n_head}λ | exact | estimate | lower | lower/exact | coverage (95% CI) |",
+        f"|---|{n_rule}---|---|---|---|---|---|",
     ]
     for r in rows:
+        n_cell = f"{r['n']:,} | " if with_n else ""
         lines.append(
-            f"| {r['mechanism']} | {r['lam']:g} | {r['exact']:.6f} | {r['estimate']:.6f} | "
+            f"| {r['mechanism']} | {n_cell}{r['lam']:g} | {r['exact']:.6f} | {r['estimate']:.6f} | "
             f"{r['lower']:.6f} | {r['lower_over_exact']:.3f} | {r['coverage']:.3f} "
             f"[{r['coverage_low']:.3f}, {r['coverage_high']:.3f}] |"
         )
@@ -117,8 +299,9 @@ def write_results(rows: list[dict], out: Path, meta: dict) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     r0 = rows[0]
+    sizes = " and ".join(f"{v:,}" for v in sorted({r["n"] for r in rows}))
     header = (
-        f"# Paper 000 §V reproduced\n\nBounds from n = {r0['n']:,} outputs per database "
+        f"# Paper 000 §V reproduced\n\nBounds from n = {sizes} outputs per database "
         f"(simultaneous over λ = 2, 5, 7 at {1 - meta['alpha']:.0%}); coverage of the bound over "
         f"{r0['reps']} replications at n = {r0['coverage_n']:,}.\n\n"
         f"Command: `{meta['command']}`\n\n"

@@ -21,7 +21,7 @@ from rdpjax.audit import exact_divergences
 from rdpjax.bounds import plan_bound
 from rdpjax.mechanisms.base import Mechanism
 
-__all__ = ["CoverageResult", "coverage", "wilson_interval"]
+__all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
 
 
 def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
@@ -32,7 +32,10 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[f
     denom = 1 + z * z / trials
     centre = (phat + z * z / (2 * trials)) / denom
     half = z * math.sqrt(phat * (1 - phat) / trials + z * z / (4 * trials * trials)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At k = 0 (k = n) the lower (upper) end is exactly 0 (1); rounding would miss it by an ulp.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return low, high
 
 
 @pytree_dataclass(static=("reps", "n"))
@@ -63,6 +66,69 @@ class CoverageResult:
     std_error: np.ndarray
     reps: int
     n: int
+
+    def to_dict(self, *, replications: bool = False) -> dict:
+        """A JSON-ready summary: per-order lists (``lam``, ``exact``, ``covered`` counts,
+        ``coverage`` and its Wilson 95% interval, ``tightness``, ``mean_lower``,
+        ``mean_estimate``), and the simultaneous coverage with its count and interval.
+        ``replications=True`` adds every replication's ``lower``, ``estimate``, ``std_error``.
+        """
+        lower = np.asarray(self.lower)
+        exact = np.asarray(self.exact)
+        # Counts are recomputed from the replications, not from the rounded fractions.
+        covered = (lower <= exact).sum(axis=0)
+        both = int(np.all(lower <= exact, axis=1).sum())
+        low, high = wilson_interval(both, self.reps)
+        out = {
+            "n": self.n,
+            "reps": self.reps,
+            "lam": np.asarray(self.lam).tolist(),
+            "exact": exact.tolist(),
+            "covered": covered.tolist(),
+            "coverage": np.asarray(self.coverage).tolist(),
+            "coverage_low": np.asarray(self.coverage_low).tolist(),
+            "coverage_high": np.asarray(self.coverage_high).tolist(),
+            "simultaneous_covered": both,
+            "simultaneous": float(self.simultaneous),
+            "simultaneous_low": low,
+            "simultaneous_high": high,
+            "tightness": np.asarray(self.tightness).tolist(),
+            "mean_lower": lower.mean(axis=0).tolist(),
+            "mean_estimate": np.asarray(self.estimate).mean(axis=0).tolist(),
+        }
+        if replications:
+            for name in ("lower", "estimate", "std_error"):
+                out[name] = np.asarray(getattr(self, name)).tolist()
+        return out
+
+
+def format_coverage(cells: Sequence[dict]) -> str:
+    """Markdown table of coverage summaries, one row per (mechanism, n, λ).
+
+    Each cell is a :meth:`CoverageResult.to_dict` with a ``"mechanism"`` key added. The
+    simultaneous coverage (every order's bound held in the same replication) is shown once per
+    (mechanism, n), on its first row.
+    """
+    lines = [
+        "| mechanism | n | R | λ | exact | coverage (95% CI) | simultaneous (95% CI) "
+        "| mean lower/exact |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for cell in cells:
+        for j, lam in enumerate(cell["lam"]):
+            sim = (
+                f"{cell['simultaneous']:.3f} [{cell['simultaneous_low']:.3f}, "
+                f"{cell['simultaneous_high']:.3f}]"
+                if j == 0
+                else ""
+            )
+            lines.append(
+                f"| {cell['mechanism']} | {cell['n']:,} | {cell['reps']} | {lam:g} | "
+                f"{cell['exact'][j]:.6f} | {cell['coverage'][j]:.3f} "
+                f"[{cell['coverage_low'][j]:.3f}, {cell['coverage_high'][j]:.3f}] | {sim} | "
+                f"{cell['tightness'][j]:.3f} |"
+            )
+    return "\n".join(lines)
 
 
 def coverage(
@@ -95,13 +161,18 @@ def coverage(
       **estimator_options: passed to :func:`rdpjax.plan_bound`.
 
     Raises:
-      ValueError: if the mechanism has no exact divergence for the pair, or reps < 1.
+      ValueError: if the mechanism has no exact divergence for the pair, reps < 1, n < 2 or
+        an order λ ≤ 1.
     """
     if not isinstance(mechanism, Mechanism):
         raise ValueError("coverage needs a rdpjax.mechanisms mechanism (a pure JAX sampler).")
-    if not isinstance(reps, int) or reps < 1:
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ValueError(f"reps must be a positive int; got {reps!r}.")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"n must be an int ≥ 2 (outputs per database); got {n!r}.")
     orders = [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
+    if not orders or not all(math.isfinite(v) and v > 1 for v in orders):
+        raise ValueError(f"every order lam must be finite and > 1; got {orders}.")
     exact = exact_divergences(mechanism, x, x_prime, orders, both_directions)
     if exact is None:
         raise ValueError(f"{mechanism.name} has no exact divergence for this pair at {orders}.")

@@ -107,15 +107,20 @@ def test_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["bound", "p.npy", "q.npy", "--lam", "2", "--floor", "-1"])
     assert exc.value.code == 2
+    # One line each, pointing to the help.
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and all(line.startswith("rdpjax bound: error:") for line in lines)
+    assert "--floor" in lines[1] and "see `rdpjax bound --help`" in lines[1]
 
 
 def test_help_is_complete(capsys):
-    for argv in (["--help"], ["bound", "--help"], ["audit", "--help"], ["demo", "--help"]):
-        with pytest.raises(SystemExit) as exc:
-            main(argv)
-        assert exc.value.code == 0
+    """Every subcommand's help: tests/test_coverage_cli.py checks its options and example."""
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
     text = capsys.readouterr().out
-    assert "--lam" in text and "--json" in text and "--discrete" in text
+    for command in ("bound", "audit", "coverage", "reproduce", "demo"):
+        assert command in text
 
 
 def test_read_samples_2d_csv(tmp_path):
@@ -154,17 +159,52 @@ def test_audit_command_errors(capsys, argv, message):
     assert err.startswith("rdpjax audit: error:") and message in err
 
 
-def test_reproduce_writes_results(tmp_path, capsys):
-    """A miniature run of `rdpjax reproduce` (the full one lives in benchmarks/paper_000.py)."""
-    from rdpjax.reproduce import reproduce, write_results
+def test_reproduce_writes_results_and_figures(tmp_path, capsys):
+    """A miniature `rdpjax reproduce --out` (the full one lives in benchmarks/paper_000.py)."""
+    from rdpjax.audit import audit
+    from rdpjax.databases import paper_pair
+    from rdpjax.reproduce import EXPERIMENTS, ORDERS, cell_key
 
-    rows = reproduce(
-        n=5000, reps=3, coverage_n=2000, names=["Gaussian", "Shuffled RR"], progress=False
+    argv = ["reproduce", "--n", "2000", "5e3", "--reps", "3", "--coverage-n", "2000"]
+    argv += ["--experiment", "gaussian", "--experiment", "Shuffled RR", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert "[2/2] Shuffled RR: bounds at n = 2,000, 5,000; coverage" in captured.err
+    assert "| mechanism | n | λ | exact | estimate | lower | lower/exact |" in captured.out
+    results = json.loads((tmp_path / "results.json").read_text())
+    rows = results["rows"]
+    assert len(rows) == 12 and {r["mechanism"] for r in rows} == {"Gaussian", "Shuffled RR"}
+    assert [r["n"] for r in rows[:6]] == [2000] * 3 + [5000] * 3 and rows[0]["lam"] == 2.0
+    assert "| Gaussian | 5,000 | 7 |" in (tmp_path / "results.md").read_text()
+    figures = {
+        f"figures/{slug}_{kind}.png"
+        for slug in ("gaussian", "shuffled-rr")
+        for kind in ("densities", "bound_vs_lambda", "bound_vs_n")
+    }
+    assert set(results["meta"]["figures"]) == figures
+    for name in figures:
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The rows are what rdpjax.audit reports for the same key (one direction).
+    x, xp = paper_pair()
+    report = audit(
+        EXPERIMENTS["Gaussian"](),
+        x,
+        xp,
+        ORDERS,
+        n=5000,
+        key=cell_key(0, "Gaussian", 5000, purpose=0),
+        both_directions=False,
     )
-    assert len(rows) == 6 and {r["mechanism"] for r in rows} == {"Gaussian", "Shuffled RR"}
-    write_results(rows, tmp_path, {"command": "test", "alpha": 0.05})
-    assert json.loads((tmp_path / "results.json").read_text())["rows"][0]["lam"] == 2.0
-    assert "| Gaussian | 2 |" in (tmp_path / "results.md").read_text()
+    gaussian = [r for r in rows if r["mechanism"] == "Gaussian" and r["n"] == 5000]
+    np.testing.assert_array_equal([r["lower"] for r in gaussian], report.lower)
+    np.testing.assert_array_equal([r["exact"] for r in gaussian], report.exact)
+
+
+def test_reproduce_bad_input_is_one_line(capsys):
+    assert main(["reproduce", "--quick", "--experiment", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rdpjax reproduce: error: unknown experiment 'nope'")
+    assert err.count("\n") == 1
 
 
 def test_txt_with_commas_and_a_commented_header(tmp_path):

@@ -58,6 +58,16 @@ def _errorbar(ax, label):
     return data_line, np.array([s[0][1] for s in segments]), np.array([s[1][1] for s in segments])
 
 
+def _plugin(curves, bound):
+    """D_λ(p̂, q̂_τ) of the plotted curves with the bound's τ and β, for each order."""
+    with rdpjax.float64():
+        p_hat, q_hat = jnp.asarray(curves.p_hat), jnp.asarray(curves.q_hat)
+        return [
+            float(plugin_divergence(p_hat, q_hat, lam, bound.floor, bound.beta, curves.cell_volume))
+            for lam in ORDERS
+        ]
+
+
 def test_density_curves_are_the_bounds_densities(gaussian_samples):
     p, q = gaussian_samples
     curves = plots.density_curves(p, q, lam=ORDERS)
@@ -69,21 +79,7 @@ def test_density_curves_are_the_bounds_densities(gaussian_samples):
         assert np.sum(f) * curves.cell_volume == pytest.approx(1.0, abs=1e-12)
     np.testing.assert_allclose(np.diff(curves.points), curves.cell_volume, rtol=1e-9)
     # The plug-in divergence of the curves is the bound's estimate: same grid, h, τ, β.
-    with rdpjax.float64():
-        plugin = [
-            float(
-                plugin_divergence(
-                    jnp.asarray(curves.p_hat),
-                    jnp.asarray(curves.q_hat),
-                    lam,
-                    bound.floor,
-                    bound.beta,
-                    curves.cell_volume,
-                )
-            )
-            for lam in ORDERS
-        ]
-    np.testing.assert_allclose(plugin, bound.estimate, rtol=1e-10)
+    np.testing.assert_allclose(_plugin(curves, bound), bound.estimate, rtol=1e-10)
 
 
 def test_plot_densities_draws_the_curves_and_writes_the_file(gaussian_samples, tmp_path):
@@ -124,12 +120,29 @@ def test_plot_densities_follows_the_options_on_given_axes(gaussian_samples):
     assert np.sum(q_line.get_ydata()) * spacing == pytest.approx(1.0, abs=1e-12)
 
 
-def test_plot_densities_rejects_discrete_and_multivariate_samples():
+def test_discrete_densities_are_the_bounds_frequencies(tmp_path):
+    """Discrete samples: relative frequencies (eq. (9)) on the pooled support, q̂ floored."""
     rng = np.random.default_rng(1)
-    with pytest.raises(ValueError, match="discrete"):
-        plots.plot_densities(rng.integers(0, 3, 500), rng.integers(0, 3, 500))
-    with pytest.raises(ValueError, match="continuous"):
-        plots.density_curves(rng.normal(size=500), rng.normal(size=500), discrete=True)
+    p = rng.choice([-2, 0, 3, 7], size=5000, p=[0.1, 0.2, 0.3, 0.4])
+    q = rng.choice([-2, 0, 3, 7], size=4000, p=[0.4, 0.3, 0.2, 0.1])
+    curves = plots.density_curves(p, q, lam=ORDERS)
+    bound = rdpjax.lower_bound(p, q, ORDERS)
+    assert bound.discrete and curves.cell_volume == 1.0
+    # Integer outputs are coded on their whole range (mixed radix): unseen values count 0.
+    support = np.arange(-2, 8)
+    np.testing.assert_array_equal(curves.points, support)
+    np.testing.assert_allclose(curves.p_hat, [np.mean(p == v) for v in support])
+    np.testing.assert_allclose(curves.q_hat, [np.mean(q == v) for v in support])
+    assert np.all(curves.q_floored >= float(bound.floor))
+    np.testing.assert_allclose(_plugin(curves, bound), bound.estimate, rtol=1e-10)
+    ax = plots.plot_densities(p, q, lam=ORDERS, path=tmp_path / "pmf.png", dpi=60)
+    np.testing.assert_array_equal(_line(ax, "p̂ (x)").get_ydata(), curves.p_hat)
+    np.testing.assert_array_equal(_line(ax, "q̂_τ (x', floored)").get_ydata(), curves.q_floored)
+    assert ax.get_ylabel() == "probability" and "relative frequencies" in ax.get_title()
+
+
+def test_density_curves_reject_multivariate_continuous_samples():
+    rng = np.random.default_rng(1)
     with pytest.raises(ValueError, match="1-D"):
         plots.density_curves(rng.normal(size=(500, 2)), rng.normal(size=(500, 2)))
 

@@ -6,7 +6,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import rdpjax
-from rdpjax.studies import coverage, wilson_interval
+from rdpjax.studies import coverage, format_coverage, wilson_interval
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 20), (19, 20), (190, 200), (200, 200)])
@@ -26,6 +26,45 @@ def test_coverage_study_gaussian_and_randomized_response():
         assert np.all(r.coverage >= 0.88), r.coverage
         assert np.all(r.coverage_low <= r.coverage) and np.all(r.coverage <= r.coverage_high)
         np.testing.assert_allclose(r.tightness, (r.lower / r.exact).mean(0))
+        _check_summary(r)
+
+
+def _check_summary(r):
+    """to_dict: counts recomputed from the replications, fractions and intervals agree."""
+    d = r.to_dict()
+    held = r.lower <= r.exact
+    assert d["covered"] == held.sum(0).tolist() and d["n"] == 5000 and d["reps"] == 100
+    np.testing.assert_allclose(d["coverage"], np.array(d["covered"]) / 100)
+    for k, low, high in zip(d["covered"], d["coverage_low"], d["coverage_high"], strict=True):
+        assert (low, high) == wilson_interval(k, 100)
+    assert d["simultaneous_covered"] == int(held.all(1).sum()) <= min(d["covered"])
+    assert d["simultaneous_low"] <= d["simultaneous"] <= d["simultaneous_high"]
+    np.testing.assert_allclose(d["mean_lower"], r.lower.mean(0))
+    assert "lower" not in d and len(r.to_dict(replications=True)["lower"]) == 100
+    table = format_coverage([{"mechanism": "M", **d}]).splitlines()
+    assert len(table) == 2 + 2 and table[2].startswith("| M | 5,000 | 100 | 2 |")
+    assert table[3].count("|  |") == 1  # the simultaneous column only on the first order
+
+
+def test_wilson_interval_ends_are_exact():
+    assert wilson_interval(0, 7)[0] == 0.0 and wilson_interval(7, 7)[1] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(reps=0), "reps"),
+        (dict(reps=True), "reps"),
+        (dict(n=1), "n must be"),
+        (dict(n=1e4), "n must be"),
+        (dict(lam=[1.0, 2.0]), "lam"),
+    ],
+)
+def test_coverage_rejects_bad_arguments_before_any_work(kwargs, message):
+    x, xp = rdpjax.databases.paper_pair()
+    args = dict(lam=[2.0], n=100, reps=2, key=jax.random.key(0)) | kwargs
+    with pytest.raises(ValueError, match=message):
+        coverage(rdpjax.mechanisms.Gaussian(5.0), x, xp, **args)
 
 
 def test_coverage_needs_a_known_truth():
