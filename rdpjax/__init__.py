@@ -4,7 +4,7 @@ Implements Kutta, Askin, Dunsche, *Lower Bounds for Rényi Differential Privacy 
 Setting* (arXiv:2212.04739v3). See ``README.md`` and ``../shared/spec/methods.md``.
 """
 
-from rdpjax import databases, histogram, mechanisms
+from rdpjax import databases, histogram, ldp, mechanisms
 from rdpjax._precision import float64
 from rdpjax.audit import AuditReport, audit
 from rdpjax.bounds import DEFAULTS, Bound, BoundPlan, Defaults, lower_bound, plan_bound
@@ -28,6 +28,7 @@ __all__ = [
     "fft_kde",
     "float64",
     "histogram",
+    "ldp",
     "lower_bound",
     "mechanisms",
     "plan_bound",
