@@ -11,7 +11,38 @@ from collections.abc import Sequence
 
 import jax
 
-__all__ = ["pytree_dataclass"]
+__all__ = ["pytree_dataclass", "register_dataclass_pytree"]
+
+
+def register_dataclass_pytree(cls, data_fields: Sequence[str], meta_fields: Sequence[str]):
+    """Register a frozen dataclass as a pytree whose structure includes its *class*.
+
+    ``jax.tree_util.register_dataclass`` (jax 0.10.2) gives tree structures that compare equal
+    across different classes with the same field names (``Laplace(5)`` and ``Gaussian(5)``)
+    while hashing differently, so jit caches confused them intermittently: a Gaussian draw
+    came back from the Laplace kernel. Here the class is part of the auxiliary data.
+    Unflattening bypasses ``__init__`` (no validation on tracers), as ``register_dataclass`` does.
+    """
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+
+    def flatten_with_keys(obj):
+        children = [(jax.tree_util.GetAttrKey(n), getattr(obj, n)) for n in data_fields]
+        return children, (cls, tuple(getattr(obj, n) for n in meta_fields))
+
+    def flatten(obj):
+        children = [getattr(obj, n) for n in data_fields]
+        return children, (cls, tuple(getattr(obj, n) for n in meta_fields))
+
+    def unflatten(aux, children):
+        obj = object.__new__(cls)
+        for name, value in zip(data_fields, children, strict=True):
+            object.__setattr__(obj, name, value)
+        for name, value in zip(meta_fields, aux[1], strict=True):
+            object.__setattr__(obj, name, value)
+        return obj
+
+    jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
+    return cls
 
 
 def pytree_dataclass(static: Sequence[str] = ()):
@@ -29,6 +60,6 @@ def pytree_dataclass(static: Sequence[str] = ()):
         names = [f.name for f in dataclasses.fields(cls)]
         data = [n for n in names if n not in static]
         meta = [n for n in names if n in static]
-        return jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
+        return register_dataclass_pytree(cls, data, meta)
 
     return wrap

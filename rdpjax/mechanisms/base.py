@@ -30,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rdpjax._pytree import register_dataclass_pytree
 from rdpjax.databases import paper_pair
 
 __all__ = [
@@ -64,7 +65,10 @@ def pytree_dataclass(cls: type) -> type:
     hashing: leaves may be arrays, whose ``==`` is elementwise.
     """
     cls = dataclasses.dataclass(frozen=True, eq=False)(cls)
-    return jax.tree_util.register_dataclass(cls)
+    fields = dataclasses.fields(cls)
+    static = [f.name for f in fields if f.metadata.get("static")]
+    data = [f.name for f in fields if not f.metadata.get("static")]
+    return register_dataclass_pytree(cls, data, static)
 
 
 # --------------------------------------------------------------------------------------------
