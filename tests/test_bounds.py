@@ -124,12 +124,17 @@ def test_fixed_key_coverage_gaussian_and_laplace():
         assert coverage >= 0.90, coverage
 
 
-def test_too_small_bandwidth_and_floor_break_validity():
-    """The reason defaults matter (methods.md §2.5): h and τ far too small bias D̂ upward."""
+def test_too_small_bandwidth_and_floor_break_the_first_order_bound_only():
+    """methods.md §2.5: h and τ far too small bias D̂ upward; the paper's first-order bound
+    (16) does not see it and lands above the truth, the second-order correction does."""
     p, q = _gauss(jax.random.key(8), 10**5, 10**5)
-    bad = rdpjax.lower_bound(p, q, 7.0, bandwidth=0.3 * 5 * 1e5**-0.4, floor=1e-4 / 5)
+    settings = dict(bandwidth=0.3 * 5 * 1e5**-0.4, floor=1e-4 / 5)
+    first = rdpjax.lower_bound(p, q, 7.0, second_order=False, **settings)
+    corrected = rdpjax.lower_bound(p, q, 7.0, **settings)
     good = rdpjax.lower_bound(p, q, 7.0)
-    assert float(bad.lower[0]) > gaussian_exact(7.0) > float(good.lower[0])
+    assert float(first.lower[0]) > gaussian_exact(7.0)
+    assert float(corrected.lower[0]) <= gaussian_exact(7.0)
+    assert float(good.lower[0]) <= gaussian_exact(7.0)
 
 
 def test_both_directions_reports_larger_with_bonferroni():
