@@ -504,7 +504,7 @@ class HistogramEstimate:
 
 
 def _default_floor(n):
-    """Paper 000's discrete floor rule (rdpjax Defaults): τ = 0.1 n^(−0.4), a probability."""
+    """Paper 000's discrete floor rule (rdpjax Defaults): τ = 0.03 n^(−0.4), a probability."""
     n = jnp.asarray(n, jnp.float64)
     return DEFAULTS.discrete_floor_factor * n ** (-DEFAULTS.discrete_floor_exponent)
 
@@ -609,7 +609,7 @@ def from_counts(
       counts: ``(rows, k)`` integer counts, row i from n outputs at input i (rows ≥ 2).
       n: number of outputs per input (may be traced).
       lam: ``None`` for ε-LDP, or the Rényi order λ > 1.
-      floor: τ of the softmax floor on bucket probabilities; default ``0.1 n^(−0.4)``.
+      floor: τ of the softmax floor on bucket probabilities; default ``0.03 n^(−0.4)``.
       beta: β of the softmax floor; default ``1/τ``.
       outside: ``(rows,)`` outputs outside ``[low, high]``; default none.
       inputs: ``(rows,)`` labels of the rows; default ``0 … rows−1``.
@@ -785,7 +785,7 @@ def estimate_ldp(
       buckets: number of buckets; default the guaranteed k. Needs ``n``; without the
         precondition ``L < 2/(b−a)²`` this is the only way to run (no guarantee).
       floor, beta: τ and β of the softmax floor on bucket probabilities (default
-        ``τ = 0.1 n^(−0.4)``, paper 000's discrete rule, and ``β = 1/τ``).
+        ``τ = 0.03 n^(−0.4)``, paper 000's discrete rule, and ``β = 1/τ``).
       with_lower_bound: also compute paper 000's bound (:func:`rdpjax.lower_bound`, KDE) on the
         first ``min(n, chunk_size)`` of the same draws.
       alpha: level of that bound (simultaneous over its orders and directions).
