@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean calibrate coverage
+.PHONY: demo test lint clean calibrate coverage bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ calibrate: $(STAMP)
 # rerunning resumes where it stopped.
 coverage: $(STAMP)
 	$(VENV)/bin/python benchmarks/coverage.py
+
+# Throughput side by side (KDE vs KDEpy/statsmodels/scipy, audit and 1e8 streamed vs RNG alone,
+# vmapped vs looped replications, memory-bandwidth floor): a few minutes on 2 cores. Full sizes
+# (1e9 per side, R = 1000): $(VENV)/bin/python benchmarks/throughput.py
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/throughput.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -30,3 +30,14 @@ def test_numpy_black_box_example_runs_and_refutes_the_claim():
     # Laplace shift 2, scale 1 = (shift 1, scale 1/2): the closed form typed from the paper.
     exact = np.array([laplace_exact(lam, b=0.5) for lam in (2.0, 5.0, 7.0)])
     assert np.all(report.lower <= exact) and np.all(report.lower > 1.0)
+
+
+def test_streamed_example_runs_at_small_n():
+    """The README's streaming block, with N = 1e9 replaced by 2e5: bounds below the truth."""
+    source = _block_defining("on_x_prime").replace("N = 10**9", "N = 2 * 10**5")
+    assert "N = 2 * 10**5" in source
+    namespace: dict = {}
+    exec(compile(source, "README.md", "exec"), namespace)  # noqa: S102
+    bound = namespace["bound"]  # the zoo Gaussian (b = 5) on (21): exact λ/50
+    assert np.all(np.asarray(bound.lower) <= np.array([2.0, 5.0, 7.0]) / 50)
+    assert np.all(np.asarray(bound.lower) > 0)

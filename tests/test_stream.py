@@ -1,0 +1,305 @@
+"""Streamed bounds, device splitting and compiled-once studies (rdpjax.stream, rdpjax.sharding).
+
+References are independent of the streamed kernel: the in-memory ``rdpjax.lower_bound`` on the
+same draws (materialized through the public ``mechanism.sample`` or ``streamed_samples``), with
+out-of-range draws clamped by numpy, and jax's own compilation events. Fixed keys throughout;
+the settings (bandwidth, floor, grid) are fixed so that the two pipelines see the same grid.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import rdpjax
+from rdpjax import mechanisms
+from rdpjax.binning import bin_chunk
+from rdpjax.grid import grid_from_range
+from rdpjax.stream import (
+    mechanism_streamed_bound,
+    replicated_bounds,
+    streamed_bound,
+    streamed_samples,
+)
+
+FIELDS = ("estimate", "lower", "std_error", "bias")
+GAUSS = mechanisms.Gaussian(scale=5.0)
+X, X_PRIME = GAUSS.reference_pair()
+# Fixed settings: the in-memory bound of clamped draws then uses exactly the streamed grid.
+CONTINUOUS = dict(grid=(-14.0, 16.0), bandwidth=1.0, floor=2e-3, chunk=2**13)
+
+
+def _assert_same_bound(a, b, rtol=1e-9):
+    assert a.grid_shape == b.grid_shape and a.discrete == b.discrete
+    for name in FIELDS:
+        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=rtol, atol=1e-12)
+    np.testing.assert_array_equal(a.direction, b.direction)
+
+
+def _documented_draws(draw, key, n, chunk):
+    """Draws of one side as the stream documents them: ``draw(fold_in(key, i), chunk)`` for
+    the n // chunk full chunks, then ``draw(fold_in(key, n // chunk), n mod chunk)``."""
+    full, rest = divmod(n, chunk)
+    sizes = [chunk] * full + ([rest] if rest else [])
+    with rdpjax.float64():  # the stream draws in float64 scope, as documented
+        parts = [np.asarray(draw(jax.random.fold_in(key, i), m)) for i, m in enumerate(sizes)]
+    return np.concatenate(parts)
+
+
+def _mechanism_draws(key, n, chunk):
+    """The draws of mechanism_streamed_bound, rebuilt from the public mechanism.sample."""
+    _, k_p, k_q = jax.random.split(key, 3)
+    return [
+        _documented_draws(lambda k, m, x=x: GAUSS.sample(k, x, m), k_side, n, chunk)
+        for k_side, x in ((k_p, X), (k_q, X_PRIME))
+    ]
+
+
+def test_streamed_equals_in_memory_with_outside_mass_clamped_and_counted():
+    """n = 30000 per side in 3 chunks and a rest, a grid narrower than the draws: the
+    streamed bound equals lower_bound on the same draws clamped to the grid range by numpy,
+    and the clamped draws are counted per side (and warned about), never dropped."""
+    key, n = jax.random.key(0), 30000
+    with pytest.warns(UserWarning, match="clamped"):
+        streamed = mechanism_streamed_bound(key, GAUSS, X, X_PRIME, [2.0, 5.0], n=n, **CONTINUOUS)
+    p, q = _mechanism_draws(key, n, CONTINUOUS["chunk"])
+    lo, hi = CONTINUOUS["grid"]
+    off = [int(np.sum((s < lo) | (s > hi))) for s in (p, q)]
+    pooled = np.concatenate([p, q])
+    assert pooled.min() < lo and pooled.max() > hi  # so the clamped data span the grid range
+    np.testing.assert_array_equal(streamed.outside, off)
+    in_memory = rdpjax.lower_bound(
+        np.clip(p, lo, hi), np.clip(q, lo, hi), [2.0, 5.0], bandwidth=1.0, floor=2e-3
+    )
+    _assert_same_bound(streamed, in_memory)
+    assert int(streamed.n_p) == int(streamed.n_q) == n
+    exact = [GAUSS.divergence(lam, X, X_PRIME) for lam in (2.0, 5.0)]
+    assert np.all(streamed.lower <= exact)
+
+
+def _codes(k, m):
+    return jax.random.randint(k, (m,), 0, 6)
+
+
+RR = mechanisms.RandomizedResponse(eps0=1.0)
+RR_PAIR = (np.array([1, 0, 0]), np.array([0, 0, 0]))
+# Codes 0…7 on the support [0, 6): 6 and 7 are clamped to 5. Second order off: it only costs
+# compilation here (the continuous test covers it).
+DISCRETE = dict(n=20000, chunk=3000, support_size=6, second_order=False)
+
+
+def _rr_codes(key, n, chunk):
+    _, k_p, k_q = jax.random.split(key, 3)
+    return [
+        _documented_draws(lambda k, m, x=x: RR.encode(RR.sample(k, x, m), x), k_side, n, chunk)
+        for k_side, x in zip((k_p, k_q), RR_PAIR, strict=True)
+    ]
+
+
+def test_streamed_discrete_equals_in_memory_with_codes_clamped():
+    """Randomized-response codes 0…7 streamed onto the support [0, 6): codes 6, 7 are clamped
+    to 5 and counted; the bound equals lower_bound on the same codes clamped by numpy."""
+    key = jax.random.key(1)
+    with pytest.warns(UserWarning, match="clamped"):
+        b = mechanism_streamed_bound(key, RR, *RR_PAIR, [2.0, 5.0], **DISCRETE)
+    p, q = _rr_codes(key, DISCRETE["n"], DISCRETE["chunk"])
+    np.testing.assert_array_equal(b.outside, [np.sum(p >= 6), np.sum(q >= 6)])
+    ref = rdpjax.lower_bound(
+        np.minimum(p, 5), np.minimum(q, 5), [2.0, 5.0], discrete=True, second_order=False
+    )
+    assert b.discrete and b.grid_shape == (6,)
+    _assert_same_bound(b, ref, rtol=1e-12)
+    with pytest.raises(ValueError, match="outside the grid range or support"):
+        mechanism_streamed_bound(key, RR, *RR_PAIR, [2.0, 5.0], outside="raise", **DISCRETE)
+
+
+def test_streamed_samples_follow_the_documented_key_scheme():
+    key = jax.random.key(2)
+    p, q = streamed_samples(key, _codes, _codes, n=10, chunk=4)
+    _, k_p, k_q = jax.random.split(key, 3)
+    with rdpjax.float64():
+        for got, k in ((p, k_p), (q, k_q)):
+            parts = [_codes(jax.random.fold_in(k, i), m) for i, m in enumerate((4, 4, 2))]
+            assert got.shape == (10,)
+            np.testing.assert_array_equal(np.asarray(got), np.concatenate(parts))
+    assert not np.array_equal(np.asarray(p), np.asarray(q))
+
+
+_SHARDED = textwrap.dedent(
+    """
+    import json, os, sys, warnings
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    import jax
+    import numpy as np
+    from rdpjax import mechanisms
+    from rdpjax.stream import mechanism_streamed_bound
+    warnings.simplefilter("ignore")
+    rr = mechanisms.RandomizedResponse(eps0=1.0)
+    b = mechanism_streamed_bound(jax.random.key(7), rr, np.array([1, 0, 0]), np.array([0, 0, 0]),
+                                 [2.0, 5.0], devices=4, **json.loads(sys.argv[1]))
+    print("RESULT" + json.dumps({"devices": len(jax.devices()), **b.to_dict()}))
+    """
+)
+
+
+def test_four_host_devices_equal_one_device():
+    """6 full chunks (2 padding ones on the last device) and a rest dealt to 4 forced host
+    devices give the bound this process computes on its one device. The device flag must be
+    set before jax is imported, hence the subprocess."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    run = subprocess.run(
+        [sys.executable, "-c", _SHARDED, json.dumps(DISCRETE)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    line = next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))
+    four = json.loads(line[len("RESULT") :])
+    assert four["devices"] == 4
+    with pytest.warns(UserWarning, match="clamped"):
+        one = mechanism_streamed_bound(jax.random.key(7), RR, *RR_PAIR, [2.0, 5.0], **DISCRETE)
+    assert len(jax.devices()) == 1
+    for name in (*FIELDS, "outside"):
+        np.testing.assert_allclose(four[name], getattr(one, name), rtol=1e-12)
+
+
+def test_replicated_bounds_compile_once_and_match_lower_bound():
+    """R = 3 replications × P = 2 database pairs × L = 3 orders: one backend compilation of the
+    study (counted by jax.monitoring); a second call with new keys and databases of the same
+    shapes compiles nothing. One replication equals lower_bound on its own draws."""
+    rr = RR
+    pairs = [(np.array([1, 0, 0]), np.array([0, 0, 0])), (np.array([1, 1, 0]), np.array([1, 1, 1]))]
+    other = [(np.array([0, 1, 0]), np.array([0, 1, 1])), (np.array([0, 0, 1]), np.array([1, 0, 1]))]
+    compiles = []
+
+    def listen(event, duration, **kw):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(kw.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        first = replicated_bounds(
+            jax.random.key(4), rr, pairs, [2.0, 5.0, 7.0], n=2000, reps=3, second_order=False
+        )
+        n_first = list(compiles)
+        second = replicated_bounds(
+            jax.random.key(5), rr, other, [2.0, 5.0, 7.0], n=2000, reps=3, second_order=False
+        )
+        n_second = compiles[len(n_first) :]
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert n_first.count("jit(_replicate)") == 1, n_first
+    assert n_second == [], n_second
+    assert first.lower.shape == second.lower.shape == (2, 3, 3)
+    assert first.grid_shape == (8,)
+
+    # Replication (pair 1, rep 2) rebuilt from the documented keys and the public sampler.
+    _, k_main = jax.random.split(jax.random.key(4))
+    k = jax.random.split(jax.random.split(k_main, 2)[1], 3)[2]
+    kp, kq = jax.random.split(k)
+    with rdpjax.float64():
+        p = rr.encode(rr.sample(kp, pairs[1][0], 2000), pairs[1][0])
+        q = rr.encode(rr.sample(kq, pairs[1][1], 2000), pairs[1][1])
+    ref = rdpjax.lower_bound(
+        np.asarray(p), np.asarray(q), [2.0, 5.0, 7.0], discrete=True, second_order=False
+    )
+    assert ref.grid_shape == (8,)  # every code seen, so the dense supports agree
+    for name in FIELDS:
+        np.testing.assert_allclose(getattr(first, name)[1, 2], getattr(ref, name), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["scatter", "sort"])
+def test_bin_chunk_methods_and_clamping_agree_with_numpy_clip(x64, method):
+    """Both binning formulations, with the interior box, equal plain binning of np.clip'ed
+    data; masked-out samples count nowhere."""
+    x = jax.random.normal(jax.random.key(6), (3001, 2)) * 1.5
+    grid = grid_from_range(jnp.array([-2.0, -2.0]), jnp.array([2.0, 2.0]), (40, 40), (4, 4))
+    zero = (jnp.zeros(grid.size), jnp.zeros(()))
+    interior = ((4, 35), (4, 35))
+    valid = jnp.arange(3001) < 3000
+    binner = jax.jit(bin_chunk, static_argnames=("interior", "method"))
+    counts, outside = binner(*zero, x, grid, valid=valid, interior=interior, method=method)
+    clipped = jnp.clip(x[:3000], -2.0, 2.0)
+    ref, ref_out = binner(*zero, clipped, grid, valid=None, method="scatter")
+    np.testing.assert_allclose(np.asarray(counts), np.asarray(ref), atol=1e-9)
+    assert float(ref_out) == 0.0
+    assert float(outside) == float(np.sum(np.any(np.abs(np.asarray(x[:3000])) > 2.0, axis=1)))
+    assert float(counts.sum()) == pytest.approx(3000.0, rel=1e-12)
+
+
+def test_integer_key_sort_percentiles_equal_jnp_percentile(x64):
+    """The pooled scale's fast exact sort (bit patterns as int64) against jnp.sort/percentile,
+    with negative zeros, ties, tiny magnitudes and both signs."""
+    from rdpjax.bounds import _percentiles, _sort_finite
+
+    x = jax.random.normal(jax.random.key(8), (1001, 2), jnp.float64) * jnp.array([1.0, 1e-300])
+    x = x.at[:3, 0].set(jnp.array([-0.0, 0.0, -0.0])).at[3:6, 1].set(-2.5)
+    np.testing.assert_array_equal(np.asarray(_sort_finite(x)), np.asarray(jnp.sort(x, axis=0)))
+    for n in (2, 3, 1001):
+        got = jnp.stack(_percentiles(x[:n], (0.75, 0.25)))
+        ref = jnp.percentile(x[:n], jnp.array([75.0, 25.0]), axis=0)
+        np.testing.assert_allclose(got, ref, rtol=4e-16, atol=0)  # 1 ulp: XLA may fuse an FMA
+
+
+def _normal(k, m):
+    return jax.random.normal(k, (m,), jnp.float32)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(n=1), "n must be an int ≥ 2"),
+        (dict(n=True), "n must be an int ≥ 2"),
+        (dict(n=2.5e6), "n must be an int ≥ 2"),
+        (dict(n=(10, 1)), "n must be an int ≥ 2"),
+        (dict(chunk=0), "chunk must be an int ≥ 1"),
+        (dict(chunk=-5), "chunk must be an int ≥ 1"),
+        (dict(pilot=1), "pilot must be an int ≥ 2"),
+        (dict(grid=(1.0, 0.0)), "low < high"),
+        (dict(grid=(0.0, np.nan)), "low < high"),
+        (dict(grid=3.0), "range"),
+        (dict(outside="drop"), "outside"),
+        (dict(binning="atomic"), "binning"),
+        (dict(margin=-1.0), "margin"),
+        (dict(discrete=True), "integer codes"),
+        (dict(lam=1.0), "lam"),
+        (dict(alpha=0.7), "alpha"),
+        (dict(grid_size=4), "grid_size"),
+        (dict(devices=0), "devices"),
+        (dict(sample_q="not a function"), "callable"),
+    ],
+)
+def test_bad_input_raises_clear_error(kwargs, match):
+    args = dict(sample_p=_normal, sample_q=_normal, lam=2.0, n=1000)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        streamed_bound(
+            jax.random.key(0), args.pop("sample_p"), args.pop("sample_q"), args.pop("lam"), **args
+        )
+
+
+def test_grid_not_covering_the_pilot_raises_before_streaming():
+    with pytest.raises(ValueError, match="does not cover the pilot"):
+        streamed_bound(
+            jax.random.key(0), _normal, _normal, 2.0, n=10**9, grid=(-1.0, 1.0), outside="raise"
+        )
+
+
+def test_non_finite_draws_raise():
+    def broken(k, x, m):
+        return jnp.where(jnp.arange(m) == 3, jnp.nan, jax.random.normal(k, (m,), jnp.float32))
+
+    mech = mechanisms.from_sampler(broken)
+    with pytest.raises(ValueError, match=r"non-finite values \(P, Q\)"):
+        mechanism_streamed_bound(
+            jax.random.key(0), mech, X, X_PRIME, 2.0, n=100, grid=(-5, 5), bandwidth=0.5, floor=0.01
+        )
