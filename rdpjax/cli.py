@@ -6,6 +6,7 @@
     rdpjax coverage --experiment NAME | --all  [--n ...] [--reps R] [--json]
     rdpjax reproduce [--quick] [--n N ...] [--out DIR]
     rdpjax demo [--n N] [--seed S] [--json]
+    rdpjax search MECHANISM [--param NAME=VALUE ...] [--lam 2 5 7] [--steps S] [--reference]
 
 Errors in the input are reported on one line on stderr with exit status 2.
 """
@@ -674,6 +675,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
     d.add_argument("--json", action="store_true", help="print JSON instead of a table")
     d.set_defaults(func=_cmd_demo)
+
+    from rdpjax.search_cli import add_search_command  # imports this module's helpers
+
+    add_search_command(sub)
     return parser
 
 

@@ -26,7 +26,7 @@ pytest.importorskip("ipykernel")
 pytest.importorskip("matplotlib")  # the notebooks draw figures (matplotlib is in the bench extra)
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-NAMES = ("quickstart.ipynb", "paper_000.ipynb")
+NAMES = ("quickstart.ipynb", "paper_000.ipynb", "pair_search.ipynb")
 TEST_N = "20000"
 STORED_N = "100000"
 CELL_TIMEOUT_S = 300
