@@ -112,28 +112,15 @@ def add_search_command(subparsers) -> argparse.ArgumentParser:
     return s
 
 
-def _mechanism(name: str, items: list[str]):
-    from rdpjax.cli import CliError, _mechanism_factories, _parse_params
-
-    factories = _mechanism_factories()
-    if name not in factories:
-        raise CliError(f"unknown mechanism {name!r}; choose one of: {', '.join(sorted(factories))}")
-    factory = factories[name]
-    try:
-        return factory(**_parse_params(items, factory))
-    except ValueError as err:
-        raise CliError(str(err)) from err
-
-
 def run_search_command(args) -> int:
     """Handler of ``rdpjax search`` (``args`` from the parser built by
     :func:`add_search_command`); input errors raise :class:`rdpjax.cli.CliError`."""
     import jax
 
-    from rdpjax.cli import CliError
+    from rdpjax.cli import CliError, _zoo_mechanism
     from rdpjax.search import certify, find_pair, search_keys, search_space
 
-    mech = _mechanism(args.mechanism, args.param)
+    mech = _zoo_mechanism(args.mechanism, args.param)
     key_search = jax.random.key(args.seed)
     try:
         result = find_pair(
