@@ -102,7 +102,7 @@ def test_coverage_bad_input_is_one_line_and_exit_2(capsys, argv, message):
 def test_every_subcommand_help_has_an_example_and_lists_its_options(capsys):
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command").choices
-    assert set(subparsers) == {"bound", "audit", "coverage", "reproduce", "demo"}
+    assert set(subparsers) == {"bound", "audit", "coverage", "reproduce", "demo", "search"}
     for name, sub in subparsers.items():
         with pytest.raises(SystemExit) as exc:
             main([name, "--help"])
