@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Compiled XLA programs are kept in .venv/jax-cache, so a second `make demo` skips most of the
-# compilation that dominates the first (about 1.5 min on 2 cores; later runs well under that).
+# compilation that dominates the first (about 2 min on 2 idle cores; later runs about 30 s).
 demo: $(STAMP)
 	JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 \
 		$(VENV)/bin/rdpjax reproduce --quick
