@@ -53,6 +53,7 @@ from rdpjax._precision import float64
 from rdpjax.binning import BINNING_METHODS, bin_chunk, count_chunk
 from rdpjax.bounds import (
     DEFAULTS,
+    LAYOUTS,
     Binned,
     Bound,
     BoundPlan,
@@ -270,7 +271,10 @@ def _streamed(
     variance: str,
     second_order: bool,
     defaults: Defaults,
+    layout: str = "exact",
 ) -> Bound:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}.")
     n_p, n_q = _sizes(n)
     chunk = min(_check_int(chunk, "chunk", 1), max(n_p, n_q))
     if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
@@ -382,7 +386,7 @@ def _streamed(
                     defaults=defaults,
                     n=min(n_p, n_q),
                 )
-            shape, pad, half_width = _continuous_layout(lo, hi, np.asarray(h), grid_size)
+            shape, pad, half_width = _continuous_layout(lo, hi, np.asarray(h), grid_size, layout)
             plan = BoundPlan(
                 bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common
             )
@@ -491,6 +495,7 @@ def streamed_bound(
     variance: str = "autodiff",
     second_order: bool = True,
     defaults: Defaults = DEFAULTS,
+    layout: str = "exact",
 ) -> Bound:
     """A lower bound on ``D_λ(P‖Q)`` from ``n`` draws per side that never exist in full.
 
@@ -523,6 +528,10 @@ def streamed_bound(
         :mod:`rdpjax.binning`).
       alpha, bandwidth, floor, beta, grid_size, both_directions, variance, second_order,
         defaults: as in :func:`rdpjax.lower_bound` and :func:`rdpjax.plan_bound`.
+      layout: ``"exact"`` or ``"bucketed"`` (:func:`rdpjax.plan_bound`). The grid follows each
+        call's pilot draw, so with ``"exact"`` a second call with new keys usually compiles the
+        stream and the bound again (5 s at n = 1e6 on 2 CPU cores); ``"bucketed"`` rounds the
+        layout so that such calls mostly reuse them.
 
     Returns:
       A :class:`rdpjax.Bound` (numpy leaves); ``outside`` holds the numbers of draws clamped
@@ -565,6 +574,7 @@ def streamed_bound(
         variance=variance,
         second_order=second_order,
         defaults=defaults,
+        layout=layout,
     )
 
 
@@ -603,7 +613,7 @@ def mechanism_streamed_bound(key, mechanism: Mechanism, x, x_prime, lam, *, n, *
         chunk=DEFAULT_STREAM_CHUNK, grid=None, pilot=DEFAULT_PILOT, margin=0.5, discrete=None,
         support_size=None, outside="clip", devices=None, binning="scatter", alpha=0.05,
         bandwidth=None, floor=None, beta=None, grid_size=None, both_directions=False,
-        variance="autodiff", second_order=True, defaults=DEFAULTS,
+        variance="autodiff", second_order=True, defaults=DEFAULTS, layout="exact",
     )  # fmt: skip
     unknown = set(options) - set(defaults)
     if unknown:

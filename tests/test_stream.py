@@ -303,3 +303,36 @@ def test_non_finite_draws_raise():
         mechanism_streamed_bound(
             jax.random.key(0), mech, X, X_PRIME, 2.0, n=100, grid=(-5, 5), bandwidth=0.5, floor=0.01
         )
+
+
+def test_bucketed_layout_reuses_the_compiled_stream_across_calls():
+    """With layout="bucketed" a second call with new keys (a new pilot, so a slightly different
+    range) compiles neither the stream nor the bound again; the bounds stay below the truth."""
+
+    def p(k, m):
+        return 1.0 + 5.0 * jax.random.normal(k, (m,), jnp.float32)
+
+    def q(k, m):
+        return 5.0 * jax.random.normal(k, (m,), jnp.float32)
+
+    compiles = []
+
+    def listen(event, duration, **kw):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(kw.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        first = streamed_bound(jax.random.key(10), p, q, [2.0, 5.0], n=30000, layout="bucketed")
+        n_first = len(compiles)
+        second = streamed_bound(jax.random.key(11), p, q, [2.0, 5.0], n=30000, layout="bucketed")
+        again = compiles[n_first:]
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert "jit(_stream_side)" in compiles[:n_first] and "jit(_bound)" in compiles[:n_first]
+    assert "jit(_stream_side)" not in again and "jit(_bound)" not in again, again
+    assert first.grid_shape == second.grid_shape
+    for b in (first, second):
+        assert np.all(np.asarray(b.lower) <= np.array([0.04, 0.10]))
+    with pytest.raises(ValueError, match="layout"):
+        streamed_bound(jax.random.key(0), p, q, 2.0, n=100, layout="coarse")
