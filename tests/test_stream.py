@@ -6,6 +6,7 @@ out-of-range draws clamped by numpy, and jax's own compilation events. Fixed key
 the settings (bandwidth, floor, grid) are fixed so that the two pipelines see the same grid.
 """
 
+import contextlib
 import json
 import os
 import subprocess
@@ -172,13 +173,9 @@ def test_four_host_devices_equal_one_device():
         np.testing.assert_allclose(four[name], getattr(one, name), rtol=1e-12)
 
 
-def test_replicated_bounds_compile_once_and_match_lower_bound():
-    """R = 3 replications × P = 2 database pairs × L = 3 orders: one backend compilation of the
-    study (counted by jax.monitoring); a second call with new keys and databases of the same
-    shapes compiles nothing. One replication equals lower_bound on its own draws."""
-    rr = RR
-    pairs = [(np.array([1, 0, 0]), np.array([0, 0, 0])), (np.array([1, 1, 0]), np.array([1, 1, 1]))]
-    other = [(np.array([0, 1, 0]), np.array([0, 1, 1])), (np.array([0, 0, 1]), np.array([1, 0, 1]))]
+@contextlib.contextmanager
+def _compilations():
+    """Names of the functions XLA compiles inside the block (jax.monitoring events)."""
     compiles = []
 
     def listen(event, duration, **kw):
@@ -187,6 +184,19 @@ def test_replicated_bounds_compile_once_and_match_lower_bound():
 
     jax.monitoring.register_event_duration_secs_listener(listen)
     try:
+        yield compiles
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def test_replicated_bounds_compile_once_and_match_lower_bound():
+    """R = 3 replications × P = 2 database pairs × L = 3 orders: one backend compilation of the
+    study (counted by jax.monitoring); a second call with new keys and databases of the same
+    shapes compiles nothing. One replication equals lower_bound on its own draws."""
+    rr = RR
+    pairs = [(np.array([1, 0, 0]), np.array([0, 0, 0])), (np.array([1, 1, 0]), np.array([1, 1, 1]))]
+    other = [(np.array([0, 1, 0]), np.array([0, 1, 1])), (np.array([0, 0, 1]), np.array([1, 0, 1]))]
+    with _compilations() as compiles:
         first = replicated_bounds(
             jax.random.key(4), rr, pairs, [2.0, 5.0, 7.0], n=2000, reps=3, second_order=False
         )
@@ -195,8 +205,6 @@ def test_replicated_bounds_compile_once_and_match_lower_bound():
             jax.random.key(5), rr, other, [2.0, 5.0, 7.0], n=2000, reps=3, second_order=False
         )
         n_second = compiles[len(n_first) :]
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
     assert n_first.count("jit(_replicate)") == 1, n_first
     assert n_second == [], n_second
     assert first.lower.shape == second.lower.shape == (2, 3, 3)
@@ -315,20 +323,11 @@ def test_bucketed_layout_reuses_the_compiled_stream_across_calls():
     def q(k, m):
         return 5.0 * jax.random.normal(k, (m,), jnp.float32)
 
-    compiles = []
-
-    def listen(event, duration, **kw):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(kw.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with _compilations() as compiles:
         first = streamed_bound(jax.random.key(10), p, q, [2.0, 5.0], n=30000, layout="bucketed")
         n_first = len(compiles)
         second = streamed_bound(jax.random.key(11), p, q, [2.0, 5.0], n=30000, layout="bucketed")
         again = compiles[n_first:]
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
     assert "jit(_stream_side)" in compiles[:n_first] and "jit(_bound)" in compiles[:n_first]
     assert "jit(_stream_side)" not in again and "jit(_bound)" not in again, again
     assert first.grid_shape == second.grid_shape
