@@ -18,8 +18,9 @@ demo: $(STAMP)
 	JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 \
 		$(VENV)/bin/rdpjax reproduce --quick
 
+# Two worker processes, one test file each at a time (pytest-xdist): 9.5 min instead of 12 on 2 cores.
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check rdpjax tests benchmarks
