@@ -761,6 +761,17 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _save(fig, prefix: Path, suffix: str) -> str:
+    """Write ``fig`` as ``<prefix>_<suffix>.png`` (120 dpi), close it, return the file name."""
+    import matplotlib.pyplot as plt
+
+    path = prefix.with_name(f"{prefix.name}_{suffix}.png")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path.name
+
+
 def plots(result: dict, prefix: Path) -> list[str]:
     import matplotlib
 
@@ -801,11 +812,7 @@ def plots(result: dict, prefix: Path) -> list[str]:
             title=f"multinomial d = {mult['d']}: MSE vs {axis} (dashed: exact, unprojected)",
         )
         ax.legend(fontsize=8)
-        path = prefix.with_name(f"{prefix.name}_multinomial_{axis}.png")
-        fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        files.append(path.name)
+        files.append(_save(fig, prefix, f"multinomial_{axis}"))
 
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for (name, study), color in zip(result["densities"].items(), ("C0", "C1", "C2"), strict=True):
@@ -826,11 +833,7 @@ def plots(result: dict, prefix: Path) -> list[str]:
         title="densities: integrated squared error",
     )
     ax.legend(fontsize=7)
-    path = prefix.with_name(f"{prefix.name}_densities.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    files.append(path.name)
+    files.append(_save(fig, prefix, "densities"))
 
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
     ess = mult["effective_sample_size"]
@@ -852,11 +855,7 @@ def plots(result: dict, prefix: Path) -> list[str]:
         title="effective sample size (projected estimators)",
     )
     ax.legend(fontsize=8)
-    path = prefix.with_name(f"{prefix.name}_effective_sample_size.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    files.append(path.name)
+    files.append(_save(fig, prefix, "effective_sample_size"))
     return files
 
 
