@@ -6,13 +6,18 @@
 #   bash benchmarks/gpu.sh --quick    # small sizes
 #   JAX_PLATFORMS=cpu bash benchmarks/gpu.sh --quick   # the CPU path of this script
 #
-# Needs jax with CUDA (pip install -U "jax[cuda12]") in $PYTHON (default .venv/bin/python).
+# Needs jax with CUDA (pip install -U "jax[cuda12]"), optax, KDEpy, statsmodels and scipy in
+# $PYTHON (default .venv/bin/python, else python3); rdpjax is imported from this checkout.
 # Binning: jaxlib 0.10.2–0.11 may compile the GPU scatter-add to a compare-and-swap retry loop
 # (openxla/xla#46225). The suite times scatter against the sort-based formulation first; if
 # scatter is slower, the streamed runs use binning="sort" (override with BINNING=scatter|sort).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON=${PYTHON:-.venv/bin/python}
+if [ -z "${PYTHON:-}" ]; then
+    PYTHON=python3
+    [ -x .venv/bin/python ] && PYTHON=.venv/bin/python
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"      # this checkout's rdpjax
 export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}   # one GPU
 export XLA_PYTHON_CLIENT_PREALLOCATE=false               # device memory peaks are then real
 
@@ -25,11 +30,11 @@ chunk=262144                 # 2^18: best on CPU
 
 binning=${BINNING:-}
 if [ -z "$binning" ]; then
-    binning=$("$PYTHON" - <<'PY'
-import sys
+    binning=$(CHUNK=$chunk "$PYTHON" - <<'PY'
+import os, sys
 sys.path.insert(0, "benchmarks")
 import throughput
-r = throughput.binning_section(2**20, 3)
+r = throughput.binning_section(int(os.environ["CHUNK"]), 3)
 print(r["recommended_binning"])
 PY
 )

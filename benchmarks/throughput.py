@@ -274,6 +274,16 @@ def stream_child(n: int, chunk: int, binning: str) -> dict:
     out["streamed_seconds"] = time.perf_counter() - t0
     out["streamed_compile_seconds"] = compile_s["total"]
     out["streamed_seconds_excluding_compile"] = out["streamed_seconds"] - compile_s["total"]
+    # Steady state: the same call again (same key, so the same grid and every compiled
+    # function reused), against the RNG alone run again.
+    t0 = time.perf_counter()
+    again = streamed_bound(key, sample_p, sample_q, ORDERS, n=n, chunk=chunk, binning=binning)
+    out["streamed_second_call_seconds"] = time.perf_counter() - t0
+    out["second_call_same_lower"] = bool(np.array_equal(again.lower, bound.lower))
+    with rdpjax.float64():
+        t0 = time.perf_counter()
+        block(compiled(key))
+        out["rng_seconds"] = min(out["rng_seconds"], time.perf_counter() - t0)
     out["peak_rss_mb"] = peak_rss_mb()
     stats = jax.devices()[0].memory_stats() or {}
     if "peak_bytes_in_use" in stats:
@@ -296,11 +306,14 @@ def stream_section(n: int, chunk: int, binning: str) -> dict:
     out["streamed_over_rng_excluding_compile"] = (
         out["streamed_seconds_excluding_compile"] / out["rng_seconds"]
     )
+    out["streamed_second_call_over_rng"] = out["streamed_second_call_seconds"] / out["rng_seconds"]
     print(
-        f"  stream n={n:,}/side  jax.random alone {out['rng_seconds']:.1f} s | streamed bound "
+        f"  stream n={n:,}/side  jax.random alone {out['rng_seconds']:.3f} s | streamed bound "
         f"{out['streamed_seconds']:.1f} s incl. {out['streamed_compile_seconds']:.1f} s "
         f"compilation ({out['streamed_over_rng']:.2f}× RNG; "
-        f"{out['streamed_over_rng_excluding_compile']:.2f}× without compilation) | peak RSS "
+        f"{out['streamed_over_rng_excluding_compile']:.2f}× without compilation; second call "
+        f"{out['streamed_second_call_seconds']:.2f} s = "
+        f"{out['streamed_second_call_over_rng']:.2f}× RNG) | peak RSS "
         f"{out['peak_rss_mb']:.0f} MB (after import {out['rss_after_import_mb']:.0f} MB)",
         flush=True,
     )
@@ -440,7 +453,9 @@ def targets(res: dict) -> dict:
             r["speedup_vs_KDEpy"] >= 3 and r["max_rel_error"] <= k["max_rel_error"]
         ),
         "audit_at_most_1.5x_rng": bool(res["audit"]["streamed_over_rng"] <= 1.5),
-        f"stream_{stream['n']:.0e}_at_most_2x_rng": bool(stream["streamed_over_rng"] <= 2),
+        f"stream_{stream['n']:.0e}_at_most_2x_rng_second_call": bool(
+            stream["streamed_second_call_over_rng"] <= 2
+        ),
         f"stream_{stream['n']:.0e}_peak_rss_below_1GB": bool(stream["peak_rss_mb"] < 1024),
         "vmapped_5x_faster_than_loop": bool(res["vmap"]["loop_over_vmapped"] >= 5),
     }
@@ -496,7 +511,7 @@ def main(argv=None):
     res["vmap"] = vmap_section(10**5, 100 if quick else 1000, 1 if quick else 2)
     print("Floors:")
     res["bandwidth"] = bandwidth_section(10**8, repeats)
-    res["binning"] = binning_section(2**20, repeats)
+    res["binning"] = binning_section(max(args.chunk, 2**20), repeats)
     res["targets"] = targets(res)
     res["load_average_at_end"] = list(os.getloadavg())
     print("Targets:")
