@@ -6,12 +6,16 @@ Setting* (arXiv:2212.04739v3). See ``README.md`` and ``../shared/spec/methods.md
 
 from rdpjax import databases, histogram, ldp, mechanisms
 from rdpjax._precision import float64
+from rdpjax._workarounds import cpu_pool_hang_workaround
 from rdpjax.audit import AuditReport, audit
 from rdpjax.bounds import DEFAULTS, Bound, BoundPlan, Defaults, lower_bound, plan_bound
 from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
 from rdpjax.grid import Grid
 from rdpjax.kde import direct_kde, fft_kde
 from rdpjax.variance import variance_autodiff, variance_eq18
+
+cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_workarounds.py
+del cpu_pool_hang_workaround
 
 __version__ = "0.1.0"
 
