@@ -497,6 +497,26 @@ def _as_samples(x, name: str) -> np.ndarray:
     return arr
 
 
+_ALIGN = 64  # bytes
+
+
+def _to_device(x: np.ndarray, dtype) -> jax.Array:
+    """Host samples → jax array, in one copy.
+
+    ``jnp.asarray`` of a large NumPy array is slow on the CPU backend (0.13 s for 1e7 float64
+    with jax 0.10.2, against 0.017 s for a NumPy copy), while ``jax.device_put`` of a 64-byte
+    aligned array shares its memory there instead of copying it. So the samples are copied (and
+    converted) once into a fresh aligned buffer that nothing else refers to, and handed to jax;
+    on other backends ``device_put`` copies it to the device as usual.
+    """
+    dtype = np.dtype(dtype)
+    raw = np.empty(x.size * dtype.itemsize + _ALIGN, np.uint8)
+    start = -raw.ctypes.data % _ALIGN
+    out = raw[start : start + x.size * dtype.itemsize].view(dtype).reshape(x.shape)
+    np.copyto(out, x, casting="unsafe")  # the caller has checked the values (finite, in range)
+    return jax.device_put(out)
+
+
 def _as_orders(lam) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(lam, dtype=np.float64))
     if arr.ndim != 1 or arr.size == 0:
@@ -680,7 +700,7 @@ def plan_bound(
             codes_p, codes_q, support = _discrete.encode_pair(p, q)
             size = len(support)
         plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
-        return plan, jnp.asarray(codes_p), jnp.asarray(codes_q)
+        return plan, _to_device(codes_p, np.int32), _to_device(codes_q, np.int32)
 
     p2 = p.reshape(len(p), -1)
     q2 = q.reshape(len(q), -1)
@@ -689,7 +709,8 @@ def plan_bound(
         raise ValueError(
             f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
         )
-    p2, q2 = p2.astype(np.float64), q2.astype(np.float64)  # no wrap-around for small ints
+    # float64 before any arithmetic: no wrap-around for small ints (no copy if already float64)
+    p2, q2 = p2.astype(np.float64, copy=False), q2.astype(np.float64, copy=False)
     for name, x in (("p_samples", p2), ("q_samples", q2)):
         spread = x.max(0) - x.min(0)
         if np.any(spread <= 0):
@@ -699,7 +720,7 @@ def plan_bound(
             )
     bandwidth = _check_bandwidth(bandwidth, d)
     _check_grid_size(grid_size)
-    pj, qj = jnp.asarray(p2), jnp.asarray(q2)
+    pj, qj = _to_device(p2, np.float64), _to_device(q2, np.float64)
     h, _, _ = _continuous_settings(pj, qj, bandwidth, floor, beta, defaults)
     lo = np.minimum(p2.min(0), q2.min(0)).astype(np.float64)
     hi = np.maximum(p2.max(0), q2.max(0)).astype(np.float64)

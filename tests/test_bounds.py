@@ -292,3 +292,30 @@ def test_floor_must_be_a_single_number():
         rdpjax.lower_bound(
             np.linspace(0, 1, 10), np.linspace(0.2, 1.3, 10), 2.0, floor=[1e-3, 2e-3]
         )
+
+
+def test_samples_reach_jax_through_a_private_copy(x64):
+    """plan_bound hands samples to jax through one aligned copy (zero-copy device_put on the
+    CPU): the values and dtype are kept, ints become float64, and changing the caller's array
+    afterwards does not change the array jax holds."""
+    from rdpjax.bounds import _to_device
+
+    x = np.random.default_rng(3).standard_normal((1001, 2))
+    j = _to_device(x, np.float64)
+    assert j.dtype == jnp.float64 and j.shape == x.shape
+    np.testing.assert_array_equal(np.asarray(j), x)
+    keep = x.copy()
+    x[:] = -7.0
+    np.testing.assert_array_equal(np.asarray(j), keep)
+    ints = np.arange(-5, 6, dtype=np.int16)
+    np.testing.assert_array_equal(np.asarray(_to_device(ints, np.float64)), ints.astype(float))
+    codes = _to_device(np.array([0, 3, 2, 1], np.int64), np.int32)
+    assert codes.dtype == jnp.int32 and codes.tolist() == [0, 3, 2, 1]
+    # And through the public path: a bound on arrays the caller then overwrites is unchanged.
+    p = np.random.default_rng(4).normal(1.0, 1.0, 2000)
+    q = np.random.default_rng(5).normal(0.0, 1.0, 2000)
+    plan, pj, qj = rdpjax.plan_bound(p, q, 2.0)
+    before = plan(pj, qj).lower
+    p[:] = 0.0
+    q[:] = 0.0
+    np.testing.assert_array_equal(plan(pj, qj).lower, before)
