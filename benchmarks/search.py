@@ -258,6 +258,15 @@ def run_case(case: Case, key, *, n, steps, restarts, search_n) -> dict:
     }
 
 
+def progress_line(head: str, row: dict, z_format: str) -> str:
+    """One printed line per row of :func:`run_case`: candidate, z per order, pair found."""
+    zs = " ".join(f"{z:{z_format}}" for z in row["z"])
+    return (
+        f"{head} {row['candidate']:<15} z = {zs}   found {row['found_pair']}  "
+        f"({row['seconds']:.0f} s)"
+    )
+
+
 def verdicts(rows: list[dict]) -> dict:
     """The "done when" checks: zoo rows z ≥ −1 at every λ; (21)-not-worst rows z > 2."""
     zoo = [r for r in rows if r["reference_is_worst"] == "yes"]
@@ -377,12 +386,7 @@ def main(argv=None) -> int:
             search_n=settings["search_n"],
         )
         rows.append(row)
-        print(
-            f"{case.label:<42} {row['method']:<12} {row['candidate']:<15} z = "
-            + " ".join(f"{z:+6.1f}" for z in row["z"])
-            + f"   found {row['found_pair']}  ({row['seconds']:.0f} s)",
-            flush=True,
-        )
+        print(progress_line(f"{case.label:<42} {row['method']:<12}", row, "+6.1f"), flush=True)
     elapsed = time.perf_counter() - start
     checks = verdicts(rows)
     out = Path(args.out)

@@ -82,12 +82,7 @@ def main(argv=None) -> int:
             np.allclose(row["lower_found"], row["lower_reference"], rtol=1e-6, atol=0)
         )
         rows.append(row)
-        print(
-            f"seed {seed:3d}  {row['candidate']:<15} z = "
-            + " ".join(f"{z:+5.2f}" for z in row["z"])
-            + f"   found {row['found_pair']}  ({row['seconds']:.0f} s)",
-            flush=True,
-        )
+        print(search.progress_line(f"seed {seed:3d} ", row, "+5.2f"), flush=True)
     z = np.array([r["z"] for r in rows])  # (seeds, orders)
     summary = {
         "seeds": len(rows),
