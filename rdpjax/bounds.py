@@ -582,6 +582,13 @@ def _check_grid_size(grid_size) -> None:
 
 
 LAYOUTS = ("exact", "bucketed")
+
+
+def _check_layout(layout) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}.")
+
+
 _BUCKET_MANTISSAS = (4, 5, 6, 7)  # grid sizes m · 2^k: four per octave, at most 25% finer
 _PAD_QUANTUM = 16  # margins (and kernel half-widths) rounded up to a multiple of 16 cells
 
@@ -664,8 +671,7 @@ def plan_bound(
             "p_samples and q_samples must have the same dimension; "
             f"got shapes {p.shape} and {q.shape}."
         )
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}.")
+    _check_layout(layout)
     if support_size is not None:
         if discrete is False:
             raise ValueError("support_size is for discrete codes; not with discrete=False.")

@@ -53,7 +53,6 @@ from rdpjax._precision import float64
 from rdpjax.binning import BINNING_METHODS, bin_chunk, count_chunk
 from rdpjax.bounds import (
     DEFAULTS,
-    LAYOUTS,
     Binned,
     Bound,
     BoundPlan,
@@ -61,6 +60,7 @@ from rdpjax.bounds import (
     _bound,
     _check_bandwidth,
     _check_grid_size,
+    _check_layout,
     _continuous_layout,
     _continuous_settings,
     _discrete_settings,
@@ -273,8 +273,7 @@ def _streamed(
     defaults: Defaults,
     layout: str = "exact",
 ) -> Bound:
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}.")
+    _check_layout(layout)
     n_p, n_q = _sizes(n)
     chunk = min(_check_int(chunk, "chunk", 1), max(n_p, n_q))
     if -(-max(n_p, n_q) // chunk) > 2**31 - 1:

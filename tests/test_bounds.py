@@ -217,6 +217,7 @@ def test_settings_are_reported_and_overridable():
         (dict(p=["a", "b"]), "numeric"),
         (dict(grid_size=3), "grid_size"),
         (dict(variance="bootstrap"), "variance"),
+        (dict(layout="coarse"), "layout must be one of"),
     ],
 )
 def test_bad_input_raises_clear_error(kwargs, match):
