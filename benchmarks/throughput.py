@@ -32,9 +32,10 @@ import numpy as np
 from jax import lax
 
 import rdpjax
-from rdpjax.binning import bin_chunk, linear_binning
+from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts, linear_binning
 from rdpjax.grid import Grid, grid_from_range
 from rdpjax.kde import direct_kde, fft_kde, kernel_half_width
+from rdpjax.sharding import draw_mesh, sum_over_devices
 from rdpjax.stream import DEFAULT_STREAM_CHUNK, streamed_bound
 
 ORDERS = (2.0, 5.0, 7.0)
@@ -129,9 +130,9 @@ def kde_row(x, fft_methods: bool, scipy: bool, grid_points, check_points, repeat
 
         with rdpjax.float64():
             t0 = time.perf_counter()
-            block(rdp(jnp.asarray(x)))
+            block(rdp(jax.device_put(x)))
             first = time.perf_counter() - t0
-            xd = jnp.asarray(x)
+            xd = jax.device_put(x)
             k = sm()
             assert np.allclose(k.support, points)
             errors = {
@@ -141,7 +142,7 @@ def kde_row(x, fft_methods: bool, scipy: bool, grid_points, check_points, repeat
             }
             t = best_times(
                 {
-                    "rdpjax": lambda: block(rdp(jnp.asarray(x))),  # incl. host → device copy
+                    "rdpjax": lambda: block(rdp(jax.device_put(x))),  # incl. host → device copy
                     "rdpjax_device": lambda: block(rdp(xd)),
                     "KDEpy": lambda: FFTKDE(kernel="gaussian", bw=h).fit(x).evaluate(points),
                     "statsmodels": sm,
@@ -181,17 +182,56 @@ def print_kde_row(row):
 # ----------------------------------------------------------------------------- RNG baseline
 
 
-@functools.partial(jax.jit, static_argnames=("n", "chunk"))
-def rng_only(key, *, n: int, chunk: int):
-    """The draws of ``streamed_bound`` (same keys, same chunks), reduced by a sum only."""
+@functools.partial(jax.jit, static_argnames=("n", "chunk", "mesh"))
+def rng_only(key_data, *, n: int, chunk: int, mesh):
+    """The draws of ``streamed_bound`` (same keys, same chunks, dealt to the devices of ``mesh``
+    the same way), reduced by a sum only."""
+    key = jax.random.wrap_key_data(key_data)
     _, k_p, k_q = jax.random.split(key, 3)
+    full, rest = divmod(n, chunk)
 
-    def body(acc, i):
-        x = sample_p(jax.random.fold_in(k_p, i), chunk)
-        y = sample_q(jax.random.fold_in(k_q, i), chunk)
-        return acc + jnp.sum(x) + jnp.sum(y), None
+    def draw(k_p, k_q, i, m):
+        x = sample_p(jax.random.fold_in(k_p, i), m)
+        y = sample_q(jax.random.fold_in(k_q, i), m)
+        return jnp.sum(x) + jnp.sum(y)
 
-    return lax.scan(body, jnp.float32(0), jnp.arange(-(-n // chunk)))[0]
+    def task(ids, kd_p, kd_q):
+        k_p, k_q = jax.random.wrap_key_data(kd_p), jax.random.wrap_key_data(kd_q)
+
+        def step(acc, i):
+            total = draw(k_p, k_q, i, chunk)
+            if ids.shape[0] * mesh.size == full:  # no padding chunks
+                return acc + total, None
+            return acc + jnp.where(i < full, total, 0.0), None  # drawn and masked, as there
+
+        return lax.scan(step, jnp.float32(0), ids)[0]
+
+    data = (jax.random.key_data(k_p), jax.random.key_data(k_q))
+    total = sum_over_devices(task, full, mesh, *data) if full else jnp.float32(0)
+    return total + (draw(k_p, k_q, full, rest) if rest else 0.0)
+
+
+def rng_baseline(key, n: int, chunk: int) -> dict:
+    """Compiled ``rng_only`` on one device and on every device (compiled ahead of time, so no
+    call includes compilation), as functions that block on their result. The RNG time is the
+    faster of the two (``jax.random`` on one CPU device already runs on every core)."""
+    key_data = np.asarray(jax.random.key_data(key))
+    fns = {}
+    for name, devices in (("rng_one_device", 1), ("rng_all_devices", None)):
+        with rdpjax.float64():
+            fn = rng_only.lower(key_data, n=n, chunk=chunk, mesh=draw_mesh(devices)).compile()
+
+        def run(fn=fn):
+            with rdpjax.float64():
+                return block(fn(key_data))
+
+        fns[name] = run
+    return fns
+
+
+def rng_seconds(out: dict) -> float:
+    """The RNG baseline of ``out``: the faster of one device and every device."""
+    return min(out["rng_one_device_seconds"], out["rng_all_devices_seconds"])
 
 
 def audit_section(n: int, chunk: int, repeats: int) -> dict:
@@ -199,9 +239,7 @@ def audit_section(n: int, chunk: int, repeats: int) -> dict:
     key = jax.random.key(0)
     out = {"n": n, "chunk": chunk, "orders": ORDERS}
 
-    def rng():
-        with rdpjax.float64():
-            return block(rng_only(key, n=n, chunk=chunk))
+    rng = rng_baseline(key, n, chunk)
 
     def stream():
         return streamed_bound(key, sample_p, sample_q, ORDERS, n=n, chunk=chunk)
@@ -212,15 +250,16 @@ def audit_section(n: int, chunk: int, repeats: int) -> dict:
         p, q = draw(key)
         return rdpjax.lower_bound(p, q, ORDERS)
 
-    for name, fn in (("rng", rng), ("streamed", stream), ("in_memory", in_memory)):
+    for name, fn in (("streamed", stream), ("in_memory", in_memory)):
         t0 = time.perf_counter()
         result = fn()
         out[f"{name}_first_call_seconds"] = time.perf_counter() - t0
         if name == "streamed":
             out["streamed_lower"] = result.lower.tolist()
-    t = best_times({"rng": rng, "streamed": stream, "in_memory": in_memory}, repeats)
+    t = best_times({**rng, "streamed": stream, "in_memory": in_memory}, repeats)
     for name, seconds in t.items():
         out[f"{name}_seconds"] = seconds
+    out["rng_seconds"] = rng_seconds(out)
     out["streamed_over_rng"] = out["streamed_seconds"] / out["rng_seconds"]
     out["in_memory_over_rng"] = out["in_memory_seconds"] / out["rng_seconds"]
     out["exact"] = [lam / (2 * SCALE**2) for lam in ORDERS]
@@ -263,11 +302,9 @@ def stream_child(n: int, chunk: int, binning: str) -> dict:
     key = jax.random.key(1)
     out = {"n": n, "chunk": chunk, "binning": binning}
     out["rss_after_import_mb"] = peak_rss_mb()
-    with rdpjax.float64():
-        compiled = rng_only.lower(key, n=n, chunk=chunk).compile()
-        t0 = time.perf_counter()
-        block(compiled(key))
-        out["rng_seconds"] = time.perf_counter() - t0
+    out["devices"] = len(jax.devices())
+    rng = rng_baseline(key, n, chunk)
+    rng_times = best_times(rng, 1)
     compile_s.clear()
     t0 = time.perf_counter()
     bound = streamed_bound(key, sample_p, sample_q, ORDERS, n=n, chunk=chunk, binning=binning)
@@ -280,10 +317,9 @@ def stream_child(n: int, chunk: int, binning: str) -> dict:
     again = streamed_bound(key, sample_p, sample_q, ORDERS, n=n, chunk=chunk, binning=binning)
     out["streamed_second_call_seconds"] = time.perf_counter() - t0
     out["second_call_same_lower"] = bool(np.array_equal(again.lower, bound.lower))
-    with rdpjax.float64():
-        t0 = time.perf_counter()
-        block(compiled(key))
-        out["rng_seconds"] = min(out["rng_seconds"], time.perf_counter() - t0)
+    for name, seconds in best_times(rng, 1).items():
+        out[f"{name}_seconds"] = min(rng_times[name], seconds)
+    out["rng_seconds"] = rng_seconds(out)
     out["peak_rss_mb"] = peak_rss_mb()
     stats = jax.devices()[0].memory_stats() or {}
     if "peak_bytes_in_use" in stats:
@@ -295,9 +331,9 @@ def stream_child(n: int, chunk: int, binning: str) -> dict:
     return out
 
 
-def stream_section(n: int, chunk: int, binning: str) -> dict:
+def stream_section(n: int, chunk: int, binning: str, cpu_devices: int) -> dict:
     cmd = [sys.executable, __file__, "--stream-child", str(n), "--chunk", str(chunk)]
-    cmd += ["--binning", binning]
+    cmd += ["--binning", binning, "--cpu-devices", str(cpu_devices)]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode:
         raise RuntimeError(run.stderr[-4000:])
@@ -406,11 +442,11 @@ def binning_section(chunk: int, repeats: int) -> dict:
     with rdpjax.float64():
         x = block(SCALE * jax.random.normal(jax.random.key(3), (chunk, 1), jnp.float32))
         grid = grid_from_range(jnp.array([-30.0]), jnp.array([30.0]), (32768,), (80,))
-        zero = (jnp.zeros(grid.size, jnp.float64), jnp.zeros((), jnp.float64))
+        zero = (bin_accumulator(grid), jnp.zeros((), jnp.float64))
         results = {}
         for method in ("scatter", "sort"):
             fn = jax.jit(functools.partial(bin_chunk, grid=grid, method=method))
-            results[method] = np.asarray(block(fn(*zero, x))[0])
+            results[method] = np.asarray(bin_counts(block(fn(*zero, x))[0], grid))
             out[f"{method}_ns_per_sample"] = (
                 best_time(lambda fn=fn: block(fn(*zero, x)), repeats) / chunk * 1e9
             )
@@ -467,8 +503,16 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=None, help="JSON path")
     parser.add_argument("--binning", default="scatter", choices=("scatter", "sort"))
     parser.add_argument("--chunk", type=int, default=DEFAULT_STREAM_CHUNK, help="stream chunk")
+    parser.add_argument(
+        "--cpu-devices",
+        type=int,
+        default=os.cpu_count(),
+        help="CPU devices for jax (jax_num_cpu_devices; default: one per core). The streamed "
+        "bound deals its chunks to all of them; the RNG baseline is the faster of one and all.",
+    )
     parser.add_argument("--stream-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    jax.config.update("jax_num_cpu_devices", args.cpu_devices)  # before the first computation
     if args.stream_child is not None:
         print(json.dumps(stream_child(args.stream_child, args.chunk, args.binning)))
         return
@@ -479,16 +523,23 @@ def main(argv=None):
         command += f" --binning {args.binning}"
     if args.chunk != DEFAULT_STREAM_CHUNK:
         command += f" --chunk {args.chunk}"
+    if args.cpu_devices != os.cpu_count():
+        command += f" --cpu-devices {args.cpu_devices}"
     if args.out:
         command += f" --out {args.out}"
     device = jax.devices()[0]
-    print(f"rdpjax throughput on {device.platform} ({device.device_kind}), jax {jax.__version__}")
+    print(
+        f"rdpjax throughput on {len(jax.devices())} × {device.platform} ({device.device_kind}), "
+        f"jax {jax.__version__}; the streamed bound uses every device, jax.random alone is "
+        "timed on one and on all (the faster counts)"
+    )
     res = {
         "command": command,
         "quick": quick,
         "platform": device.platform,
         "device": device.device_kind,
         "devices": len(jax.devices()),
+        "cpu_devices": args.cpu_devices,
         "jax": jax.__version__,
         "cpu_count": os.cpu_count(),
         "load_average_at_start": list(os.getloadavg()),
@@ -506,7 +557,9 @@ def main(argv=None):
     print("End-to-end audit (λ = 2, 5, 7):")
     res["audit"] = audit_section(10**6 if quick else 10**7, args.chunk, repeats)
     print("Streamed bound (child process):")
-    res["stream"] = stream_section(10**8 if quick else 10**9, args.chunk, args.binning)
+    res["stream"] = stream_section(
+        10**8 if quick else 10**9, args.chunk, args.binning, args.cpu_devices
+    )
     print("Replications:")
     res["vmap"] = vmap_section(10**5, 100 if quick else 1000, 1 if quick else 2)
     print("Floors:")

@@ -50,7 +50,7 @@ import numpy as np
 from jax import lax
 
 from rdpjax._precision import float64
-from rdpjax.binning import BINNING_METHODS, bin_chunk, count_chunk
+from rdpjax.binning import BINNING_METHODS, bin_accumulator, bin_chunk, bin_counts, count_chunk
 from rdpjax.bounds import (
     DEFAULTS,
     Binned,
@@ -80,10 +80,12 @@ __all__ = [
     "replicated_bounds",
 ]
 
-DEFAULT_STREAM_CHUNK = 2**18
-"""Samples drawn and binned per scan step (per device). On CPU 2^18 (1–2 MB of draws) ran
-1.3–1.6× faster than 2^20 (cache-resident temporaries; benchmarks/throughput.py); on a GPU
-larger chunks (2^22) amortize the per-step launch cost better."""
+DEFAULT_STREAM_CHUNK = 2**17
+"""Samples drawn and binned per scan step (per device). On a 2-core CPU, streaming 1e8 per side
+(``benchmarks/throughput.py --stream-child 100000000 --chunk C``) took 2.8 s at 2^16 and 2^17
+against 3.1 s at 2^18 on two devices, and 3.3 s at 2^17 against 3.8–3.9 s at 2^16 and 2^18 on
+one (cache-resident temporaries; 2^20 was slower still). On a GPU larger chunks (2^22) amortize
+the per-step launch cost better."""
 
 DEFAULT_PILOT = 2**16
 """Pilot outputs per side: as many as :func:`rdpjax.lower_bound` uses for its scale anyway."""
@@ -136,38 +138,42 @@ class _Layout:
 def _stream_side(key_data, args, low, spacing, *, sampler, n, chunk, layout, method, mesh, impl):
     """Counts, outside and non-finite numbers of ``n`` draws: full chunk ``i < n // chunk``
     from ``fold_in(key, i)``, dealt out to the devices, then the ``n mod chunk`` rest from
-    ``fold_in(key, n // chunk)``. No per-sample masks: padding chunks (when the devices do not
-    divide the chunks) are skipped by a ``cond``, and non-finite draws, which carry no mass,
-    are counted as ``n − Σ counts`` at the end."""
+    ``fold_in(key, n // chunk)``. When the devices do not divide the chunks, the padding
+    chunks (at most one per device) are drawn but masked out: a ``lax.cond`` around the
+    draw would skip them, but it also kept XLA from spreading the draws over the CPU cores
+    (2 ns more per sample, measured). Non-finite draws, which carry no mass, are counted as
+    ``n − Σ counts`` at the end."""
     full, rest = divmod(n, chunk)
-    size = math.prod(layout.shape)
+    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
-    def add(carry, x):
-        counts, outside = carry
+    def add(carry, x, valid=None):
+        acc, outside = carry
         if layout.discrete:
-            return count_chunk(counts, outside, x.reshape(-1), clamp=True, method=method)
-        grid = Grid(low=low, spacing=spacing, shape=layout.shape)
+            return count_chunk(acc, outside, x.reshape(-1), valid=valid, clamp=True, method=method)
         x = x.reshape(x.shape[0], -1)
-        return bin_chunk(counts, outside, x, grid, interior=layout.interior, method=method)
+        box = layout.interior
+        return bin_chunk(acc, outside, x, grid, valid=valid, interior=box, method=method)
 
     def task(ids, key_data, args, low, spacing):
         key = jax.random.wrap_key_data(key_data, impl=impl)
 
-        def draw_and_add(carry, i):
-            return add(carry, sampler(jax.random.fold_in(key, i), chunk, args))
-
         def step(carry, i):
+            x = sampler(jax.random.fold_in(key, i), chunk, args)
             if ids.shape[0] * mesh.size == full:  # no padding chunks
-                return draw_and_add(carry, i), None
-            return lax.cond(i < full, draw_and_add, lambda c, _: c, carry, i), None
+                return add(carry, x), None
+            return add(carry, x, valid=jnp.broadcast_to(i < full, (chunk,))), None
 
-        init = (jnp.zeros(size, jnp.float64), jnp.zeros((), jnp.float64))
-        return lax.scan(step, init, ids)[0]
+        if layout.discrete:
+            init = jnp.zeros(grid.size, jnp.float64)
+        else:
+            init = bin_accumulator(grid)
+        return lax.scan(step, (init, jnp.zeros((), jnp.float64)), ids)[0]
 
-    counts, outside = sum_over_devices(task, full, mesh, key_data, args, low, spacing)
+    acc, outside = sum_over_devices(task, full, mesh, key_data, args, low, spacing)
     if rest:
         key = jax.random.wrap_key_data(key_data, impl=impl)
-        counts, outside = add((counts, outside), sampler(jax.random.fold_in(key, full), rest, args))
+        acc, outside = add((acc, outside), sampler(jax.random.fold_in(key, full), rest, args))
+    counts = acc if layout.discrete else bin_counts(acc, grid)
     nonfinite = jnp.round(n - counts.sum()) if not layout.discrete else jnp.zeros(())
     return counts.reshape(layout.shape), outside, nonfinite
 

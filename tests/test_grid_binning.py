@@ -1,9 +1,11 @@
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rdpjax.binning import bin_chunk, count_codes, linear_binning
+from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts, count_codes, linear_binning
 from rdpjax.grid import grid_from_range, grid_layout
 
 
@@ -35,6 +37,37 @@ def test_linear_binning_conserves_mass_and_mean(x64, d):
         )
 
 
+def _binning_by_definition(x, low, spacing, shape):
+    """Linear binning one sample and one cell corner at a time (NumPy), skipping samples off
+    the grid: corner c of the sample's cell gets Π_k (c_k ? frac_k : 1 − frac_k)."""
+    counts, top = np.zeros(shape), np.array(shape) - 1
+    for u in (x - low) / spacing:
+        if not np.all((u >= 0) & (u <= top)):  # off the grid or NaN
+            continue
+        cell = np.minimum(np.floor(u).astype(int), top - 1)
+        frac = u - cell
+        for corner in itertools.product((0, 1), repeat=len(shape)):
+            counts[tuple(cell + corner)] += np.prod(np.where(corner, frac, 1 - frac))
+    return counts
+
+
+@pytest.mark.parametrize("method", ["scatter", "sort"])
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (4, 5, 6)])
+def test_linear_binning_equals_the_definition(x64, shape, method):
+    """Every grid point's weight, against the per-sample definition, on a grid with unequal
+    sides (so a wrong stride shows), with samples off the grid, on its edges and in a tail
+    chunk."""
+    d = len(shape)
+    x = np.array(jax.random.uniform(jax.random.key(d), (301, d), minval=-0.2, maxval=1.2))
+    x[:4] = [[0.0] * d, [1.0] * d, [0.5] * d, [np.nan] * d]
+    grid = grid_from_range(jnp.zeros(d), jnp.ones(d), shape, (0,) * d)
+    counts, outside = linear_binning(jnp.asarray(x), grid, chunk_size=64, method=method)
+    ref = _binning_by_definition(x, np.zeros(d), 1.0 / (np.array(shape) - 1), shape)
+    np.testing.assert_allclose(np.asarray(counts), ref, rtol=0, atol=1e-12)
+    inside = np.all((x >= 0) & (x <= 1), axis=1)
+    assert float(outside) == float(np.sum(~inside))  # the NaN row counts as outside
+
+
 def test_outside_points_are_counted_not_dropped(x64):
     grid = grid_from_range(jnp.array([0.0]), jnp.array([1.0]), (11,), (0,))
     counts, outside = linear_binning(jnp.array([[0.5], [2.0], [-1.0], [1.0]]), grid)
@@ -54,8 +87,9 @@ def test_accumulation_exact_beyond_float32(x64):
 def test_accumulator_exact_at_2_pow_31(x64):
     """Adding a chunk to a bin already holding 2^31 counts stays exact (to 1e-6 and beyond)."""
     grid = grid_from_range(jnp.array([0.0]), jnp.array([1.0]), (3,), (0,))
-    start = jnp.array([0.0, 2.0**31, 0.0])
-    counts, _ = bin_chunk(start, jnp.zeros(()), jnp.array([[0.5], [0.25], [0.75]]), grid)
+    start = bin_accumulator(grid).at[1, 0].set(2.0**31)  # point 1 holds 2^31
+    acc, _ = bin_chunk(start, jnp.zeros(()), jnp.array([[0.5], [0.25], [0.75]]), grid)
+    counts = bin_counts(acc, grid)
     assert float(counts[1]) == 2.0**31 + 2.0
     assert float(counts.sum()) == 2.0**31 + 3.0
 

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +21,7 @@ import pytest
 
 import rdpjax
 from rdpjax import mechanisms
-from rdpjax.binning import bin_chunk
+from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts
 from rdpjax.grid import grid_from_range
 from rdpjax.stream import (
     mechanism_streamed_bound,
@@ -141,22 +142,31 @@ _SHARDED = textwrap.dedent(
     from rdpjax import mechanisms
     from rdpjax.stream import mechanism_streamed_bound
     warnings.simplefilter("ignore")
-    rr = mechanisms.RandomizedResponse(eps0=1.0)
-    b = mechanism_streamed_bound(jax.random.key(7), rr, np.array([1, 0, 0]), np.array([0, 0, 0]),
-                                 [2.0, 5.0], devices=4, **json.loads(sys.argv[1]))
+    if sys.argv[1] == "rr":
+        mech, pair = mechanisms.RandomizedResponse(eps0=1.0), ([1, 0, 0], [0, 0, 0])
+    else:
+        mech = mechanisms.Gaussian(scale=5.0)
+        pair = mech.reference_pair()
+    b = mechanism_streamed_bound(jax.random.key(7), mech, *map(np.asarray, pair), [2.0, 5.0],
+                                 devices=4, **json.loads(sys.argv[2]))
     print("RESULT" + json.dumps({"devices": len(jax.devices()), **b.to_dict()}))
     """
 )
 
 
-def test_four_host_devices_equal_one_device():
-    """6 full chunks (2 padding ones on the last device) and a rest dealt to 4 forced host
-    devices give the bound this process computes on its one device. The device flag must be
-    set before jax is imported, hence the subprocess."""
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [("rr", DISCRETE), ("gaussian", {**CONTINUOUS, "n": 6 * CONTINUOUS["chunk"] + 1000})],
+)
+def test_four_host_devices_equal_one_device(name, kwargs):
+    """6 full chunks (2 padding ones on the last device, drawn and masked out) and a rest dealt
+    to 4 forced host devices give the bound this process computes on its one device, for codes
+    and for continuous outputs. The device flag must be set before jax is imported, hence the
+    subprocess."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["JAX_PLATFORMS"] = "cpu"
     run = subprocess.run(
-        [sys.executable, "-c", _SHARDED, json.dumps(DISCRETE)],
+        [sys.executable, "-c", _SHARDED, name, json.dumps(kwargs)],
         capture_output=True,
         text=True,
         env=env,
@@ -166,9 +176,12 @@ def test_four_host_devices_equal_one_device():
     line = next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))
     four = json.loads(line[len("RESULT") :])
     assert four["devices"] == 4
-    with pytest.warns(UserWarning, match="clamped"):
-        one = mechanism_streamed_bound(jax.random.key(7), RR, *RR_PAIR, [2.0, 5.0], **DISCRETE)
+    mech, pair = (RR, RR_PAIR) if name == "rr" else (GAUSS, (X, X_PRIME))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # RR's codes 6 and 7 are clamped (and warned about)
+        one = mechanism_streamed_bound(jax.random.key(7), mech, *pair, [2.0, 5.0], **kwargs)
     assert len(jax.devices()) == 1
+    assert float(one.n_p) == float(one.n_q) == kwargs["n"]
     for name in (*FIELDS, "outside"):
         np.testing.assert_allclose(four[name], getattr(one, name), rtol=1e-12)
 
@@ -231,13 +244,15 @@ def test_bin_chunk_methods_and_clamping_agree_with_numpy_clip(x64, method):
     data; masked-out samples count nowhere."""
     x = jax.random.normal(jax.random.key(6), (3001, 2)) * 1.5
     grid = grid_from_range(jnp.array([-2.0, -2.0]), jnp.array([2.0, 2.0]), (40, 40), (4, 4))
-    zero = (jnp.zeros(grid.size), jnp.zeros(()))
+    zero = (bin_accumulator(grid), jnp.zeros(()))
     interior = ((4, 35), (4, 35))
     valid = jnp.arange(3001) < 3000
     binner = jax.jit(bin_chunk, static_argnames=("interior", "method"))
-    counts, outside = binner(*zero, x, grid, valid=valid, interior=interior, method=method)
+    acc, outside = binner(*zero, x, grid, valid=valid, interior=interior, method=method)
+    counts = bin_counts(acc, grid)
     clipped = jnp.clip(x[:3000], -2.0, 2.0)
-    ref, ref_out = binner(*zero, clipped, grid, valid=None, method="scatter")
+    ref_acc, ref_out = binner(*zero, clipped, grid, valid=None, method="scatter")
+    ref = bin_counts(ref_acc, grid)
     np.testing.assert_allclose(np.asarray(counts), np.asarray(ref), atol=1e-9)
     assert float(ref_out) == 0.0
     assert float(outside) == float(np.sum(np.any(np.abs(np.asarray(x[:3000])) > 2.0, axis=1)))
