@@ -715,10 +715,11 @@ def plan_bound(
         raise ValueError(
             f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
         )
-    # float64 before any arithmetic: no wrap-around for small ints (no copy if already float64)
-    p2, q2 = p2.astype(np.float64, copy=False), q2.astype(np.float64, copy=False)
-    for name, x in (("p_samples", p2), ("q_samples", q2)):
-        spread = x.max(0) - x.min(0)
+    # Extremes in the input's dtype (exact), then float64 before any arithmetic: no
+    # wrap-around for small ints. _to_device converts the samples themselves in its one copy.
+    extremes = [(x.min(0).astype(np.float64), x.max(0).astype(np.float64)) for x in (p2, q2)]
+    for name, (x_min, x_max) in zip(("p_samples", "q_samples"), extremes, strict=True):
+        spread = x_max - x_min
         if np.any(spread <= 0):
             raise ValueError(
                 f"{name} has zero spread along axis {int(np.argmin(spread))}: a kernel density "
@@ -728,8 +729,8 @@ def plan_bound(
     _check_grid_size(grid_size)
     pj, qj = _to_device(p2, np.float64), _to_device(q2, np.float64)
     h, _, _ = _continuous_settings(pj, qj, bandwidth, floor, beta, defaults)
-    lo = np.minimum(p2.min(0), q2.min(0)).astype(np.float64)
-    hi = np.maximum(p2.max(0), q2.max(0)).astype(np.float64)
+    (p_min, p_max), (q_min, q_max) = extremes
+    lo, hi = np.minimum(p_min, q_min), np.maximum(p_max, q_max)
     shape, pad, half_width = _continuous_layout(lo, hi, np.asarray(h), grid_size, layout)
     plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common)
     return plan, pj, qj

@@ -30,11 +30,13 @@ def looks_discrete(p: np.ndarray, q: np.ndarray, *, max_points: int = 2**16) -> 
     """
     if all(a.dtype.kind == "b" for a in (p, q)):
         return True
-    pooled = np.concatenate([p, q]).reshape(len(p) + len(q), -1)
-    stride = max(1, math.ceil(len(pooled) / max_points))
-    sub = pooled[::stride]
+    stride = max(1, math.ceil((len(p) + len(q)) / max_points))
+    # Every stride-th row of the pooled rows [p; q], without copying the pool: q's rows start
+    # where p's stride left off.
+    sub = np.concatenate([p[::stride], q[-len(p) % stride :: stride]])
+    sub = sub.reshape(len(sub), -1)
     distinct = len(np.unique(sub[:, 0])) if sub.shape[1] == 1 else len(np.unique(sub, axis=0))
-    if pooled.dtype.kind in "biu":
+    if sub.dtype.kind in "biu":
         return distinct <= max(1, len(sub) // 10)
     return distinct <= max(1, math.isqrt(len(sub)))
 
