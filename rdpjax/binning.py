@@ -14,16 +14,16 @@ a fixed box before binning (``interior=``) is another fixed map, so it keeps tha
 dropping them would not (conditioning on a region can *raise* a divergence), which is why
 samples off the grid are always counted and, in the streamed pipeline, clamped by default.
 
-The accumulator (:func:`bin_accumulator`) is not the grid itself but ``(grid.size + 1, 2)``
-"pair rows": row ``r`` holds the weights given to flat grid point ``r`` (column 0) and to its
-successor along the last axis (column 1) by samples whose cell starts at ``r``; row ``grid.size``
-is a discard row that takes the samples that are not binned (off the grid, non-finite, masked
-out), so no per-sample mask multiplies the weights. :func:`bin_counts` folds the pairs into
-counts once, at the end. A sample thus costs ``2^(d-1)`` row updates of two weights each, with
-one index per row. Inside the streamed scan on a 2-core CPU this costs, beyond the draws, 2.8–3.3
-ns per sample at d = 1 against 3.4–4.0 ns for one ``(2,)*d`` window update per sample on a flat
-grid (the formulation it replaced), and half as much at d = 2 and 3 (22 against 52 ns, 64–66
-against 132–133 ns; ``python benchmarks/binning_layouts.py``, two runs).
+The accumulator (:func:`bin_accumulator`) is not the grid itself but ``(grid.size + 1, 2)`` "pair
+rows": row ``r`` holds the weights given to flat grid point ``r`` (column 0) and to its successor
+along the last axis (column 1) by samples whose cell starts at ``r``; row ``grid.size`` is a discard
+row that takes the samples that are not binned (off the grid, non-finite, masked out), so no
+per-sample mask multiplies the weights. :func:`bin_counts` folds the pairs into counts once, at the
+end (the accumulator takes twice the grid's memory). A sample thus costs ``2^(d-1)`` row updates of
+two weights each, with one index per row. Inside the streamed scan on a 2-core CPU this costs,
+beyond the draws, 2.8–3.3 ns per sample at d = 1 against 3.4–4.0 ns for one ``(2,)*d`` window update
+per sample on a flat grid (the formulation it replaced), and half as much at d = 2 and 3 (22 against
+52 ns, 64–66 against 132–133 ns; ``python benchmarks/binning_layouts.py``, two runs).
 
 Two formulations of the accumulation, selectable by ``method``:
 

@@ -82,10 +82,10 @@ __all__ = [
 
 DEFAULT_STREAM_CHUNK = 2**17
 """Samples drawn and binned per scan step (per device). On a 2-core CPU, streaming 1e8 per side
-(``benchmarks/throughput.py --stream-child 100000000 --chunk C``) took 2.8 s at 2^16 and 2^17
-against 3.1 s at 2^18 on two devices, and 3.3 s at 2^17 against 3.8–3.9 s at 2^16 and 2^18 on
-one (cache-resident temporaries; 2^20 was slower still). On a GPU larger chunks (2^22) amortize
-the per-step launch cost better."""
+(``benchmarks/throughput.py --stream-child 100000000 --chunk C --cpu-devices D``, the second call)
+took 2.8 s at 2^16 and 2^17 against 3.1 s at 2^18 on two devices, and 3.3 s at 2^17 against 3.8–3.9
+s at 2^16 and 2^18 on one (cache-resident temporaries; 2^20 was slower still). On a GPU larger
+chunks (2^22) amortize the per-step launch cost better."""
 
 DEFAULT_PILOT = 2**16
 """Pilot outputs per side: as many as :func:`rdpjax.lower_bound` uses for its scale anyway."""
@@ -136,13 +136,13 @@ class _Layout:
     static_argnames=("sampler", "n", "chunk", "layout", "method", "mesh", "impl"),
 )
 def _stream_side(key_data, args, low, spacing, *, sampler, n, chunk, layout, method, mesh, impl):
-    """Counts, outside and non-finite numbers of ``n`` draws: full chunk ``i < n // chunk``
-    from ``fold_in(key, i)``, dealt out to the devices, then the ``n mod chunk`` rest from
-    ``fold_in(key, n // chunk)``. When the devices do not divide the chunks, the padding
-    chunks (at most one per device) are drawn but masked out: a ``lax.cond`` around the
-    draw would skip them, but it also kept XLA from spreading the draws over the CPU cores
-    (2 ns more per sample, measured). Non-finite draws, which carry no mass, are counted as
-    ``n − Σ counts`` at the end."""
+    """Counts, outside and non-finite numbers of ``n`` draws: full chunk ``i < n // chunk`` from
+    ``fold_in(key, i)``, dealt out to the devices, then the ``n mod chunk`` rest from ``fold_in(key,
+    n // chunk)``. When the devices do not divide the chunks, the padding chunks (at most one per
+    device) are drawn but masked out: a ``lax.cond`` around the draw would skip them, but it also
+    kept XLA from spreading the draws over the CPU cores (about 2 ns more per sample on two CPU
+    devices, measured). Non-finite draws, which carry no mass, are counted as ``n − Σ counts`` at
+    the end."""
     full, rest = divmod(n, chunk)
     grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
