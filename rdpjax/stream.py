@@ -144,9 +144,8 @@ def _stream_side(key_data, args, low, spacing, *, sampler, n, chunk, layout, met
     devices, measured). Non-finite draws, which carry no mass, are counted as ``n − Σ counts`` at
     the end."""
     full, rest = divmod(n, chunk)
-    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
-    def add(carry, x, valid=None):
+    def add(carry, x, grid, valid=None):
         acc, outside = carry
         if layout.discrete:
             return count_chunk(acc, outside, x.reshape(-1), valid=valid, clamp=True, method=method)
@@ -154,25 +153,25 @@ def _stream_side(key_data, args, low, spacing, *, sampler, n, chunk, layout, met
         box = layout.interior
         return bin_chunk(acc, outside, x, grid, valid=valid, interior=box, method=method)
 
-    def task(ids, key_data, args, low, spacing):
+    def task(ids, key_data, args, low, spacing):  # on each device, with replicated inputs
         key = jax.random.wrap_key_data(key_data, impl=impl)
+        grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
         def step(carry, i):
             x = sampler(jax.random.fold_in(key, i), chunk, args)
             if ids.shape[0] * mesh.size == full:  # no padding chunks
-                return add(carry, x), None
-            return add(carry, x, valid=jnp.broadcast_to(i < full, (chunk,))), None
+                return add(carry, x, grid), None
+            return add(carry, x, grid, valid=jnp.broadcast_to(i < full, (chunk,))), None
 
-        if layout.discrete:
-            init = jnp.zeros(grid.size, jnp.float64)
-        else:
-            init = bin_accumulator(grid)
+        init = jnp.zeros(grid.size, jnp.float64) if layout.discrete else bin_accumulator(grid)
         return lax.scan(step, (init, jnp.zeros((), jnp.float64)), ids)[0]
 
+    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
     acc, outside = sum_over_devices(task, full, mesh, key_data, args, low, spacing)
     if rest:
         key = jax.random.wrap_key_data(key_data, impl=impl)
-        acc, outside = add((acc, outside), sampler(jax.random.fold_in(key, full), rest, args))
+        x = sampler(jax.random.fold_in(key, full), rest, args)
+        acc, outside = add((acc, outside), x, grid)
     counts = acc if layout.discrete else bin_counts(acc, grid)
     nonfinite = jnp.round(n - counts.sum()) if not layout.discrete else jnp.zeros(())
     return counts.reshape(layout.shape), outside, nonfinite
