@@ -42,9 +42,11 @@ import itertools
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.sharding import Mesh, PartitionSpec
 
 from rdpjax._precision import require_float64
 from rdpjax.grid import Grid
+from rdpjax.sharding import AXIS
 
 __all__ = [
     "DEFAULT_CHUNK",
@@ -225,9 +227,14 @@ def _scan_chunks(step, carry, data: jnp.ndarray, chunk_size: int):
     return carry
 
 
-@functools.partial(jax.jit, static_argnames=("chunk_size", "method"))
+@functools.partial(jax.jit, static_argnames=("chunk_size", "method", "mesh"))
 def linear_binning(
-    samples: jnp.ndarray, grid: Grid, *, chunk_size: int = DEFAULT_CHUNK, method: str = "scatter"
+    samples: jnp.ndarray,
+    grid: Grid,
+    *,
+    chunk_size: int = DEFAULT_CHUNK,
+    method: str = "scatter",
+    mesh: Mesh | None = None,
 ):
     """Linearly bin ``samples`` onto ``grid``. Cost O(n · 2^d + grid), memory O(chunk + grid).
 
@@ -238,6 +245,14 @@ def linear_binning(
       grid: the grid.
       chunk_size: samples per scan step (static).
       method: ``"scatter"`` or ``"sort"`` (module docstring).
+      mesh: optional one-axis mesh (:func:`rdpjax.sharding.draw_mesh`). Each of its D devices
+        bins one contiguous block of ``⌊n / D⌋`` samples and one ``psum`` adds the
+        accumulators (the last ``n mod D`` samples are binned after it): the same counts up to
+        the order of floating-point additions, in about 1/D of the time when the scatter
+        dominates (the case on a multi-core CPU with one jax device per core). The samples
+        should already lie split that way, ``jax.device_put(x, NamedSharding(mesh,
+        PartitionSpec(sharding.AXIS)))`` (D must divide n), or jit moves them first; a numpy
+        array 64-byte aligned is then taken without a copy on CPU.
 
     Returns:
       ``(counts, outside)``: float64 counts of shape ``grid.shape`` (summing to n − outside) and
@@ -246,9 +261,31 @@ def linear_binning(
     require_float64("linear_binning")
     x = samples.reshape(samples.shape[0], -1)
     init = (bin_accumulator(grid), jnp.zeros((), jnp.float64))
-    acc, outside = _scan_chunks(
-        lambda c, xc: bin_chunk(*c, xc, grid, method=method), init, x, chunk_size
-    )
+
+    def bin_all(carry, data):
+        return _scan_chunks(
+            lambda c, xc: bin_chunk(*c, xc, grid, method=method), carry, data, chunk_size
+        )
+
+    if mesh is None or mesh.size == 1 or x.shape[0] < mesh.size:
+        acc, outside = bin_all(init, x)
+    else:
+        split = x.shape[0] - x.shape[0] % mesh.size
+
+        def local(block):
+            return jax.tree.map(lambda a: lax.psum(a, AXIS), bin_all(init, block))
+
+        # check_vma=False: the scan's carry starts replicated and becomes device-varying; the
+        # psum makes it replicated again, as out_specs says.
+        acc, outside = jax.shard_map(
+            local,
+            mesh=mesh,
+            in_specs=PartitionSpec(AXIS),
+            out_specs=PartitionSpec(),
+            check_vma=False,
+        )(x[:split])
+        if split < x.shape[0]:
+            acc, outside = bin_chunk(acc, outside, x[split:], grid, method=method)
     return bin_counts(acc, grid).reshape(grid.shape), outside
 
 

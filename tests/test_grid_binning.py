@@ -1,4 +1,9 @@
 import itertools
+import json
+import os
+import subprocess
+import sys
+import textwrap
 
 import jax
 import jax.numpy as jnp
@@ -66,6 +71,60 @@ def test_linear_binning_equals_the_definition(x64, shape, method):
     np.testing.assert_allclose(np.asarray(counts), ref, rtol=0, atol=1e-12)
     inside = np.all((x >= 0) & (x <= 1), axis=1)
     assert float(outside) == float(np.sum(~inside))  # the NaN row counts as outside
+
+
+_SHARDED_BINNING = textwrap.dedent(
+    """
+    import json, os, sys
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    import jax, jax.numpy as jnp, numpy as np
+    from jax.sharding import NamedSharding, PartitionSpec
+    import rdpjax
+    from rdpjax.binning import linear_binning
+    from rdpjax.grid import grid_from_range
+    from rdpjax.sharding import AXIS, draw_mesh
+    x, shape = np.asarray(json.loads(sys.argv[1])), tuple(json.loads(sys.argv[2]))
+    d, mesh, out = len(shape), draw_mesh(4), {}
+    with rdpjax.float64():
+        grid = grid_from_range(jnp.zeros(d), jnp.ones(d), shape, (0,) * d)
+        for name, data in (("all", x), ("first 300", x[:300]), ("first 3", x[:3])):
+            placed = jnp.asarray(data)
+            if name == "first 300":  # already split over the devices, as the docstring says
+                placed = jax.device_put(data, NamedSharding(mesh, PartitionSpec(AXIS)))
+            counts, outside = linear_binning(placed, grid, chunk_size=32, mesh=mesh)
+            out[name] = [np.asarray(counts).tolist(), float(outside)]
+    print("RESULT" + json.dumps({"devices": len(jax.devices()), **out}))
+    """
+)
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 6)])
+def test_linear_binning_split_over_four_host_devices(shape):
+    """Binning split over 4 forced host devices (blocks of 75 samples: two chunks of 32 and a
+    tail each, and a last sample binned after the psum; samples already split; fewer samples
+    than devices) equals the per-sample definition. The device flag must be set before jax is
+    imported, hence the subprocess."""
+    d = len(shape)
+    x = np.array(jax.random.uniform(jax.random.key(d), (301, d), minval=-0.2, maxval=1.2))
+    x[:4] = [[0.0] * d, [1.0] * d, [0.5] * d, [np.nan] * d]
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    run = subprocess.run(
+        [sys.executable, "-c", _SHARDED_BINNING, json.dumps(x.tolist()), json.dumps(shape)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))[6:])
+    assert got["devices"] == 4
+    for name, m in (("all", 301), ("first 300", 300), ("first 3", 3)):
+        ref = _binning_by_definition(x[:m], np.zeros(d), 1.0 / (np.array(shape) - 1), shape)
+        counts, outside = got[name]
+        np.testing.assert_allclose(np.asarray(counts), ref, rtol=0, atol=1e-12, err_msg=name)
+        inside = np.all((x[:m] >= 0) & (x[:m] <= 1), axis=1)
+        assert outside == float(np.sum(~inside)), name
 
 
 def test_outside_points_are_counted_not_dropped(x64):
