@@ -4,7 +4,8 @@
 Each variant draws chunks of ``N(0, 25)`` samples (float32, as the stream's samplers do) and
 bins them in one ``lax.scan``, so the cost beyond the draws is what the stream pays per sample;
 "draw only" sums the same draws instead. Timings are the best of interleaved runs in one
-process; both layouts must give the same counts (checked).
+process; both layouts must give the same counts (checked; in 1-D up to the rounding of each
+cell fraction to ``fraction_bits(chunk)`` bits, see :mod:`rdpjax.binning`).
 
     python benchmarks/binning_layouts.py            # writes results/binning_layouts.json
 """
@@ -21,7 +22,7 @@ import jax.numpy as jnp
 from jax import lax
 
 import rdpjax
-from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts
+from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts, fraction_bits
 from rdpjax.grid import Grid
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -134,7 +135,10 @@ def main(argv=None):
                 f" ns ({b['flat window'] / b['pair rows']:.1f}×); counts differ by ≤ {diff:.1e}",
                 flush=True,
             )
-            assert diff < 1e-6 and same_outside
+            # In 1-D the pair rows round each cell fraction to b bits: a sample's split moves by
+            # at most 2^-(b+1), so no count can move by more than n · 2^-(b+1).
+            bits = fraction_bits(args.chunk) if d == 1 else None
+            assert diff < (1e-6 if bits is None else args.n * 2.0 ** -(bits + 1)) and same_outside
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -10,7 +10,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts, count_codes, linear_binning
+from rdpjax.binning import (
+    bin_accumulator,
+    bin_chunk,
+    bin_counts,
+    count_codes,
+    fraction_bits,
+    linear_binning,
+)
 from rdpjax.grid import grid_from_range, grid_layout
 
 
@@ -71,6 +78,69 @@ def test_linear_binning_equals_the_definition(x64, shape, method):
     np.testing.assert_allclose(np.asarray(counts), ref, rtol=0, atol=1e-12)
     inside = np.all((x >= 0) & (x <= 1), axis=1)
     assert float(outside) == float(np.sum(~inside))  # the NaN row counts as outside
+
+
+def _rounded_binning_1d(x, low, spacing, size, bits):
+    """1-D linear binning with each cell fraction rounded to ``bits`` bits (the documented map
+    of the int64 path), vectorized NumPy: q = round(frac · 2^bits), weights 1 − q/2^bits and
+    q/2^bits."""
+    u = (x - low) / spacing
+    inside = (u >= 0) & (u <= size - 1)
+    cell = np.minimum(np.floor(u[inside]).astype(int), size - 2)
+    moved = np.round((u[inside] - cell) * 2.0**bits) / 2.0**bits
+    counts = np.zeros(size)
+    np.add.at(counts, cell, 1.0 - moved)
+    np.add.at(counts, cell + 1, moved)
+    return counts
+
+
+def test_packed_1d_binning_rounds_the_fraction_as_documented(x64):
+    """Chunks of 2^20 (21 fraction bits) and a 5-sample tail (51 bits): the counts equal the
+    rounded-fraction definition to float round-off, and differ from exact linear binning by
+    far more (so the rounding, not the tolerance, is what the first check pins down)."""
+    chunk = 2**20
+    assert fraction_bits(chunk) == 21 and fraction_bits(5) == 57 and fraction_bits(2**21) is None
+    x = np.asarray(jax.random.uniform(jax.random.key(3), (chunk + 5,), minval=-0.1, maxval=1.1))
+    grid = grid_from_range(jnp.zeros(1), jnp.ones(1), (7,), (0,))
+    counts, outside = linear_binning(jnp.asarray(x), grid, chunk_size=chunk)
+    spacing = 1.0 / 6
+    ref = _rounded_binning_1d(x[:chunk], 0.0, spacing, 7, 21)
+    ref += _rounded_binning_1d(x[chunk:], 0.0, spacing, 7, 57)
+    np.testing.assert_allclose(np.asarray(counts), ref, rtol=0, atol=1e-8)
+    exact = _rounded_binning_1d(x, 0.0, spacing, 7, 60)
+    assert np.max(np.abs(np.asarray(counts) - exact)) > 1e-6  # the rounding is visible
+    assert np.max(np.abs(np.asarray(counts) - exact)) <= x.size * 2.0**-22  # and bounded
+    assert float(outside) == float(np.sum((x < 0) | (x > 1)))
+
+
+def test_packed_1d_binning_differentiates_as_linear_binning(x64):
+    """The pair search differentiates the KDE through the samples: the int64 path's derivative
+    (forward and reverse) is linear binning's, as given by the float64 sort formulation."""
+    x = jax.random.uniform(jax.random.key(5), (300,), jnp.float64, minval=0.05, maxval=0.95)
+    grid = grid_from_range(jnp.zeros(1), jnp.ones(1), (9,), (0,))
+    weights = jax.random.normal(jax.random.key(6), (9,))
+
+    def f(x, method):
+        return linear_binning(x, grid, chunk_size=64, method=method)[0] @ weights
+
+    grad = jax.grad(f)(x, "scatter")
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(jax.grad(f)(x, "sort")), atol=1e-12)
+    assert np.max(np.abs(np.asarray(grad))) > 1.0  # a real signal (8 cells per unit)
+    tangent = jax.random.normal(jax.random.key(7), x.shape)
+    _, forward = jax.jvp(lambda x: f(x, "scatter"), (x,), (tangent,))
+    np.testing.assert_allclose(float(forward), float(grad @ tangent), rtol=1e-12)
+
+
+@pytest.mark.parametrize("chunk", [2**20 - 1, 2**20])
+def test_packed_1d_binning_does_not_overflow(x64, chunk):
+    """The worst case of the int64 packing: a whole chunk in one row with the largest fraction
+    (samples on the grid's right end: cell 1, fraction exactly 1, q = 2^bits) — and the same
+    number in the discard row (off the grid)."""
+    grid = grid_from_range(jnp.zeros(1), jnp.ones(1), (3,), (0,))
+    for value, expected in ((1.0, [0.0, 0.0, chunk]), (2.0, [0.0, 0.0, 0.0])):
+        counts, outside = linear_binning(jnp.full(chunk, value), grid, chunk_size=chunk)
+        np.testing.assert_array_equal(np.asarray(counts), expected)
+        assert float(outside) == (0.0 if value == 1.0 else chunk)
 
 
 _SHARDED_BINNING = textwrap.dedent(
