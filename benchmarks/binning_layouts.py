@@ -1,5 +1,6 @@
-"""Linear binning inside the streamed scan: rdpjax's pair-row accumulator against the flat-grid
-``(2,)*d`` window scatter it replaced, at d = 1, 2, 3.
+"""Linear binning inside the streamed scan: rdpjax's pair-row accumulator (in 1-D, one packed
+int64 scatter-add a sample) against the flat-grid ``(2,)*d`` window scatter it replaced, at
+d = 1, 2, 3.
 
 Each variant draws chunks of ``N(0, 25)`` samples (float32, as the stream's samplers do) and
 bins them in one ``lax.scan``, so the cost beyond the draws is what the stream pays per sample;

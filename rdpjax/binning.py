@@ -33,10 +33,11 @@ at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit
 the two ends of the cell), so the data-processing argument above holds as it stands. On the
 2-core CPU an integer scatter-add of one word costs far less than a float64 one of two (one
 device, 2^23 float64 samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample,
-binning alone; beyond the draws inside the streamed scan, 2^24 samples on 4096 points in chunks
-of 2^17: 2.4 against 4.6 ns for the flat-grid window formulation the pair rows replaced,
-``python benchmarks/binning_layouts.py``). At d = 2 and 3 the pair rows cost half as much as
-that window formulation (22 against 52 ns, 64–66 against 132–133 ns).
+binning alone; beyond the draws inside a scan like the stream's, 2^24 samples on 4096 points in
+chunks of 2^16: 1.9 against 3.9 ns for the flat-grid window formulation the pair rows replaced,
+where float64 pairs had taken 2.8–3.3 ns; ``python benchmarks/binning_layouts.py``). At d = 2
+and 3 the pair rows cost 2.4 times less than that window formulation (21 against 51 ns, 50
+against 125 ns).
 
 Two formulations of the accumulation, selectable by ``method``:
 
@@ -117,7 +118,10 @@ def _bin_packed(acc, row, frac, bits: int):
 
     Differentiable in ``frac`` as linear binning is (the rounding has no derivative to give):
     the tangent is that of the float64 pairs ``(1 − frac, frac)`` (the pair search
-    differentiates the KDE through the samples' positions)."""
+    differentiates the KDE through the samples' positions).
+
+    Samples sent to the discard row may add anything there (a NaN fraction casts to some
+    integer; int64 sums wrap around): that row is never read as counts."""
     shift = bits + row.shape[0].bit_length()
     q = jnp.round(frac * 2.0**bits).astype(jnp.int64)
     packed = (
@@ -318,8 +322,8 @@ def linear_binning(
         accumulators (the last ``n mod D`` samples are binned after it): the same counts up to
         the order of floating-point additions. Meant for several accelerators, or a
         multi-core CPU with one jax device per core, where each core then runs a scatter (on
-        the 2-core test machine 1e7 float64 samples took 0.050–0.066 s on two devices against
-        0.071 s on one, best of 7 runs each, interleaved; chunks 2^16 and 2^18). The samples
+        the 2-core test machine 1e7 float64 samples took 0.026 s on two devices against
+        0.033–0.034 s on one, best of 7 runs each, interleaved; chunks 2^16 and 2^18). The samples
         should already lie split that way, ``jax.device_put(x, NamedSharding(mesh,
         PartitionSpec(sharding.AXIS)))`` (D must divide n), or jit moves them first; a numpy
         array 64-byte aligned is then taken without a copy on CPU (so it must not be
