@@ -95,7 +95,7 @@ def _rounded_binning_1d(x, low, spacing, size, bits):
 
 
 def test_packed_1d_binning_rounds_the_fraction_as_documented(x64):
-    """Chunks of 2^20 (21 fraction bits) and a 5-sample tail (51 bits): the counts equal the
+    """Chunks of 2^20 (21 fraction bits) and a 5-sample tail (57 bits): the counts equal the
     rounded-fraction definition to float round-off, and differ from exact linear binning by
     far more (so the rounding, not the tolerance, is what the first check pins down)."""
     chunk = 2**20
