@@ -22,22 +22,22 @@ per-sample mask multiplies the weights. :func:`bin_counts` folds the pairs into 
 end (the accumulator takes twice the grid's memory). A sample thus costs ``2^(d-1)`` row updates of
 two weights each, with one index per row.
 
-In 1-D (the common case: one real output per draw) a chunk is scattered as *one int64 per
-sample*: the cell fraction is rounded to ``b`` bits, ``q = round(frac · 2^b)``, and the sample
-adds ``2^s + q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq
-below; the chunk's sums are then unpacked, exactly, into the float64 pairs ``(count − Σq/2^b,
-Σq/2^b)``. ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits at 2^16 samples, 27
-at 2^17, 21 at 2^20; chunks of 2^21 or more, as on GPUs, keep the float64 pairs). Each sample
-thus moves to within 2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9 of a cell
-at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit mass between
-the two ends of the cell), so the data-processing argument above holds as it stands. On the
-2-core CPU an integer scatter-add of one word costs far less than a float64 one of two (one
-device, 2^23 float64 samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample,
-binning alone; beyond the draws inside a scan like the stream's, 2^24 samples on 4096 points in
-chunks of 2^16: 1.7–1.9 against 3.5–3.9 ns for the flat-grid window formulation the pair rows
-replaced, where float64 pairs had taken 2.8–3.3 ns; ``python benchmarks/binning_layouts.py``,
-two runs). At d = 2 and 3 the pair rows cost about half as much as that window formulation
-(19–21 against 51–52 ns, 50–74 against 125–132 ns).
+In 1-D (the common case: one real output per draw) a chunk is scattered as *one int64 per sample*:
+the cell fraction is rounded to ``b`` bits, ``q = round(frac · 2^b)``, and the sample adds
+``2^s + q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq below; the
+chunk's sums are then unpacked into the float64 pairs ``(count − Σq/2^b, Σq/2^b)`` (exactly, for
+chunks of 512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits at
+2^16 samples, 27 at 2^17, 21 at 2^20; chunks of 2^21 or more, as on GPUs, keep the float64 pairs).
+Each sample thus moves to within 2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9
+of a cell at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit mass
+between the two ends of the cell), so the data-processing argument above holds as it stands. On the
+2-core CPU an integer scatter-add of one word costs far less than a float64 one of two (one device,
+2^23 float64 samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample, binning alone;
+beyond the draws inside a scan like the stream's, 2^24 samples on 4096 points in chunks of 2^16:
+1.7–1.9 against 3.5–3.9 ns for the flat-grid window formulation the pair rows replaced, where
+float64 pairs had taken 2.8–3.3 ns; ``python benchmarks/binning_layouts.py``, two runs). At d = 2
+and 3 the pair rows cost about half as much as that window formulation (19–21 against 51–52 ns,
+50–74 against 125–132 ns).
 
 Two formulations of the accumulation, selectable by ``method``:
 
@@ -117,7 +117,9 @@ def _bin_packed(acc, row, frac, bits: int):
     """Add 1-D samples (cell ``row``, fraction ``frac`` ∈ [0, 1]) to the pair rows with one
     int64 scatter-add: each sample adds ``2^shift + q``, ``q = round(frac · 2^bits)``, so that a
     row's sum holds its count above bit ``shift`` and its Σq below (see :func:`fraction_bits`).
-    Column 1 gets ``Σq / 2^bits``, column 0 the rest of the count: exact, in integers.
+    Column 1 gets ``Σq / 2^bits``, column 0 the rest of the count, from integer sums (exact in
+    float64 for chunks of 512 samples or more, where Σq < 2^(63 − L) ≤ 2^53; smaller chunks
+    round Σq to float64's 2^-53).
 
     Differentiable in ``frac`` as linear binning is (the rounding has no derivative to give):
     the tangent is that of the float64 pairs ``(1 − frac, frac)`` (the pair search
@@ -136,7 +138,7 @@ def _bin_packed(acc, row, frac, bits: int):
         )
     )
     parts = jnp.stack([packed >> shift, packed & ((1 << shift) - 1)], axis=-1)
-    parts = parts.astype(jnp.float64)  # exact: counts and Σq are below 2^53
+    parts = parts.astype(jnp.float64)  # exact for chunks ≥ 512 (docstring)
     moved = parts[:, 1:] * 2.0**-bits
     # (count, 0) + moved · (−1, 1), written with broadcasts: stacking the two float columns
     # made XLA's CPU loop 4× slower (101 against 27 µs for 47,578 rows).
