@@ -58,11 +58,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, PartitionSpec
+from jax.sharding import Mesh
 
 from rdpjax._precision import require_float64
 from rdpjax.grid import Grid
-from rdpjax.sharding import AXIS
+from rdpjax.sharding import sum_over_blocks
 
 __all__ = [
     "DEFAULT_CHUNK",
@@ -354,19 +354,7 @@ def linear_binning(
         acc, outside = bin_all(init, x)
     else:
         split = x.shape[0] - x.shape[0] % mesh.size
-
-        def local(block):
-            return jax.tree.map(lambda a: lax.psum(a, AXIS), bin_all(init, block))
-
-        # check_vma=False: the scan's carry starts replicated and becomes device-varying; the
-        # psum makes it replicated again, as out_specs says.
-        acc, outside = jax.shard_map(
-            local,
-            mesh=mesh,
-            in_specs=PartitionSpec(AXIS),
-            out_specs=PartitionSpec(),
-            check_vma=False,
-        )(x[:split])
+        acc, outside = sum_over_blocks(lambda block: bin_all(init, block), mesh, x[:split])
         if split < x.shape[0]:
             acc, outside = bin_chunk(acc, outside, x[split:], grid, method=method)
     return bin_counts(acc, grid).reshape(grid.shape), outside

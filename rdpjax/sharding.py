@@ -6,7 +6,9 @@ be dealt out to devices: :func:`sum_over_devices` gives each device of a one-axi
 :class:`jax.sharding.Mesh` a contiguous block of chunk indices, runs the same scan on each
 (``jax.shard_map``), and adds the per-device histograms with one ``psum``. Which device draws
 a chunk changes nothing about the chunk, so one device and D devices see the same samples and
-give the same counts up to the order of floating-point additions.
+give the same counts up to the order of floating-point additions. Samples already in memory
+are split the same way by :func:`sum_over_blocks`: each device bins its contiguous block of them
+(:func:`rdpjax.binning.linear_binning` with ``mesh=``).
 
 Cost: the per-device work is ⌈chunks / D⌉ chunks, the communication one all-reduce of the
 histogram (O(grid)) at the end. Chunk indices past the last are padding: the task function
@@ -43,7 +45,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, PartitionSpec
 
-__all__ = ["AXIS", "draw_mesh", "sum_over_devices"]
+__all__ = ["AXIS", "draw_mesh", "sum_over_blocks", "sum_over_devices"]
 
 AXIS = "draws"
 """Name of the mesh axis along which draws are split."""
@@ -90,14 +92,34 @@ def sum_over_devices(task: Callable, num_tasks: int, mesh: Mesh, *args):
     """
     per_device = max(1, math.ceil(num_tasks / mesh.size))
 
-    def local(*local_args):
+    def with_ids(*local_args):
         start = lax.axis_index(AXIS) * per_device
         ids = (start + jnp.arange(per_device)).astype(jnp.int32)
-        return jax.tree.map(lambda x: lax.psum(x, AXIS), task(ids, *local_args))
+        return task(ids, *local_args)
 
-    specs = tuple(PartitionSpec() for _ in args)
-    # check_vma=False: the task's scan carries start replicated and become device-varying;
-    # the psum makes the outputs replicated again, as out_specs says.
+    return _summed(with_ids, mesh, tuple(PartitionSpec() for _ in args))(*args)
+
+
+def sum_over_blocks(fn: Callable, mesh: Mesh, x):
+    """Run ``fn(block)`` on every device of ``mesh``, each on its contiguous block of ``x``
+    (the leading axis split in ``D`` equal parts; ``D`` must divide it), and sum the results.
+    Call it inside ``jax.jit``; ``x`` already split that way
+    (``NamedSharding(mesh, PartitionSpec(AXIS))``) is not moved.
+
+    Returns:
+      The sum over devices of ``fn``'s outputs (a pytree of arrays), replicated.
+    """
+    return _summed(fn, mesh, PartitionSpec(AXIS))(x)
+
+
+def _summed(fn: Callable, mesh: Mesh, in_specs):
+    """``fn`` under ``jax.shard_map`` over ``mesh`` with its outputs ``psum``-med over devices."""
+
+    def local(*local_args):
+        return jax.tree.map(lambda a: lax.psum(a, AXIS), fn(*local_args))
+
+    # check_vma=False: scan carries inside fn start replicated and become device-varying; the
+    # psum makes the outputs replicated again, as out_specs says.
     return jax.shard_map(
-        local, mesh=mesh, in_specs=specs, out_specs=PartitionSpec(), check_vma=False
-    )(*args)
+        local, mesh=mesh, in_specs=in_specs, out_specs=PartitionSpec(), check_vma=False
+    )
