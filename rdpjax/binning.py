@@ -23,21 +23,26 @@ end (the accumulator takes twice the grid's memory). A sample thus costs ``2^(d-
 two weights each, with one index per row.
 
 In 1-D (the common case: one real output per draw) a chunk is scattered as *one int64 per sample*:
-the cell fraction is rounded to ``b`` bits, ``q = round(frac · 2^b)``, and the sample adds
+the cell fraction is rounded to ``b`` bits, ``q = ⌊frac · 2^b + 1/2⌋``, and the sample adds
 ``2^s + q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq below; the
 chunk's sums are then unpacked into the float64 pairs ``(count − Σq/2^b, Σq/2^b)`` (exactly, for
 chunks of 512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits at
-2^16 samples, 27 at 2^17, 21 at 2^20; chunks of 2^21 or more, as on GPUs, keep the float64 pairs).
+2^16 samples, 27 at 2^17, 21 at 2^20, at most 30; chunks of 2^21 or more, as on GPUs, keep the
+float64 pairs).
 Each sample thus moves to within 2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9
 of a cell at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit mass
-between the two ends of the cell), so the data-processing argument above holds as it stands. On the
-2-core CPU an integer scatter-add of one word costs far less than a float64 one of two (one device,
-2^23 float64 samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample, binning alone;
-beyond the draws inside a scan like the stream's, 2^24 samples on 4096 points in chunks of 2^16:
-1.7–1.9 against 3.5–3.9 ns for the flat-grid window formulation the pair rows replaced, where
-float64 pairs had taken 2.8–3.3 ns; ``python benchmarks/binning_layouts.py``, two runs). At d = 2
-and 3 the pair rows cost about half as much as that window formulation (19–21 against 51–52 ns,
-50–74 against 125–132 ns).
+between the two ends of the cell), so the data-processing argument above holds as it stands.
+Samples off the grid (or off the ``interior`` box) go to two extra rows of the same scatter, below
+and above, whose counts give the number outside without a second pass over the chunk; under
+``interior`` that mass then goes to the box's two ends, where clamping puts it. On the 2-core CPU
+an integer scatter-add of one word costs far less than a float64 one of two (one device, 2^23
+float64 samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample, binning alone).
+Beyond the draws inside a scan like the stream's (2^24 samples on 4096 points in chunks of 2^16,
+``python benchmarks/binning_layouts.py``, two runs each) this path takes 0.4–0.5 ns a sample,
+against 1.7–1.9 ns with a separate pass that counted the off-grid samples, 2.8–3.3 ns for float64
+pairs and 3.5–4.1 ns for the flat-grid window formulation the pair rows replaced. At d = 2 and 3
+the pair rows cost about half as much as that window formulation (19–22 against 51–56 ns, 50–74
+against 125–132 ns).
 
 Two formulations of the accumulation, selectable by ``method``:
 
@@ -81,6 +86,7 @@ BINNING_METHODS = ("scatter", "sort")
 _IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
 _EDGE_SLACK = 1e-6  # cells
 _MIN_FRACTION_BITS = 20
+_MAX_FRACTION_BITS = 30
 _FIRST = np.array([1.0, 0.0])  # broadcast over pair rows (numpy: no jax work at import)
 _SPLIT = np.array([-1.0, 1.0])
 
@@ -106,52 +112,83 @@ def fraction_bits(chunk: int) -> int | None:
 
     With ``L = chunk.bit_length()`` a row's count (≤ chunk < 2^L) sits above bit ``b + L`` and
     its sum of fractions (≤ chunk · 2^b < 2^(b + L)) below it, so ``b = 63 − 2L`` keeps the
-    packed sum below 2^63: 2^16 samples → 29 bits, 2^17 → 27, 2^20 → 21.
+    packed sum below 2^63: 2^16 samples → 29 bits, 2^17 → 27, 2^20 → 21. Smaller chunks are
+    capped at 30 bits (``q`` is converted through int32, which AVX2 CPUs vectorize and int64
+    they do not).
     """
-    bits = 63 - 2 * chunk.bit_length()
+    bits = min(63 - 2 * chunk.bit_length(), _MAX_FRACTION_BITS)
     return bits if bits >= _MIN_FRACTION_BITS else None
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
-def _bin_packed(acc, row, frac, bits: int):
-    """Add 1-D samples (cell ``row``, fraction ``frac`` ∈ [0, 1]) to the pair rows with one
-    int64 scatter-add: each sample adds ``2^shift + q``, ``q = round(frac · 2^bits)``, so that a
-    row's sum holds its count above bit ``shift`` and its Σq below (see :func:`fraction_bits`).
-    Column 1 gets ``Σq / 2^bits``, column 0 the rest of the count, from integer sums (exact in
-    float64 for chunks of 512 samples or more, where Σq < 2^(63 − L) ≤ 2^53; smaller chunks
-    round Σq to float64's 2^-53).
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3))
+def _packed_pairs(row, frac, bits: int, rows: int):
+    """Pair rows (``(rows, 2)`` float64) of 1-D samples in cell ``row`` at fraction ``frac`` ∈
+    [0, 1], from one int64 scatter-add: each sample adds ``2^shift + q``, ``q = ⌊frac · 2^bits +
+    1/2⌋``, so that a row's sum holds its count above bit ``shift`` and its Σq below (see
+    :func:`fraction_bits`). Column 1 gets ``Σq / 2^bits``, column 0 the rest of the count, from
+    integer sums (exact in float64 for chunks of 512 samples or more, where Σq < 2^(63 − L) ≤
+    2^53; smaller chunks round Σq to float64's 2^-53); the two columns add up to the count.
 
     Differentiable in ``frac`` as linear binning is (the rounding has no derivative to give):
     the tangent is that of the float64 pairs ``(1 − frac, frac)`` (the pair search
     differentiates the KDE through the samples' positions).
 
-    Samples sent to the discard row may add anything there (a NaN fraction casts to some
-    integer; int64 sums wrap around): that row is never read as counts."""
+    A row that takes a NaN fraction (e.g. the discard row) holds garbage (a NaN converts to some
+    integer; int64 sums wrap around); such rows must never be read."""
     shift = bits + row.shape[0].bit_length()
-    q = jnp.round(frac * 2.0**bits).astype(jnp.int64)
+    q = (frac * 2.0**bits + 0.5).astype(jnp.int32)  # round half up; fits: bits ≤ 30
     packed = (
-        jnp.zeros(acc.shape[0], jnp.int64)
+        jnp.zeros(rows, jnp.int64)
         .at[row]
-        .add(
-            (jnp.int64(1) << shift) + q,
-            mode="promise_in_bounds",  # rows ∈ [0, grid.size]
-        )
+        .add((jnp.int64(1) << shift) + q.astype(jnp.int64), mode="promise_in_bounds")
     )
     parts = jnp.stack([packed >> shift, packed & ((1 << shift) - 1)], axis=-1)
     parts = parts.astype(jnp.float64)  # exact for chunks ≥ 512 (docstring)
     moved = parts[:, 1:] * 2.0**-bits
     # (count, 0) + moved · (−1, 1), written with broadcasts: stacking the two float columns
     # made XLA's CPU loop 4× slower (101 against 27 µs for 47,578 rows).
-    return acc + parts * _FIRST + moved * _SPLIT
+    return parts * _FIRST + moved * _SPLIT
 
 
-@_bin_packed.defjvp
-def _bin_packed_jvp(bits, primals, tangents):
-    acc, row, frac = primals
-    d_acc, _, d_frac = tangents
-    d_pairs = d_frac[:, None] * _SPLIT
-    d_out = d_acc + jnp.zeros_like(acc).at[row].add(d_pairs, mode="promise_in_bounds")
-    return _bin_packed(acc, row, frac, bits), d_out
+@_packed_pairs.defjvp
+def _packed_pairs_jvp(bits, rows, primals, tangents):
+    row, frac = primals
+    d_frac = tangents[1]
+    d_pairs = (
+        jnp.zeros((rows, 2), jnp.float64)
+        .at[row]
+        .add(d_frac[:, None] * _SPLIT, mode="promise_in_bounds")
+    )
+    return _packed_pairs(row, frac, bits, rows), d_pairs
+
+
+def _bin_1d(acc, outside, u, *, valid, interior, bits: int):
+    """:func:`bin_chunk` for 1-D samples at cell positions ``u``, one int64 scatter-add a
+    sample (module docstring). Off-grid samples go to two extra rows (below, above), so that
+    their number comes out of the same scatter rather than a second pass over the chunk; under
+    ``interior`` their mass is then put on the box's ends, which is where clamping puts it."""
+    size = acc.shape[0] - 1
+    discard, below, above = size, size + 1, size + 2
+    if interior is None:
+        (lo, hi), slack = (0, size - 1), 0.0
+        u = jnp.where(jnp.isnan(u), -jnp.inf, u)  # NaN: off the grid, counted below
+    else:
+        (lo, hi), slack = interior[0], _EDGE_SLACK
+    inside = jnp.clip(u, lo, hi)
+    cell = jnp.minimum(inside.astype(jnp.int32), size - 2)  # = floor, as inside ≥ 0
+    frac = inside - cell  # ∈ [0, 1]
+    row = jnp.where(u < lo - slack, below, jnp.where(u > hi + slack, above, cell))
+    if interior is not None:  # non-finite samples are neither binned nor counted
+        row = jnp.where(jnp.isfinite(u), row, discard)
+    if valid is not None:
+        row = jnp.where(valid, row, discard)
+    pairs = _packed_pairs(row, frac, bits, size + 3)
+    off = pairs[below:].sum(axis=-1)  # (below, above) counts, exact integers
+    acc = acc + pairs[:below]
+    if interior is not None:  # clamped onto the box: all of a sample's mass on its end point
+        acc = acc.at[lo, 0].add(off[0])
+        acc = acc.at[hi, 0].add(off[1]) if hi < size - 1 else acc.at[hi - 1, 1].add(off[1])
+    return acc, outside + off.sum()
 
 
 def bin_accumulator(grid: Grid) -> jnp.ndarray:
@@ -206,6 +243,9 @@ def bin_chunk(
     d = grid.dim
     shape = jnp.asarray(grid.shape)
     u = (x.astype(jnp.float64) - grid.low) / grid.spacing  # position in cell units
+    bits = fraction_bits(x.shape[0])
+    if method == "scatter" and d == 1 and bits is not None:
+        return _bin_1d(acc, outside, u[:, 0], valid=valid, interior=interior, bits=bits)
 
     def every(a):  # over axes; d = 1 needs no reduction (keeps the chunk loop fused)
         return a[:, 0] if d == 1 else jnp.all(a, axis=-1)
@@ -234,7 +274,7 @@ def bin_chunk(
         strides[k] = strides[k + 1] * grid.shape[k + 1]
     # Linear binning (Wand 1994): corner c of the cell gets Π_k (c_k ? frac_k : 1 − frac_k).
     # The pair (c_last = 0, 1) shares one row; the other axes' corners are separate rows.
-    pair = _FIRST + frac[:, -1:] * _SPLIT  # (1 − frac, frac), without a stack (see _bin_packed)
+    pair = _FIRST + frac[:, -1:] * _SPLIT  # (1 − frac, frac), without a stack (see _packed_pairs)
     rows, weights = [], []
     for corner in itertools.product((0, 1), repeat=d - 1):
         row = sum((cell[:, k] + c) * strides[k] for k, c in enumerate(corner + (0,)))
@@ -243,9 +283,6 @@ def bin_chunk(
             w = w * (frac[:, k] if c else 1.0 - frac[:, k])[:, None]
         rows.append(jnp.where(binned, row, grid.size))  # the discard row
         weights.append(w)
-    bits = fraction_bits(x.shape[0])
-    if method == "scatter" and d == 1 and bits is not None:
-        return _bin_packed(acc, rows[0], frac[:, 0], bits), outside
     if method == "scatter":
         dims = lax.ScatterDimensionNumbers(
             update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
