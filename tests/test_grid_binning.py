@@ -78,13 +78,13 @@ def test_linear_binning_equals_the_definition(x64, shape, method):
     chunk."""
     d = len(shape)
     x = np.array(jax.random.uniform(jax.random.key(d), (301, d), minval=-0.2, maxval=1.2))
-    x[:4] = [[0.0] * d, [1.0] * d, [0.5] * d, [np.nan] * d]
+    x[:6] = [[0.0] * d, [1.0] * d, [0.5] * d, [np.nan] * d, [np.inf] * d, [-np.inf] * d]
     grid = grid_from_range(jnp.zeros(d), jnp.ones(d), shape, (0,) * d)
     counts, outside = linear_binning(jnp.asarray(x), grid, chunk_size=64, method=method)
     ref = _binning_by_definition(x, np.zeros(d), 1.0 / (np.array(shape) - 1), shape)
     np.testing.assert_allclose(np.asarray(counts), ref, rtol=0, atol=_atol(d, method, 64, 301))
     inside = np.all((x >= 0) & (x <= 1), axis=1)
-    assert float(outside) == float(np.sum(~inside))  # the NaN row counts as outside
+    assert float(outside) == float(np.sum(~inside))  # the NaN and ±inf rows count as outside
 
 
 def _rounded_binning_1d(x, low, spacing, size, bits):
