@@ -40,9 +40,12 @@ float64 samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample, b
 Beyond the draws inside a scan like the stream's (2^24 samples on 4096 points in chunks of 2^16,
 ``python benchmarks/binning_layouts.py``, two runs each) this path takes 0.4–0.5 ns a sample,
 against 1.7–1.9 ns with a separate pass that counted the off-grid samples, 2.8–3.3 ns for float64
-pairs and 3.5–4.1 ns for the flat-grid window formulation the pair rows replaced. At d = 2 and 3
-the pair rows cost about half as much as that window formulation (19–22 against 51–56 ns, 50–74
-against 125–132 ns).
+pairs and 3.5–4.1 ns for the flat-grid window formulation the pair rows replaced. That script
+runs one jax device, which leaves XLA the second core; laid out as the stream is (one device per
+core, the grid passed at run time), binning adds 3.1 ns a sample on 4096 points and 4.0–5.4 ns on
+the 47,578 of the 1e9 stream, against 7.4–8.5 ns for the draws (5e7 samples, best and median of
+6, ad hoc). At d = 2 and 3 the pair rows cost about half as much as that window formulation
+(19–22 against 51–56 ns, 50–74 against 125–132 ns).
 
 Two formulations of the accumulation, selectable by ``method``:
 
