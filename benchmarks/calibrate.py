@@ -44,6 +44,7 @@ from scipy import stats
 import rdpjax
 from rdpjax.bounds import Defaults, plan_bound
 from rdpjax.databases import paper_pair
+from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 
 ORDERS = (2.0, 5.0, 7.0)
 SCALE = 5.0
@@ -160,7 +161,7 @@ def run_cell(name: str, n: int, reps: int, key, defaults: Defaults, batch: int, 
                 b = plan(*draw(k))
                 return b.estimate, b.bias, b.std_error, b.lower
 
-            return jax.lax.map(one, keys, batch_size=batch)
+            return map_over_devices(one, draw_mesh(), keys, batch_size=batch)
 
         keys = jax.random.split(key, reps)
         t0 = time.perf_counter()
@@ -230,7 +231,7 @@ def main(argv=None):
     for name in args.mechanisms:
         for n in (int(v) for v in args.n):
             key, sub = jax.random.split(key)
-            batch = max(1, min(args.reps, int(4e7 // n)))
+            batch = replication_batch_size(n, args.reps, draw_mesh())
             rows, sim, secs = run_cell(name, n, args.reps, sub, defaults, batch, args.alpha)
             for r in rows:
                 lo, hi = r["coverage_ci"]

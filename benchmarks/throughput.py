@@ -36,7 +36,13 @@ import rdpjax
 from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts, linear_binning
 from rdpjax.grid import Grid, grid_from_range
 from rdpjax.kde import direct_kde, fft_kde, kernel_half_width
-from rdpjax.sharding import AXIS, draw_mesh, sum_over_devices
+from rdpjax.sharding import (
+    AXIS,
+    draw_mesh,
+    map_over_devices,
+    replication_batch_size,
+    sum_over_devices,
+)
 from rdpjax.stream import DEFAULT_STREAM_CHUNK, streamed_bound
 
 ORDERS = (2.0, 5.0, 7.0)
@@ -395,8 +401,11 @@ def stream_section(n: int, chunk: int, binning: str, cpu_devices: int) -> dict:
 
 
 def vmap_section(n: int, reps: int, repeats: int) -> dict:
-    """R replications at n per side: one vmapped (lax.map over batches) call against a Python
-    loop over the jitted single replication (the same function)."""
+    """R replications at n per side: one compiled call (the replications split over the devices,
+    vmapped in small batches on each: ``map_over_devices``, as ``replicated_bounds`` and
+    ``coverage`` run them), the same on one device, and a Python loop over the jitted single
+    replication (the same function). Also the draws alone of one replication, looped: what no
+    layout of the bound can go below."""
     key = jax.random.key(2)
     with rdpjax.float64():
         k0p, k0q = jax.random.split(jax.random.fold_in(key, 99))
@@ -407,33 +416,48 @@ def vmap_section(n: int, reps: int, repeats: int) -> dict:
             b = plan(sample_p(kp, n), sample_q(kq, n))
             return b.lower
 
-        single = jax.jit(one)
-        batch = max(1, min(reps, int(2e7 // n)))
-        batched = jax.jit(lambda keys: lax.map(one, keys, batch_size=batch))
+        def draws(k):
+            kp, kq = jax.random.split(k)
+            return jnp.sum(sample_p(kp, n)) + jnp.sum(sample_q(kq, n))
+
+        single, single_draws = jax.jit(one), jax.jit(draws)
+        meshes = {"vmapped": draw_mesh(), "vmapped_one_device": draw_mesh(1)}
+        batches = {name: replication_batch_size(n, reps, m) for name, m in meshes.items()}
+        studies = {
+            name: jax.jit(
+                lambda keys, m=m, b=batches[name]: map_over_devices(one, m, keys, batch_size=b)
+            )
+            for name, m in meshes.items()
+        }
         keys = jax.random.split(key, reps)
-        out = {"n": n, "reps": reps, "batch_size": batch, "grid_shape": list(plan.shape)}
-        t0 = time.perf_counter()
-        block(batched(keys))
-        out["vmapped_first_call_seconds"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        block(single(keys[0]))
-        out["loop_first_call_seconds"] = time.perf_counter() - t0
+        out = {"n": n, "reps": reps, "devices": len(jax.devices()), "grid_shape": list(plan.shape)}
+        out["batch_size_per_device"] = batches
+        for name, fn in (*studies.items(), ("loop", single), ("draws_loop", single_draws)):
+            t0 = time.perf_counter()
+            block(fn(keys) if name in studies else fn(keys[0]))
+            out[f"{name}_first_call_seconds"] = time.perf_counter() - t0
         t = best_times(
             {
-                "vmapped": lambda: block(batched(keys)),
+                **{name: (lambda f=f: block(f(keys))) for name, f in studies.items()},
                 "loop": lambda: block([single(k) for k in keys]),
+                "draws_loop": lambda: block([single_draws(k) for k in keys]),
             },
             repeats,
         )
-        out["vmapped_seconds"], out["loop_seconds"] = t["vmapped"], t["loop"]
-        vm, lp = np.asarray(batched(keys)), np.stack([np.asarray(single(k)) for k in keys[:5]])
+        for name, seconds in t.items():
+            out[f"{name}_seconds"] = seconds
+        vm = np.asarray(studies["vmapped"](keys))
+        lp = np.stack([np.asarray(single(k)) for k in keys[:5]])
         out["max_abs_difference_first_5"] = float(np.max(np.abs(vm[:5] - lp)))
     out["loop_over_vmapped"] = out["loop_seconds"] / out["vmapped_seconds"]
+    out["loop_over_vmapped_one_device"] = out["loop_seconds"] / out["vmapped_one_device_seconds"]
+    out["loop_over_draws_loop"] = out["loop_seconds"] / out["draws_loop_seconds"]
     print(
-        f"  vmapped R={reps} n={n:,}: vmapped {out['vmapped_seconds']:.2f} s, loop "
-        f"{out['loop_seconds']:.2f} s → {out['loop_over_vmapped']:.2f}× (compile "
-        f"{out['vmapped_first_call_seconds']:.1f} s vmapped, {out['loop_first_call_seconds']:.1f} "
-        "s single)",
+        f"  R={reps} n={n:,}: loop {out['loop_seconds']:.2f} s | one call, {out['devices']} "
+        f"devices {out['vmapped_seconds']:.2f} s → {out['loop_over_vmapped']:.2f}× | one call, "
+        f"one device {out['vmapped_one_device_seconds']:.2f} s → "
+        f"{out['loop_over_vmapped_one_device']:.2f}× (batches {batches}) | the draws alone "
+        f"{out['draws_loop_seconds']:.2f} s (loop / draws {out['loop_over_draws_loop']:.2f}×)",
         flush=True,
     )
     return out

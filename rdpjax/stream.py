@@ -69,7 +69,12 @@ from rdpjax.bounds import (
 )
 from rdpjax.grid import Grid, grid_from_range
 from rdpjax.mechanisms.base import Mechanism, identity_code
-from rdpjax.sharding import draw_mesh, sum_over_devices
+from rdpjax.sharding import (
+    draw_mesh,
+    map_over_devices,
+    replication_batch_size,
+    sum_over_devices,
+)
 
 __all__ = [
     "DEFAULT_STREAM_CHUNK",
@@ -652,20 +657,26 @@ def streamed_samples(key, sample_p: Callable, sample_q: Callable, *, n, chunk: i
 # ----------------------------------------------------------------------------- studies
 
 
-@functools.partial(jax.jit, static_argnames=("n", "reps", "sampler", "batch_size"))
-def _replicate(plan, mechanism, xs, xs_prime, keys, *, n, reps, sampler, batch_size):
-    """Bounds of ``reps`` replications on each database pair: leaves shaped (P, R, ...)."""
+@functools.partial(jax.jit, static_argnames=("n", "reps", "sampler", "batch_size", "mesh"))
+def _replicate(plan, mechanism, xs, xs_prime, keys, *, n, reps, sampler, batch_size, mesh):
+    """Bounds of ``reps`` replications on each database pair: leaves shaped (P, R, ...).
+    Replication ``r`` of pair ``i`` draws from ``split(keys[i], reps)[r]``; the replications
+    are split over the devices of ``mesh``, each one bounding every pair (a ``vmap``)."""
 
-    def pair(x, x_prime, key):
-        def one(k):
+    def one(rep_keys, plan, mechanism, xs, xs_prime):
+        def pair(x, x_prime, k):
             kp, kq = jax.random.split(k)
             p = sampler(kp, n, (mechanism, x))
             q = sampler(kq, n, (mechanism, x_prime))
             return plan(p, q)
 
-        return lax.map(one, jax.random.split(key, reps), batch_size=batch_size)
+        return jax.vmap(pair)(xs, xs_prime, rep_keys)
 
-    return jax.vmap(pair)(xs, xs_prime, keys)
+    rep_keys = jax.vmap(lambda k: jax.random.split(k, reps), out_axes=1)(keys)  # (R, P)
+    out = map_over_devices(
+        one, mesh, rep_keys, plan, mechanism, xs, xs_prime, batch_size=batch_size
+    )
+    return jax.tree.map(lambda a: jnp.swapaxes(a, 0, 1), out)
 
 
 def replicated_bounds(
@@ -677,16 +688,19 @@ def replicated_bounds(
     n: int,
     reps: int,
     batch_size: int | None = None,
+    devices=None,
     **options,
 ) -> Bound:
     """R replications × P database pairs × L orders of the in-memory bound, one compiled call.
 
     Each replication draws n outputs per side from the mechanism on x and x', and bounds
     ``D_λ`` for every order as :func:`rdpjax.lower_bound` does (the orders of one
-    replication are simultaneous, Bonferroni). Replications run as ``lax.map`` over vmapped
-    batches, pairs as a ``vmap``: one compilation per (n, R, P, L, layout), reused by later
-    calls with the same shapes (other keys, mechanism parameters or databases). The grid
-    layout is planned on a pilot draw of each pair; the finest one is used for all pairs.
+    replication are simultaneous, Bonferroni). The replications are split over the devices
+    (:func:`rdpjax.sharding.map_over_devices`), each device runs its share as ``lax.map`` over
+    vmapped batches, and the pairs are a ``vmap``: one compilation per (n, R, P, L, layout,
+    devices), reused by later calls with the same shapes (other keys, mechanism parameters or
+    databases). The grid layout is planned on a pilot draw of each pair; the finest one is
+    used for all pairs.
 
     Args:
       key: a ``jax.random`` key.
@@ -695,7 +709,12 @@ def replicated_bounds(
       lam: an order or a sequence of orders.
       n: outputs per side per replication (≥ 2).
       reps: replications per pair (≥ 1).
-      batch_size: replications vmapped together (default: about 2·10⁷ / (n · P)).
+      batch_size: replications vmapped together on each device (default:
+        :func:`rdpjax.sharding.replication_batch_size`, about 2^17 / (n · P) on a CPU and
+        2·10^7 / (n · P) on accelerators).
+      devices: the devices to split the replications over, as for :func:`streamed_bound`
+        (default: every device). Neither the devices nor the batch size change a
+        replication's draws (its key is fixed): results agree to rounding.
       **options: as for :func:`rdpjax.plan_bound` (``alpha``, ``bandwidth``, ``floor``, …).
 
     Returns:
@@ -712,8 +731,9 @@ def replicated_bounds(
     xps = [np.asarray(xp) for _, xp in pairs]
     if len({a.shape for a in xs + xps}) != 1:
         raise ValueError("every database of every pair must have the same shape.")
+    mesh = draw_mesh(devices)
     if batch_size is None:
-        batch_size = max(1, min(reps, int(2e7 // (n * len(pairs)))))
+        batch_size = replication_batch_size(n, reps, mesh, len(pairs))
     batch_size = _check_int(batch_size, "batch_size", 1)
     key = _as_key(key)
     k_pilot, k_main = jax.random.split(key)
@@ -745,5 +765,6 @@ def replicated_bounds(
             reps=reps,
             sampler=sampler,
             batch_size=batch_size,
+            mesh=mesh,
         )
         return jax.tree.map(np.asarray, out)

@@ -3,7 +3,8 @@
 A lower bound is valid when it lands at or below the truth with probability ≥ 1 − α. For a zoo
 mechanism (pure JAX sampler, exact divergence known) this is measured directly: draw R
 independent replications of both samples, bound each, and count how often ``lower ≤ exact``.
-The replications run inside ``jax.lax.map`` over keys (vmapped in batches that bound memory),
+The replications are split over the devices and each device runs its share inside
+``jax.lax.map`` over keys, vmapped in small batches (:func:`rdpjax.sharding.map_over_devices`),
 so the whole study is one compilation.
 """
 
@@ -20,6 +21,7 @@ from rdpjax._pytree import pytree_dataclass
 from rdpjax.audit import exact_divergences
 from rdpjax.bounds import plan_bound
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 
 __all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
 
@@ -143,6 +145,7 @@ def coverage(
     alpha: float = 0.05,
     both_directions: bool = False,
     batch_size: int | None = None,
+    devices=None,
     **estimator_options,
 ) -> CoverageResult:
     """Empirical coverage of :func:`rdpjax.lower_bound` on a zoo mechanism with a known truth.
@@ -157,12 +160,15 @@ def coverage(
       key: PRNG key.
       alpha: family-wise level.
       both_directions: bound both directions; the truth is then the larger divergence.
-      batch_size: replications vmapped together (default: about 4e7 / n).
+      batch_size: replications vmapped together on each device (default:
+        :func:`rdpjax.sharding.replication_batch_size`).
+      devices: the devices to split the replications over (default: every device; see
+        :func:`rdpjax.sharding.map_over_devices`).
       **estimator_options: passed to :func:`rdpjax.plan_bound`.
 
     Raises:
-      ValueError: if the mechanism has no exact divergence for the pair, reps < 1, n < 2 or
-        an order λ ≤ 1.
+      ValueError: if the mechanism has no exact divergence for the pair, reps < 1, n < 2,
+        batch_size < 1, an order λ ≤ 1, or devices name no device.
     """
     if not isinstance(mechanism, Mechanism):
         raise ValueError("coverage needs a rdpjax.mechanisms mechanism (a pure JAX sampler).")
@@ -170,6 +176,11 @@ def coverage(
         raise ValueError(f"reps must be a positive int; got {reps!r}.")
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"n must be an int ≥ 2 (outputs per database); got {n!r}.")
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
+    ):
+        raise ValueError(f"batch_size must be a positive int or None; got {batch_size!r}.")
+    mesh = draw_mesh(devices)
     orders = [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
     if not orders or not all(math.isfinite(v) and v > 1 for v in orders):
         raise ValueError(f"every order lam must be finite and > 1; got {orders}.")
@@ -186,7 +197,7 @@ def coverage(
             p, q = out_x.encode(p), out_xp.encode(q)
         return p, q
 
-    batch = batch_size or max(1, min(reps, int(4e7 // n)))
+    batch = batch_size or replication_batch_size(n, reps, mesh)
     with float64():
         pilot_p, pilot_q = draw(jax.random.fold_in(key, 2**31 - 1))
         support = out_x.alphabet_size if discrete else None
@@ -207,7 +218,7 @@ def coverage(
                 b = plan(*draw(k))
                 return b.estimate, b.std_error, b.lower
 
-            return jax.lax.map(one, keys, batch_size=batch)
+            return map_over_devices(one, mesh, keys, batch_size=batch)
 
         est, se, lower = (np.asarray(a) for a in study(jax.random.split(key, reps)))
     held = lower <= exact

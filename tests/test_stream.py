@@ -23,6 +23,7 @@ import rdpjax
 from rdpjax import mechanisms
 from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts
 from rdpjax.grid import grid_from_range
+from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.stream import (
     mechanism_streamed_bound,
     replicated_bounds,
@@ -149,7 +150,18 @@ _SHARDED = textwrap.dedent(
         pair = mech.reference_pair()
     b = mechanism_streamed_bound(jax.random.key(7), mech, *map(np.asarray, pair), [2.0, 5.0],
                                  devices=4, **json.loads(sys.argv[2]))
-    print("RESULT" + json.dumps({"devices": len(jax.devices()), **b.to_dict()}))
+    out = {"devices": len(jax.devices()), **b.to_dict()}
+    if sys.argv[1] == "rr":  # 6 replications on 4 devices: 2 of padding
+        from rdpjax.stream import replicated_bounds
+        pairs = [tuple(map(np.asarray, pair)), tuple(map(np.asarray, pair[::-1]))]
+        reps = replicated_bounds(jax.random.key(8), mech, pairs, [2.0, 5.0], n=500, reps=6,
+                                 second_order=False)
+        out["replicated"] = {k: getattr(reps, k).tolist() for k in ("estimate", "lower")}
+        from rdpjax.sharding import draw_mesh, map_over_devices  # 3 entries on 4 devices
+        f = jax.jit(lambda xs, a: map_over_devices(lambda x, a: (x, x * a), draw_mesh(), xs, a,
+                                                   batch_size=1))
+        out["mapped"] = [v.tolist() for v in f(np.arange(3.0), 10.0)]
+    print("RESULT" + json.dumps(out))
     """
 )
 
@@ -161,7 +173,8 @@ _SHARDED = textwrap.dedent(
 def test_four_host_devices_equal_one_device(name, kwargs):
     """6 full chunks (2 padding ones on the last device, drawn and masked out) and a rest dealt
     to 4 forced host devices give the bound this process computes on its one device, for codes
-    and for continuous outputs. The device flag must be set before jax is imported, hence the
+    and for continuous outputs; so do replicated_bounds' replications split over the 4 devices.
+    The device flag must be set before jax is imported, hence the
     subprocess."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["JAX_PLATFORMS"] = "cpu"
@@ -182,8 +195,41 @@ def test_four_host_devices_equal_one_device(name, kwargs):
         one = mechanism_streamed_bound(jax.random.key(7), mech, *pair, [2.0, 5.0], **kwargs)
     assert len(jax.devices()) == 1
     assert float(one.n_p) == float(one.n_q) == kwargs["n"]
-    for name in (*FIELDS, "outside"):
-        np.testing.assert_allclose(four[name], getattr(one, name), rtol=1e-12)
+    for field in (*FIELDS, "outside"):
+        np.testing.assert_allclose(four[field], getattr(one, field), rtol=1e-12)
+    if name == "rr":  # 6 replications: 2 on each of three devices, 2 copies of the last on the
+        # fourth (padding, dropped); the results come back in order
+        pairs = [RR_PAIR, RR_PAIR[::-1]]
+        reps = replicated_bounds(
+            jax.random.key(8), RR, pairs, [2.0, 5.0], n=500, reps=6, second_order=False
+        )
+        assert reps.lower.shape == (2, 6, 2)
+        for field in ("estimate", "lower"):
+            np.testing.assert_allclose(four["replicated"][field], getattr(reps, field), rtol=1e-12)
+        assert four["mapped"] == [[0.0, 1.0, 2.0], [0.0, 10.0, 20.0]]
+
+
+def test_map_over_devices_keeps_order_and_replication_batches_fit_the_budget():
+    """On this process's one device: lax.map's results (keys and shared arguments in, every
+    batch size, one that does not divide R); the default batch sizes stay in [1, R] and hold
+    at most 2^17 samples per side on a CPU (unless one replication is larger)."""
+    mesh = draw_mesh()
+    keys = jax.random.split(jax.random.key(0), 7)
+
+    def fn(k, shift):
+        return jax.random.normal(k, (3,)) + shift, jax.random.bits(k)
+
+    ref = jax.lax.map(lambda k: fn(k, 2.0), keys)
+    for batch in (1, 3, 7):
+        got = jax.jit(lambda ks, b=batch: map_over_devices(fn, mesh, ks, 2.0, batch_size=b))(keys)
+        for a, b in zip(got, ref, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+    for n, reps, pairs in ((10**3, 1000, 1), (10**3, 1000, 4), (10**5, 200, 1), (10**6, 5, 1)):
+        b = replication_batch_size(n, reps, mesh, pairs)
+        assert 1 <= b <= reps
+        assert b == 1 or b * n * pairs <= 2**17
+        assert (b + 1) * n * pairs > 2**17 or b == reps
+    assert replication_batch_size(10, 5, mesh) == 5
 
 
 @contextlib.contextmanager

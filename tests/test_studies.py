@@ -58,6 +58,8 @@ def test_wilson_interval_ends_are_exact():
         (dict(n=1), "n must be"),
         (dict(n=1e4), "n must be"),
         (dict(lam=[1.0, 2.0]), "lam"),
+        (dict(batch_size=0), "batch_size"),
+        (dict(devices=0), "devices must be in"),
     ],
 )
 def test_coverage_rejects_bad_arguments_before_any_work(kwargs, message):
