@@ -42,6 +42,7 @@ batches (:func:`replication_batch_size`), and the results come back in order.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 
 import jax
@@ -140,14 +141,21 @@ def _summed(fn: Callable, mesh: Mesh, in_specs):
 # ----------------------------------------------------------------------------- replications
 
 _CPU_BATCH_SAMPLES = 2**17
-"""Samples per side that one vmapped batch of replications holds on a CPU device. Small
-batches keep a replication's arrays in the CPU's caches. On 2 cores, two devices (ad hoc,
-best of 3, time against a Python loop over the jitted replication): n = 1e5, R = 200: 0.90× in
-batches of 200 on one device, 1.59× in batches of 2 on each of two devices; n = 1e4, R = 1000:
-1.82× at 500 a device, 2.57× at 4. A sweep of 2^15 … 2^20 samples a batch (time over the
-best; n = 1e3 / 1e4 / 1e5, R = 4000 / 1000 / 200) gave 2^15: 1.00 / 1.23 / 1.13, 2^16: 1.05 /
-1.05 / 1.15, 2^17: 1.11 / 1.00 / 1.03, 2^18: 1.17 / 1.09 / 1.00, 2^20: 1.50 / 1.27 / 1.06:
-2^17 is the best compromise."""
+"""Samples per side, per CPU core, that one vmapped batch of replications holds on a CPU
+device: a device gets ``2^17 · ⌊cores / devices⌋``. Small batches keep a replication's arrays
+in the CPU's caches; a device with more cores (its intra-op threads) wants wider ones. Ad hoc
+sweeps on the 2-core machine, time of a Python loop over the jitted replication over that of
+one call (best of 3), n = 1e3 / 1e4 / 1e5:
+
+- two devices (R = 4000 / 1000 / 200), samples a batch on each: 2^15: 1.00 / 1.23 / 1.13 of the
+  best, 2^16: 1.05 / 1.05 / 1.15, 2^17: 1.11 / 1.00 / 1.03, 2^18: 1.17 / 1.09 / 1.00, 2^20:
+  1.50 / 1.27 / 1.06 (at n = 1e5, R = 200: 1.59× the loop at 2^18, 0.90× in batches of 200 on
+  one device, the earlier default);
+- one device (R = 2000 / 500 / 100), loop over call: 2^16: 1.93 / 1.79 / 1.01, 2^17: 1.80 /
+  1.79 / 0.95, 2^18: 1.82 / 1.92 / 1.15, 2^19: 1.81 / 1.97 / 1.09, 2^20: 1.75 / 1.83 / 1.20,
+  2^21: 1.48 / 1.47 / 1.04.
+
+Untested on machines with more cores."""
 
 _ACCELERATOR_BATCH_SAMPLES = 2 * 10**7
 """The same for GPUs and TPUs, which need wide batches to fill the device (the H200 ran R =
@@ -157,12 +165,14 @@ _ACCELERATOR_BATCH_SAMPLES = 2 * 10**7
 def replication_batch_size(n: int, reps: int, mesh: Mesh, pairs: int = 1) -> int:
     """Default replications per vmapped batch on each device of ``mesh``.
 
-    About 2^17 samples per side on a CPU device (:data:`_CPU_BATCH_SAMPLES`) and 2·10^7 on
-    accelerators, counting ``pairs`` database pairs vmapped together; at least 1, at most the
-    ``⌈reps / D⌉`` replications a device gets.
+    About ``2^17 · ⌊cores / D⌋`` samples per side on a CPU mesh of D devices
+    (:data:`_CPU_BATCH_SAMPLES`) and 2·10^7 on accelerators, counting ``pairs`` database pairs
+    vmapped together; at least 1, at most the ``⌈reps / D⌉`` replications a device gets.
     """
-    cpu = all(d.platform == "cpu" for d in mesh.devices.flat)
-    budget = _CPU_BATCH_SAMPLES if cpu else _ACCELERATOR_BATCH_SAMPLES
+    if all(d.platform == "cpu" for d in mesh.devices.flat):
+        budget = _CPU_BATCH_SAMPLES * max(1, (os.cpu_count() or 1) // mesh.size)
+    else:
+        budget = _ACCELERATOR_BATCH_SAMPLES
     per_device = -(-reps // mesh.size)
     return max(1, min(per_device, budget // (n * pairs)))
 
