@@ -194,8 +194,15 @@ def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
 
     Returns:
       The results stacked along a leading axis of length R, as ``lax.map`` would return them.
+
+    Raises:
+      ValueError: if ``xs`` is empty (R = 0) or ``batch_size < 1``.
     """
     reps = jax.tree.leaves(xs)[0].shape[0]
+    if reps < 1 or batch_size < 1:
+        raise ValueError(
+            f"map_over_devices needs R ≥ 1 and batch_size ≥ 1; got {reps}, {batch_size}."
+        )
     per_device = -(-reps // mesh.size)
     pad = per_device * mesh.size - reps
 

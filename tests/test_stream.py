@@ -224,6 +224,9 @@ def test_map_over_devices_keeps_order_and_replication_batches_fit_the_budget():
         got = jax.jit(lambda ks, b=batch: map_over_devices(fn, mesh, ks, 2.0, batch_size=b))(keys)
         for a, b in zip(got, ref, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-6)
+    for xs, batch in ((keys[:0], 1), (keys, 0)):
+        with pytest.raises(ValueError, match="R ≥ 1 and batch_size ≥ 1"):
+            map_over_devices(fn, mesh, xs, 2.0, batch_size=batch)
     budget = 2**17 * max(1, os.cpu_count() // mesh.size)
     for n, reps, pairs in ((10**3, 1000, 1), (10**3, 1000, 4), (10**5, 200, 1), (10**6, 5, 1)):
         b = replication_batch_size(n, reps, mesh, pairs)
