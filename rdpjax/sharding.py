@@ -165,25 +165,32 @@ _ACCELERATOR_BATCH_SAMPLES = 2 * 10**7
 def replication_batch_size(n: int, reps: int, mesh: Mesh, pairs: int = 1) -> int:
     """Default replications per vmapped batch on each device of ``mesh``.
 
-    About ``2^17 · ⌊cores / D⌋`` samples per side on a CPU mesh of D devices
+    At most about ``2^17 · ⌊cores / D⌋`` samples per side on a CPU mesh of D devices
     (:data:`_CPU_BATCH_SAMPLES`) and 2·10^7 on accelerators, counting ``pairs`` database pairs
-    vmapped together; at least 1, at most the ``⌈reps / D⌉`` replications a device gets.
+    vmapped together; at least 1. The ``⌈reps / D⌉`` replications a device gets are then cut
+    into batches of equal size (k batches of ``⌈⌈reps / D⌉ / k⌉``), so that
+    :func:`map_over_devices` pads fewer than k of them.
     """
     if all(d.platform == "cpu" for d in mesh.devices.flat):
         budget = _CPU_BATCH_SAMPLES * max(1, (os.cpu_count() or 1) // mesh.size)
     else:
         budget = _ACCELERATOR_BATCH_SAMPLES
     per_device = -(-reps // mesh.size)
-    return max(1, min(per_device, budget // (n * pairs)))
+    batches = -(-per_device // max(1, budget // (n * pairs)))
+    return -(-per_device // batches)
 
 
 def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
     """``fn(x, *args)`` for every ``x`` along the leading axis of ``xs``, split over devices.
 
-    Device ``k`` of ``mesh`` gets the contiguous block ``k·b, …, k·b + b − 1`` (``b = ⌈R / D⌉``)
-    and maps ``fn`` over it with ``lax.map`` in vmapped batches of ``batch_size``; the results
-    come back in the order of ``xs``. When ``D`` does not divide ``R`` the last entry is repeated
-    to fill the blocks and its extra results are dropped. Call it inside ``jax.jit``.
+    Device ``k`` of ``mesh`` gets the contiguous block ``k·b, …, k·b + b − 1`` and maps ``fn``
+    over it with ``lax.map`` in vmapped batches of ``batch_size``; the results come back in the
+    order of ``xs``. Every device runs whole batches, so that one vmapped ``fn`` is compiled
+    (a last, smaller batch would compile a second one: seconds for a bound): ``b`` is
+    ``⌈R / D⌉`` rounded up to a multiple of ``batch_size``, the last entry is repeated to fill
+    the blocks, and its extra results are dropped. A ``batch_size`` that divides ``⌈R / D⌉``
+    (as :func:`replication_batch_size` picks them, nearly) wastes nothing. Call it inside
+    ``jax.jit``.
 
     Args:
       fn: ``fn(x, *args)`` → a pytree of arrays, for one entry ``x`` of ``xs``.
@@ -203,7 +210,8 @@ def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
         raise ValueError(
             f"map_over_devices needs R ≥ 1 and batch_size ≥ 1; got {reps}, {batch_size}."
         )
-    per_device = -(-reps // mesh.size)
+    batch_size = min(batch_size, -(-reps // mesh.size))
+    per_device = -(-reps // (mesh.size * batch_size)) * batch_size
     pad = per_device * mesh.size - reps
 
     def padded(a):

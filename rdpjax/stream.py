@@ -710,8 +710,8 @@ def replicated_bounds(
       n: outputs per side per replication (≥ 2).
       reps: replications per pair (≥ 1).
       batch_size: replications vmapped together on each device (default:
-        :func:`rdpjax.sharding.replication_batch_size`: 2^17 · ⌊cores / devices⌋ / (n · P)
-        on a CPU, 2·10^7 / (n · P) on accelerators, at least 1).
+        :func:`rdpjax.sharding.replication_batch_size`: at most 2^17 · ⌊cores / devices⌋ /
+        (n · P) on a CPU, 2·10^7 / (n · P) on accelerators, at least 1, in equal batches).
       devices: the devices to split the replications over, as for :func:`streamed_bound`
         (default: every device). Neither the devices nor the batch size change a
         replication's draws (its key is fixed): results agree to rounding.

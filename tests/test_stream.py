@@ -211,8 +211,9 @@ def test_four_host_devices_equal_one_device(name, kwargs):
 
 def test_map_over_devices_keeps_order_and_replication_batches_fit_the_budget():
     """On this process's one device: lax.map's results (keys and shared arguments in, every
-    batch size, one that does not divide R); the default batch sizes stay in [1, R] and hold
-    at most 2^17 samples per side and core of a CPU device (unless one replication is larger)."""
+    batch size, one that does not divide R and so pads); the default batch sizes hold at most
+    2^17 samples per side and core of a CPU device (unless one replication is larger), in as
+    few batches as that allows, of equal sizes."""
     mesh = draw_mesh()
     keys = jax.random.split(jax.random.key(0), 7)
 
@@ -228,11 +229,14 @@ def test_map_over_devices_keeps_order_and_replication_batches_fit_the_budget():
         with pytest.raises(ValueError, match="R ≥ 1 and batch_size ≥ 1"):
             map_over_devices(fn, mesh, xs, 2.0, batch_size=batch)
     budget = 2**17 * max(1, os.cpu_count() // mesh.size)
-    for n, reps, pairs in ((10**3, 1000, 1), (10**3, 1000, 4), (10**5, 200, 1), (10**6, 5, 1)):
+    cases = ((10**3, 1000, 1), (10**3, 1000, 4), (5000, 99, 1), (10**5, 999, 1), (10**6, 5, 1))
+    for n, reps, pairs in cases:
         b = replication_batch_size(n, reps, mesh, pairs)
-        assert 1 <= b <= reps
-        assert b == 1 or b * n * pairs <= budget
-        assert (b + 1) * n * pairs > budget or b == reps
+        most = max(1, budget // (n * pairs))  # replications one batch may hold
+        batches = -(-reps // b)
+        assert 1 <= b <= min(reps, most)
+        assert (batches - 1) * most < reps  # no more batches than the budget needs
+        assert batches * b - reps < batches  # less than one padded replication a batch
     assert replication_batch_size(10, 5, mesh) == 5
 
 
