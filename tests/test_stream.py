@@ -174,8 +174,7 @@ def test_four_host_devices_equal_one_device(name, kwargs):
     """6 full chunks (2 padding ones on the last device, drawn and masked out) and a rest dealt
     to 4 forced host devices give the bound this process computes on its one device, for codes
     and for continuous outputs; so do replicated_bounds' replications split over the 4 devices.
-    The device flag must be set before jax is imported, hence the
-    subprocess."""
+    The device flag must be set before jax is imported, hence the subprocess."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["JAX_PLATFORMS"] = "cpu"
     run = subprocess.run(
