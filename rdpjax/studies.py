@@ -5,22 +5,25 @@ mechanism (pure JAX sampler, exact divergence known) this is measured directly: 
 independent replications of both samples, bound each, and count how often ``lower ≤ exact``.
 The replications are split over the devices and each device runs its share inside
 ``jax.lax.map`` over keys, vmapped in small batches (:func:`rdpjax.sharding.map_over_devices`),
-so the whole study is one compilation.
+so the whole study is one compilation, reused by later studies with the same shapes and grid
+(other keys, mechanism parameters or databases).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax.audit import exact_divergences
 from rdpjax.bounds import plan_bound
-from rdpjax.mechanisms.base import Mechanism
+from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 
 __all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
@@ -133,6 +136,32 @@ def format_coverage(cells: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+def _encoder(spec):
+    return spec.encoder if spec.encoder is not None else identity_code
+
+
+def _draw(k, mechanism, x, x_prime, *, n, encoders):
+    """One replication's samples (codes for discrete outputs) from key ``k``."""
+    kp, kq = jax.random.split(k)
+    p, q = mechanism._sample(kp, x, n), mechanism._sample(kq, x_prime, n)
+    if encoders is not None:
+        p, q = encoders[0](p), encoders[1](q)
+    return p, q
+
+
+@functools.partial(jax.jit, static_argnames=("n", "encoders", "batch_size", "mesh"))
+def _study(plan, mechanism, x, x_prime, keys, *, n, encoders, batch_size, mesh):
+    """Estimate, standard error and bound of every replication (keys ``(R,)``): one compilation
+    per shapes and settings, reused by later calls with other keys, mechanism parameters or
+    databases of the same shapes."""
+
+    def one(k, plan, mechanism, x, x_prime):
+        b = plan(*_draw(k, mechanism, x, x_prime, n=n, encoders=encoders))
+        return b.estimate, b.std_error, b.lower
+
+    return map_over_devices(one, mesh, keys, plan, mechanism, x, x_prime, batch_size=batch_size)
+
+
 def coverage(
     mechanism: Mechanism,
     x,
@@ -189,17 +218,17 @@ def coverage(
         raise ValueError(f"{mechanism.name} has no exact divergence for this pair at {orders}.")
     out_x, out_xp = mechanism.output(x), mechanism.output(x_prime)
     discrete = out_x.is_discrete
-
-    def draw(k):
-        kp, kq = jax.random.split(k)
-        p, q = mechanism.sample(kp, x, n), mechanism.sample(kq, x_prime, n)
-        if discrete:
-            p, q = out_x.encode(p), out_xp.encode(q)
-        return p, q
+    x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)
+    mechanism.check_database(x)
+    mechanism.check_database(x_prime)
+    encoders = (_encoder(out_x), _encoder(out_xp)) if discrete else None
 
     batch = batch_size or replication_batch_size(n, reps, mesh)
     with float64():
-        pilot_p, pilot_q = draw(jax.random.fold_in(key, 2**31 - 1))
+        kp, kq = jax.random.split(jax.random.fold_in(key, 2**31 - 1))
+        pilot_p, pilot_q = mechanism.sample(kp, x, n), mechanism.sample(kq, x_prime, n)
+        if discrete:
+            pilot_p, pilot_q = out_x.encode(pilot_p), out_xp.encode(pilot_q)
         support = out_x.alphabet_size if discrete else None
         plan, _, _ = plan_bound(
             pilot_p,
@@ -211,16 +240,11 @@ def coverage(
             support_size=support,
             **estimator_options,
         )
-
-        @jax.jit
-        def study(keys):
-            def one(k):
-                b = plan(*draw(k))
-                return b.estimate, b.std_error, b.lower
-
-            return map_over_devices(one, mesh, keys, batch_size=batch)
-
-        est, se, lower = (np.asarray(a) for a in study(jax.random.split(key, reps)))
+        keys = jax.random.split(key, reps)
+        study = _study(
+            plan, mechanism, x, x_prime, keys, n=n, encoders=encoders, batch_size=batch, mesh=mesh
+        )
+        est, se, lower = (np.asarray(a) for a in study)
     held = lower <= exact
     cov = held.mean(axis=0)
     intervals = [wilson_interval(int(k), reps) for k in held.sum(axis=0)]

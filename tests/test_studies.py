@@ -29,6 +29,36 @@ def test_coverage_study_gaussian_and_randomized_response():
         _check_summary(r)
 
 
+def test_coverage_compiles_its_study_once_per_shape():
+    """A second study with another key (and, for randomized response, another ε: its support
+    is fixed) compiles nothing new (jax.monitoring's backend-compile events). For the Gaussian
+    the grid follows each study's pilot draw; under the bucketed layout the pilots of keys 1
+    and 2 land on the same 768-point grid (key 0's on 640 points, which compiles anew)."""
+    names = []
+
+    def listen(event, duration, **kw):
+        if event == "/jax/core/compile/backend_compile_duration":
+            names.append(kw.get("fun_name"))
+
+    x, xp = rdpjax.databases.paper_pair()
+    cases = [
+        (rdpjax.mechanisms.RandomizedResponse(1.5), rdpjax.mechanisms.RandomizedResponse(1.0), {}),
+        (rdpjax.mechanisms.Gaussian(5.0), rdpjax.mechanisms.Gaussian(5.0), {"layout": "bucketed"}),
+    ]
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        for mech, other, options in cases:
+            del names[:]
+            first = coverage(mech, x, xp, [2], n=500, reps=4, key=jax.random.key(1), **options)
+            seen = len(names)
+            second = coverage(other, x, xp, [2], n=500, reps=4, key=jax.random.key(2), **options)
+            assert "jit(_study)" in names[:seen], mech
+            assert "jit(_study)" not in names[seen:], (mech, names[seen:])
+            assert not np.array_equal(first.lower, second.lower)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
 def _check_summary(r):
     """to_dict: counts recomputed from the replications, fractions and intervals agree."""
     d = r.to_dict()
