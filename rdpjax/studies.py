@@ -218,13 +218,13 @@ def coverage(
         raise ValueError(f"{mechanism.name} has no exact divergence for this pair at {orders}.")
     out_x, out_xp = mechanism.output(x), mechanism.output(x_prime)
     discrete = out_x.is_discrete
-    x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)
-    mechanism.check_database(x)
-    mechanism.check_database(x_prime)
     encoders = (_encoder(out_x), _encoder(out_xp)) if discrete else None
 
     batch = batch_size or replication_batch_size(n, reps, mesh)
     with float64():
+        x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)  # float64, as ``sample`` converts them
+        mechanism.check_database(x)
+        mechanism.check_database(x_prime)
         kp, kq = jax.random.split(jax.random.fold_in(key, 2**31 - 1))
         pilot_p, pilot_q = mechanism.sample(kp, x, n), mechanism.sample(kq, x_prime, n)
         if discrete:
