@@ -25,6 +25,7 @@ from rdpjax.audit import exact_divergences
 from rdpjax.bounds import plan_bound
 from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
+from rdpjax.stream import _mechanism_fn, _Sampler
 
 __all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
 
@@ -136,27 +137,15 @@ def format_coverage(cells: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def _encoder(spec):
-    return spec.encoder if spec.encoder is not None else identity_code
-
-
-def _draw(k, mechanism, x, x_prime, *, n, encoders):
-    """One replication's samples (codes for discrete outputs) from key ``k``."""
-    kp, kq = jax.random.split(k)
-    p, q = mechanism._sample(kp, x, n), mechanism._sample(kq, x_prime, n)
-    if encoders is not None:
-        p, q = encoders[0](p), encoders[1](q)
-    return p, q
-
-
-@functools.partial(jax.jit, static_argnames=("n", "encoders", "batch_size", "mesh"))
-def _study(plan, mechanism, x, x_prime, keys, *, n, encoders, batch_size, mesh):
+@functools.partial(jax.jit, static_argnames=("n", "samplers", "batch_size", "mesh"))
+def _study(plan, mechanism, x, x_prime, keys, *, n, samplers, batch_size, mesh):
     """Estimate, standard error and bound of every replication (keys ``(R,)``): one compilation
     per shapes and settings, reused by later calls with other keys, mechanism parameters or
-    databases of the same shapes."""
+    databases of the same shapes. ``samplers`` draw (and encode) the outputs on x and x'."""
 
     def one(k, plan, mechanism, x, x_prime):
-        b = plan(*_draw(k, mechanism, x, x_prime, n=n, encoders=encoders))
+        kp, kq = jax.random.split(k)
+        b = plan(samplers[0](kp, n, (mechanism, x)), samplers[1](kq, n, (mechanism, x_prime)))
         return b.estimate, b.std_error, b.lower
 
     return map_over_devices(one, mesh, keys, plan, mechanism, x, x_prime, batch_size=batch_size)
@@ -218,7 +207,9 @@ def coverage(
         raise ValueError(f"{mechanism.name} has no exact divergence for this pair at {orders}.")
     out_x, out_xp = mechanism.output(x), mechanism.output(x_prime)
     discrete = out_x.is_discrete
-    encoders = (_encoder(out_x), _encoder(out_xp)) if discrete else None
+    # Each side's outputs, encoded (discrete) as its ``output(·).encode`` does.
+    encoders = [s.encoder if s.encoder is not None else identity_code for s in (out_x, out_xp)]
+    samplers = tuple(_Sampler(fn=_mechanism_fn, encode=e if discrete else None) for e in encoders)
 
     batch = batch_size or replication_batch_size(n, reps, mesh)
     with float64():
@@ -242,7 +233,7 @@ def coverage(
         )
         keys = jax.random.split(key, reps)
         study = _study(
-            plan, mechanism, x, x_prime, keys, n=n, encoders=encoders, batch_size=batch, mesh=mesh
+            plan, mechanism, x, x_prime, keys, n=n, samplers=samplers, batch_size=batch, mesh=mesh
         )
         est, se, lower = (np.asarray(a) for a in study)
     held = lower <= exact
