@@ -21,6 +21,7 @@ import jax
 import numpy as np
 
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._validation import check_int
 from rdpjax.bounds import Bound, lower_bound
 from rdpjax.mechanisms.base import Mechanism
 
@@ -208,8 +209,7 @@ def audit(
     if isinstance(n, bool) or not float(n).is_integer() or n < 2:
         raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
     n = int(n)
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int; got {batch_size!r}.")
+    batch_size = check_int(batch_size, "batch_size", 1)
     kp, kq = jax.random.split(key)
     orders = _as_orders(lam)
     exact = None

@@ -10,6 +10,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from rdpjax._validation import check_int
+
 __all__ = ["paper_pair"]
 
 
@@ -28,10 +30,8 @@ def paper_pair(m: int = 10, dim: int | None = None) -> tuple[jax.Array, jax.Arra
     Raises:
         ValueError: if ``m`` or ``dim`` is not a positive int.
     """
-    if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-        raise ValueError(f"m must be an int >= 1; got {m!r}")
-    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):
-        raise ValueError(f"dim must be None or an int >= 1; got {dim!r}")
+    m = check_int(m, "m", 1)
+    dim = None if dim is None else check_int(dim, "dim", 1)
     shape = (m,) if dim is None else (m, dim)
     x_prime = jnp.zeros(shape, dtype=float)
     x = x_prime.at[0].set(1.0)  # Eq. (21)

@@ -43,6 +43,7 @@ import numpy as np
 
 from rdpjax._precision import float64, require_float64
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._validation import check_int
 from rdpjax.bounds import DEFAULTS, Bound, lower_bound
 from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
 
@@ -120,11 +121,7 @@ def _check_lam(lam) -> float:
 
 
 def _check_count(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be a Python int >= {minimum}; got {value!r}")
-    if not minimum <= value <= _MAX_N:
-        raise ValueError(f"{name} must be an int in [{minimum}, 2^62]; got {value!r}")
-    return int(value)
+    return check_int(value, name, minimum, _MAX_N)
 
 
 # ------------------------------------------------------------------- guaranteed sample sizes

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._validation import check_int
 from rdpjax.mechanisms import (
     KaryRandomizedResponse,
     LaplaceHistogram,
@@ -98,14 +99,8 @@ def _check_outputs(name: str, z: Any, *, min_ndim: int, values: str = "finite") 
     return arr
 
 
-def _check_static_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be a Python int >= {minimum}; got {value!r}")
-    return int(value)
-
-
 def _check_rate_args(n: Any, alpha: Any) -> tuple[int, float]:
-    n = _check_static_int("n", n, 1)
+    n = check_int(n, "n", 1)
     value = _concrete(alpha)
     if value is None or value.shape != () or not (np.isfinite(value) and value > 0):
         raise ValueError(f"alpha must be a concrete finite number > 0; got {alpha!r}")
@@ -257,7 +252,7 @@ def multinomial_kary_rr(codes: Any, alpha: Any, d: int, *, project: bool = True)
         ValueError: for a bad shape, non-integer codes, concrete codes outside ``[0, d)``, or α
             not finite and > 0.
     """
-    d = _check_static_int("d", d, 2)
+    d = check_int(d, "d", 2)
     codes = _check_outputs("codes", codes, min_ndim=1)
     if not jnp.issubdtype(codes.dtype, jnp.integer):
         raise ValueError(f"codes must be integers; got dtype {codes.dtype}")
@@ -291,7 +286,7 @@ def multinomial_risk(theta: Any, alpha: Any, n: int, channel: str) -> np.ndarray
     """
     if channel not in _CHANNELS:
         raise ValueError(f"channel must be one of {_CHANNELS}; got {channel!r}")
-    n = _check_static_int("n", n, 1)
+    n = check_int(n, "n", 1)
     theta = np.asarray(theta, dtype=np.float64)
     if theta.ndim < 1 or np.any(theta < 0) or not np.allclose(theta.sum(-1), 1.0, atol=1e-9):
         raise ValueError("theta must be a pmf along its last axis")
@@ -506,7 +501,7 @@ def private_histogram(
     """
     data = _check_points(data)
     bins = histogram_bins(data.shape[0], alpha) if bins is None else bins
-    z = privatize(key, LaplaceHistogram(alpha, _check_static_int("bins", bins, 2)), data)
+    z = privatize(key, LaplaceHistogram(alpha, check_int(bins, "bins", 2)), data)
     return histogram_density(z, project=project)
 
 
@@ -545,5 +540,5 @@ def private_series(
                 f"the rate of Proposition 3 asks for {terms} terms, above the sampler's 30; "
                 "pass terms= explicitly"
             )
-    mechanism = OrthogonalSeries(alpha, _check_static_int("terms", terms, 1), ties)
+    mechanism = OrthogonalSeries(alpha, check_int(terms, "terms", 1), ties)
     return series_density(mechanism.values(privatize(key, mechanism, data)))

@@ -55,6 +55,7 @@ from jax import lax
 
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._validation import check_int
 from rdpjax.binning import linear_binning
 from rdpjax.bounds import DEFAULTS, Bound, lower_bound
 from rdpjax.divergence import plugin_divergence
@@ -103,8 +104,7 @@ class SearchSpace:
     row: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if isinstance(self.m, bool) or not isinstance(self.m, int) or self.m < 1:
-            raise ValueError(f"m must be an int >= 1; got {self.m!r}")
+        check_int(self.m, "m", 1)
         if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
             raise ValueError(f"domain must be finite with low < high; got {(self.low, self.high)}")
         if self.levels is not None and (not isinstance(self.levels, int) or self.levels < 2):
@@ -306,7 +306,7 @@ def search_objective(
       space: a :class:`SearchSpace`; default :func:`search_space`.
     """
     space = search_space(mechanism) if space is None else space
-    _check_int("n", n, 2)
+    check_int(n, "n", 2)
     objective = _build_objective(mechanism, space, key[None], n)
     lam = float(_as_orders(lam)[0])
     return lambda x, x_prime: objective(x, x_prime, key, lam)
@@ -448,10 +448,10 @@ def certify(
       The :class:`rdpjax.Bound`; its ``level`` is ``alpha / family_size``.
     """
     orders = _as_orders(lam)
-    _check_int("n", n, 2)
+    check_int(n, "n", 2)
     own = orders.size * (2 if both_directions else 1)
     family = own if family_size is None else family_size
-    _check_int("family_size", family, own)
+    check_int(family, "family_size", own)
     kp, kq = jax.random.split(key)
     with float64():
         x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)
@@ -586,11 +586,6 @@ def _fmt(values) -> str:
 # ----------------------------------------------------------------------------- validation
 
 
-def _check_int(name: str, value, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}; got {value!r}")
-
-
 def _as_orders(lam) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(lam, dtype=np.float64))
     if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 1):
@@ -695,11 +690,11 @@ def find_pair(
         ("n", n, 2),
         ("population", population, 1),
     ):
-        _check_int(name, value, least)
+        check_int(value, name, least)
     search_n = min(n, 4096) if search_n is None else search_n
-    _check_int("search_n", search_n, 2)
+    check_int(search_n, "search_n", 2)
     select_n = min(n, 4 * search_n) if select_n is None else select_n
-    _check_int("select_n", select_n, 2)
+    check_int(select_n, "select_n", 2)
     if not 0 < float(alpha) < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5); got {alpha!r}")
     if method not in METHODS:

@@ -50,6 +50,7 @@ import numpy as np
 from jax import lax
 
 from rdpjax._precision import float64
+from rdpjax._validation import check_int
 from rdpjax.binning import BINNING_METHODS, bin_accumulator, bin_chunk, bin_counts, count_chunk
 from rdpjax.bounds import (
     DEFAULTS,
@@ -204,18 +205,12 @@ def _pilot_draw(key, args, *, sampler, m):
 # ----------------------------------------------------------------------------- validation
 
 
-def _check_int(value, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} must be an int ≥ {low}; got {value!r}.")
-    return int(value)
-
-
 def _sizes(n) -> tuple[int, int]:
     if isinstance(n, tuple | list):
         if len(n) != 2:
             raise ValueError(f"n must be an int or a pair (n_p, n_q); got {n!r}.")
-        return _check_int(n[0], "n", 2), _check_int(n[1], "n", 2)
-    n = _check_int(n, "n", 2)
+        return check_int(n[0], "n", 2), check_int(n[1], "n", 2)
+    n = check_int(n, "n", 2)
     return n, n
 
 
@@ -285,10 +280,10 @@ def _streamed(
 ) -> Bound:
     _check_layout(layout)
     n_p, n_q = _sizes(n)
-    chunk = min(_check_int(chunk, "chunk", 1), max(n_p, n_q))
+    chunk = min(check_int(chunk, "chunk", 1), max(n_p, n_q))
     if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
         raise ValueError(f"n / chunk must stay below 2^31 chunks; got n={n}, chunk={chunk}.")
-    pilot = _check_int(pilot, "pilot", 2)
+    pilot = check_int(pilot, "pilot", 2)
     if outside not in ("clip", "raise"):
         raise ValueError(f"outside must be 'clip' or 'raise'; got {outside!r}.")
     if binning not in BINNING_METHODS:
@@ -341,7 +336,7 @@ def _streamed(
                     raise ValueError("discrete samplers must return codes ≥ 0.")
                 size = int(codes.max()) + 1
             else:
-                size = _check_int(support_size, "support_size", 1)
+                size = check_int(support_size, "support_size", 1)
             floor_, beta_ = _discrete_settings(
                 min(n_p, n_q), common["floor"], common["beta"], defaults
             )
@@ -640,7 +635,7 @@ def streamed_samples(key, sample_p: Callable, sample_q: Callable, *, n, chunk: i
       ``(p, q)`` arrays of ``n_p`` and ``n_q`` draws.
     """
     n_p, n_q = _sizes(n)
-    chunk = min(_check_int(chunk, "chunk", 1), max(n_p, n_q))
+    chunk = min(check_int(chunk, "chunk", 1), max(n_p, n_q))
     key = _as_key(key)
     impl = str(jax.random.key_impl(key))
     _, k_p, k_q = jax.random.split(key, 3)
@@ -720,8 +715,8 @@ def replicated_bounds(
     Returns:
       A :class:`rdpjax.Bound` whose array fields have leading axes ``(P, R)``.
     """
-    n = _check_int(n, "n", 2)
-    reps = _check_int(reps, "reps", 1)
+    n = check_int(n, "n", 2)
+    reps = check_int(reps, "reps", 1)
     pairs = list(pairs)
     if not pairs or not all(isinstance(pr, tuple | list) and len(pr) == 2 for pr in pairs):
         raise ValueError("pairs must be a non-empty sequence of (x, x_prime) pairs.")
@@ -734,7 +729,7 @@ def replicated_bounds(
     mesh = draw_mesh(devices)
     if batch_size is None:
         batch_size = replication_batch_size(n, reps, mesh, len(pairs))
-    batch_size = _check_int(batch_size, "batch_size", 1)
+    batch_size = check_int(batch_size, "batch_size", 1)
     key = _as_key(key)
     k_pilot, k_main = jax.random.split(key)
     with float64():

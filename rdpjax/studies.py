@@ -21,6 +21,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._validation import check_int
 from rdpjax.audit import exact_divergences
 from rdpjax.bounds import plan_bound
 from rdpjax.mechanisms.base import Mechanism, identity_code
@@ -190,14 +191,9 @@ def coverage(
     """
     if not isinstance(mechanism, Mechanism):
         raise ValueError("coverage needs a rdpjax.mechanisms mechanism (a pure JAX sampler).")
-    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
-        raise ValueError(f"reps must be a positive int; got {reps!r}.")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
-        raise ValueError(f"n must be an int ≥ 2 (outputs per database); got {n!r}.")
-    if batch_size is not None and (
-        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
-    ):
-        raise ValueError(f"batch_size must be a positive int or None; got {batch_size!r}.")
+    reps, n = check_int(reps, "reps", 1), check_int(n, "n", 2)
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", 1)
     mesh = draw_mesh(devices)
     orders = [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
     if not orders or not all(math.isfinite(v) and v > 1 for v in orders):

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._pytree import register_dataclass_pytree
+from rdpjax._validation import check_int as _check_int
 from rdpjax.databases import paper_pair
 
 __all__ = [
@@ -138,9 +139,7 @@ class OutputSpec:
 
 def continuous(dim: int) -> OutputSpec:
     """Continuous output with a density on ℝ^dim."""
-    if not isinstance(dim, int) or dim < 1:
-        raise ValueError(f"dim must be an int >= 1; got {dim!r}")
-    return OutputSpec(kind="continuous", dim=dim, encoding="none")
+    return OutputSpec(kind="continuous", dim=_check_int(dim, "dim", 1), encoding="none")
 
 
 def discrete(
@@ -151,8 +150,8 @@ def discrete(
     dim: int = 1,
 ) -> OutputSpec:
     """Discrete output with ``alphabet_size`` codes given by ``encoder`` (identity by default)."""
-    if alphabet_size is not None and (not isinstance(alphabet_size, int) or alphabet_size < 1):
-        raise ValueError(f"alphabet_size must be an int >= 1 or None; got {alphabet_size!r}")
+    if alphabet_size is not None:
+        alphabet_size = _check_int(alphabet_size, "alphabet_size", 1)
     return OutputSpec(
         kind="discrete", dim=dim, alphabet_size=alphabet_size, encoding=encoding, encoder=encoder
     )
@@ -223,12 +222,8 @@ def check_positive(name: str, value: Any) -> None:
 
 
 def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> None:
-    """A static Python int in ``[minimum, maximum]``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be a Python int; got {value!r}")
-    if value < minimum or (maximum is not None and value > maximum):
-        top = "" if maximum is None else f", at most {maximum}"
-        raise ValueError(f"{name} must be at least {minimum}{top}; got {value!r}")
+    """A static int (Python or NumPy) in ``[minimum, maximum]``; see ``rdpjax._validation``."""
+    _check_int(value, name, minimum, maximum)
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:

@@ -1,0 +1,36 @@
+"""Argument checks shared by the public entry points.
+
+Sizes, counts and other whole-number arguments are *static* in rdpjax: they fix array shapes,
+so they must be concrete Python or NumPy integers, never a float such as ``1e6`` (which the
+command line parses for the user) or a bool.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["check_int"]
+
+
+def check_int(value, name: str, minimum: int, maximum: int | None = None) -> int:
+    """``value`` as a Python int, or a ``ValueError`` naming ``name`` and the allowed range.
+
+    Accepts ``int`` and NumPy integers (``np.int64(10)`` from an array or a loop over one);
+    rejects bools, floats (``2.5e6`` is not a size: the caller must say ``int(2.5e6)``) and
+    anything outside ``[minimum, maximum]``.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        ok = False
+    else:
+        ok = minimum <= value and (maximum is None or value <= maximum)
+    if not ok:
+        allowed = f"≥ {minimum}" if maximum is None else f"in [{minimum}, {_readable(maximum)}]"
+        raise ValueError(f"{name} must be an int {allowed}; got {value!r}.")
+    return int(value)
+
+
+def _readable(value: int) -> str:
+    """Large powers of two as ``2^k`` (the int64 limits), other values as they are."""
+    if value >= 2**20 and value & (value - 1) == 0:
+        return f"2^{value.bit_length() - 1}"
+    return str(value)

@@ -1,0 +1,62 @@
+"""The shared check of whole-number arguments (rdpjax._validation) and its use at entry points."""
+
+import jax
+import numpy as np
+import pytest
+
+import rdpjax
+from rdpjax._validation import check_int
+from rdpjax.studies import coverage
+
+
+def test_check_int_accepts_python_and_numpy_ints_and_returns_python_ints():
+    for value in (3, np.int64(3), np.int32(3), np.uint8(3)):
+        out = check_int(value, "n", 2)
+        assert out == 3 and type(out) is int
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (1, "n must be an int ≥ 2; got 1."),
+        (True, "n must be an int ≥ 2; got True."),
+        (np.True_, "n must be an int ≥ 2; got "),
+        (2.5e6, "n must be an int ≥ 2; got 2500000.0."),
+        (np.float64(4.0), "n must be an int ≥ 2; got "),
+        ("10", "n must be an int ≥ 2; got '10'."),
+        (None, "n must be an int ≥ 2; got None."),
+    ],
+)
+def test_check_int_rejects_with_the_name_and_the_range(value, message):
+    with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(".", r"\.")):
+        check_int(value, "n", 2)
+
+
+def test_check_int_upper_limit_is_inclusive_and_named():
+    assert check_int(2**62, "n", 1, 2**62) == 2**62
+    with pytest.raises(
+        ValueError, match=r"n must be an int in \[1, 2\^62\]; got 4611686018427387905"
+    ):
+        check_int(2**62 + 1, "n", 1, 2**62)
+    with pytest.raises(ValueError, match=r"k must be an int in \[2, 10\]; got 11"):
+        check_int(11, "k", 2, 10)
+
+
+def test_entry_points_take_numpy_ints():
+    """Sizes read from arrays (np.int64) work where a Python int does; paper_pair and coverage
+    had refused them with a message that showed the valid-looking value."""
+    m = np.arange(5)[-1]  # np.int64(4)
+    x, x_prime = rdpjax.databases.paper_pair(m)
+    assert x.shape == x_prime.shape == (4,)
+    # n, reps and batch_size pass as np.int64; the order λ = 0.5, checked after them, does not.
+    with pytest.raises(ValueError, match="every order lam must be finite and > 1"):
+        coverage(
+            rdpjax.mechanisms.Laplace(1.0),
+            x,
+            x_prime,
+            0.5,
+            n=np.int64(100),
+            reps=np.int64(2),
+            batch_size=np.int64(1),
+            key=jax.random.key(0),
+        )
