@@ -3,8 +3,8 @@
     rdpjax bound P Q --lam 2 5 7 [--alpha A] [--discrete | --continuous] [--json]
     rdpjax audit MECHANISM [--param NAME=VALUE ...] --lam 2 5 7 --n 1e6 [--json] [--plot F.png]
     rdpjax coverage MECHANISM [--param NAME=VALUE ...] --lam 2 5 7 --n 1e4 [--n ...] --reps R
-    rdpjax coverage --experiment NAME | --all  [--n ...] [--reps R] [--json]
-    rdpjax reproduce [--quick] [--n N ...] [--out DIR]
+    rdpjax coverage --experiment NAME | --all  [--n ...] [--reps R] [--cpu-devices K] [--json]
+    rdpjax reproduce [--quick] [--n N ...] [--out DIR] [--cpu-devices K]
     rdpjax demo [--n N] [--seed S] [--json]
     rdpjax search MECHANISM [--param NAME=VALUE ...] [--lam 2 5 7] [--steps S] [--reference]
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shlex
 import sys
 import textwrap
@@ -98,6 +99,15 @@ def _count(text: str) -> int:
 def _reps(text: str) -> int:
     """A number of replications: a whole number ≥ 1."""
     return _whole(text, 1)
+
+
+def _cpu_devices(text: str) -> int:
+    """``auto`` (one per core this process may run on) or a whole number ≥ 1."""
+    if text.strip().lower() != "auto":
+        return _whole(text, 1)
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _order(text: str) -> float:
@@ -273,8 +283,39 @@ def _meta(args, **fields) -> dict:
         "command": _command_line(args),
         **fields,
         "jax": jax.__version__,
+        "devices": f"{len(jax.devices())} {jax.default_backend()}",
         "machine": platform.platform(),
     }
+
+
+def _add_cpu_devices(parser) -> None:
+    parser.add_argument(
+        "--cpu-devices",
+        type=_cpu_devices,
+        default=None,
+        metavar="K",
+        help="on a CPU, split the replications over K devices, side by side (auto: one per "
+        "core). JAX shows one CPU device unless told; results change only by rounding. "
+        "Has no effect on a GPU or TPU, whose devices are used as they are",
+    )
+
+
+def _set_cpu_devices(k: int | None) -> None:
+    """Give JAX ``k`` CPU devices; possible only before JAX's first computation."""
+    if k is None:
+        return
+    import jax
+
+    try:
+        jax.config.update("jax_num_cpu_devices", k)  # raises once JAX's backends exist
+    except RuntimeError as err:
+        have = len(jax.devices("cpu"))
+        if have != k:
+            raise CliError(
+                f"--cpu-devices {k}: JAX has already started in this process with {have} CPU "
+                "device(s); the count can only be set before JAX's first computation (run "
+                "rdpjax in a fresh process)"
+            ) from err
 
 
 def _use_agg() -> bool:
@@ -616,6 +657,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="bound both directions; the truth is then the larger divergence",
     )
+    _add_cpu_devices(c)
     c.add_argument("--json", action="store_true", help="print JSON, no progress lines")
     c.set_defaults(func=_cmd_coverage)
 
@@ -659,6 +701,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-figures", action="store_true", help="with --out: skip the figures")
     _add_level_and_seed(r)
+    _add_cpu_devices(r)
     r.add_argument("--json", action="store_true", help="print JSON, no progress lines")
     r.set_defaults(func=_cmd_reproduce)
 
@@ -688,6 +731,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.argv = argv
     try:
+        _set_cpu_devices(getattr(args, "cpu_devices", None))
         return args.func(args)
     except CliError as err:
         print(f"rdpjax {args.command}: error: {err}", file=sys.stderr)

@@ -2,8 +2,12 @@
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import jax
 import pytest
 
 from rdpjax.cli import build_parser, main
@@ -89,6 +93,8 @@ def test_coverage_text_output_and_progress(capsys):
         (["--experiment", "nope"], "unknown experiment 'nope'"),
         (["laplace", "--all"], "not both"),
         (["--all", "--param", "scale=2"], "--param"),
+        (["laplace", "--cpu-devices", "0"], "--cpu-devices"),
+        (["laplace", "--cpu-devices", "two"], "--cpu-devices"),
     ],
 )
 def test_coverage_bad_input_is_one_line_and_exit_2(capsys, argv, message):
@@ -97,6 +103,38 @@ def test_coverage_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     err = captured.err.strip()
     assert err.startswith("rdpjax coverage: error:") and message in err, err
     assert "\n" not in err and "Traceback" not in err and captured.out == ""
+
+
+def test_cpu_devices_split_the_study_in_a_fresh_process_and_are_refused_once_jax_runs(capsys):
+    """``--cpu-devices 2`` in a fresh process: JAX gets two CPU devices (the results' meta says
+    so) and the study, split over them, counts the same replications as on one device, its
+    means equal to rounding. In a process where JAX has started, another count is refused."""
+    argv = ["coverage", CHEAP, "--n", "2000", "--reps", "10", "--lam", "3", "--json"]
+    one = len(jax.devices("cpu"))  # JAX has started here: one CPU device, as by default
+    assert one == 1
+    assert main(argv) == 0
+    single = json.loads(capsys.readouterr().out)
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
+    run = subprocess.run(
+        [sys.executable, "-m", "rdpjax.cli", *argv, "--cpu-devices", "2"],
+        capture_output=True,
+        text=True,
+        env={**env, "JAX_PLATFORMS": "cpu"},
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    split = json.loads(run.stdout)
+    assert (single["meta"]["devices"], split["meta"]["devices"]) == ("1 cpu", "2 cpu")
+    (a,), (b,) = single["cells"], split["cells"]
+    assert (a["covered"], a["simultaneous_covered"]) == (b["covered"], b["simultaneous_covered"])
+    assert b["mean_lower"] == pytest.approx(a["mean_lower"], rel=1e-9, abs=1e-12)
+    assert b["tightness"] == pytest.approx(a["tightness"], rel=1e-9, abs=1e-12)
+
+    assert main([*argv, "--cpu-devices", "1"]) == 0  # the count JAX has: accepted
+    capsys.readouterr()
+    assert _exit_code([*argv, "--cpu-devices", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--cpu-devices 2: JAX has already started in this process with 1 CPU device" in err
 
 
 def test_every_subcommand_help_has_an_example_and_lists_its_options(capsys):

@@ -41,3 +41,26 @@ def test_streamed_example_runs_at_small_n():
     bound = namespace["bound"]  # the zoo Gaussian (b = 5) on (21): exact λ/50
     assert np.all(np.asarray(bound.lower) <= np.array([2.0, 5.0, 7.0]) / 50)
     assert np.all(np.asarray(bound.lower) > 0)
+
+
+def test_every_command_line_in_the_readme_parses():
+    """Each ``rdpjax …`` command of the README (lines of its shell blocks, and inline commands
+    without placeholders such as NAME or …) is accepted by the parser as written: an option
+    renamed or removed would make it exit with status 2."""
+    import shlex
+
+    from rdpjax.cli import build_parser
+
+    text, fence = README.read_text(), "`" * 3
+    blocks = re.findall(fence + r"sh\n(.*?)" + fence, text, flags=re.S)
+    lines = [ln.split("  #")[0] for b in blocks for ln in b.splitlines()]
+    inline = re.findall(r"`(rdpjax [^`\n]*)`", text)
+    commands = [c for c in lines + inline if c.startswith("rdpjax ")]
+    commands = [c for c in commands if "…" not in c and "--help" not in c]
+    commands = [c for c in commands if not re.search(r"\b[A-Z]{3,}\b", c)]  # NAME, MECHANISM
+    assert len(commands) >= 15
+    parser = build_parser()
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        args = parser.parse_args(argv)  # SystemExit (status 2) on an unknown or bad option
+        assert args.command == argv[0], command
