@@ -104,11 +104,11 @@ class SearchSpace:
     row: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        check_int(self.m, "m", 1)
+        object.__setattr__(self, "m", check_int(self.m, "m", 1))  # a Python int from here on
         if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
             raise ValueError(f"domain must be finite with low < high; got {(self.low, self.high)}")
-        if self.levels is not None and (not isinstance(self.levels, int) or self.levels < 2):
-            raise ValueError(f"levels must be None or an int >= 2; got {self.levels!r}")
+        if self.levels is not None:
+            object.__setattr__(self, "levels", check_int(self.levels, "levels", 2))
 
     @property
     def width(self) -> float:
