@@ -58,6 +58,7 @@ import rdpjax
 from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import from_sampler, reference_zoo
 from rdpjax.search import SearchSpace, certify, find_pair, search_keys, search_space
+from rdpjax.sharding import cpu_cores
 
 ORDERS = (2.0, 5.0, 7.0)
 ALPHA = 0.05
@@ -369,7 +370,7 @@ def main(argv=None) -> int:
         settings = {"n": 20_000, "steps": 30, "restarts": 2, "search_n": 2048}
     else:
         settings = {"n": 100_000, "steps": 60, "restarts": 4, "search_n": 4096}
-    settings["cpus"] = jax.local_device_count() if jax.default_backend() != "cpu" else _cpus()
+    settings["cpus"] = jax.local_device_count() if jax.default_backend() != "cpu" else cpu_cores()
     all_cases, skipped = cases()
     if args.only:
         all_cases = [c for c in all_cases if args.only.lower() in c.label.lower()]
@@ -412,12 +413,6 @@ def main(argv=None) -> int:
     print(f"wrote {out / 'search.json'} and {out / 'search.md'}")
     print(f"reproduce with: {command}")
     return 0
-
-
-def _cpus() -> int:
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shlex
 import sys
 import textwrap
@@ -105,9 +104,9 @@ def _cpu_devices(text: str) -> int:
     """``auto`` (one per core this process may run on) or a whole number ≥ 1."""
     if text.strip().lower() != "auto":
         return _whole(text, 1)
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+    from rdpjax.sharding import cpu_cores  # imports jax, but starts no backend
+
+    return cpu_cores()
 
 
 def _order(text: str) -> float:

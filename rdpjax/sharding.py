@@ -53,6 +53,7 @@ from jax.sharding import Mesh, PartitionSpec
 
 __all__ = [
     "AXIS",
+    "cpu_cores",
     "draw_mesh",
     "map_over_devices",
     "replication_batch_size",
@@ -140,6 +141,14 @@ def _summed(fn: Callable, mesh: Mesh, in_specs):
 
 # ----------------------------------------------------------------------------- replications
 
+
+def cpu_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 _CPU_BATCH_SAMPLES = 2**17
 """Samples per side, per CPU core, that one vmapped batch of replications holds on a CPU
 device: a device gets ``2^17 · ⌊cores / devices⌋``. Small batches keep a replication's arrays
@@ -172,7 +181,7 @@ def replication_batch_size(n: int, reps: int, mesh: Mesh, pairs: int = 1) -> int
     :func:`map_over_devices` pads fewer than k of them.
     """
     if all(d.platform == "cpu" for d in mesh.devices.flat):
-        budget = _CPU_BATCH_SAMPLES * max(1, (os.cpu_count() or 1) // mesh.size)
+        budget = _CPU_BATCH_SAMPLES * max(1, cpu_cores() // mesh.size)
     else:
         budget = _ACCELERATOR_BATCH_SAMPLES
     per_device = -(-reps // mesh.size)
