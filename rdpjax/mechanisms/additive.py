@@ -121,7 +121,8 @@ class Gaussian(AdditiveNoise):
     Args:
         scale: the noise standard deviation b > 0 (a pytree leaf).
 
-    No pure ε-DP level (``epsilon`` is ``None``): the density ratio is unbounded.
+    No pure ε-DP level (``epsilon`` is ``None``): the density ratio is unbounded. Its ``claim``
+    is ρ-zCDP with ρ = 1/(2b²).
     """
 
     scale: Any
@@ -137,3 +138,20 @@ class Gaussian(AdditiveNoise):
         """Exact ``D_λ = λ ‖Δ‖² / (2b²)`` (000, Sec. V)."""
         lam = check_lam(lam)
         return self.divergence_of_shift(lam, self._shift(x, x_prime))
+
+    @property
+    def claim(self) -> Any:
+        """``zcdp(1/(2b²))``: ε(λ) ≤ λ/(2b²) for databases with scalar entries in [0, 1].
+
+        Changing one entry moves the sum by |Δ| ≤ 1, and ``D_λ(N(Δ, b²) ‖ N(0, b²)) = λΔ²/(2b²)``
+        (Bun & Steinke, arXiv:1605.02065v1, Lemma 2.4 and Prop. 1.6), so the claim is exact on
+        the reference pair. Assumes scalar entries (databases of shape ``(m,)``): for rows in
+        ``[0,1]^d`` the sum's ℓ2 sensitivity is √d and the tight claim is ``zcdp(d/(2b²))``,
+        which this property cannot see. ``None`` when the scale is traced or batched.
+        """
+        b = param_value(self.scale)
+        if b is None or np.ndim(b) != 0:
+            return None
+        from rdpjax.claims import zcdp  # lazy: claims must not import the zoo
+
+        return zcdp(1.0 / (2.0 * b * b))  # Bun & Steinke, Prop. 1.6 with Δ = 1

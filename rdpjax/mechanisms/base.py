@@ -12,6 +12,8 @@ of categories, number of steps, variant names) are static metadata. Every mechan
   Python float computed on the host in float64, or ``None`` where nothing exact is known;
 * ``epsilon``: the pure ε-DP (or α-LDP) level the mechanism satisfies or, for the known-incorrect
   variants, the level it *claims* (``claim_holds`` is then ``False``);
+* ``claim``: that claim as a curve λ ↦ claimed ε(λ) (:mod:`rdpjax.claims`): ``pure_dp(epsilon)``
+  by default, ``None`` without a level;
 * ``reference_pair()``: the pair of databases on which its divergence is reported.
 
 Direction convention (methods.md §3): ``p = law A(x)``, ``q = law A(x')``, ``D_λ(p, q)``.
@@ -355,6 +357,22 @@ class Mechanism(abc.ABC):
         return None
 
     @property
+    def claim(self) -> Any:
+        """The privacy claim to check this mechanism against, as an :class:`rdpjax.claims.Claim`.
+
+        ``pure_dp(epsilon)`` when ``epsilon`` is a concrete finite scalar (the tightest RDP curve
+        ε-DP implies: binary randomized response at ε, see :func:`rdpjax.claims.pure_dp`), else
+        ``None`` (no claim, a traced or batched level). Mechanisms with a sharper claim than pure
+        DP (the Gaussian's zCDP) override this.
+        """
+        value = concrete(self.epsilon)
+        if value is None or value.shape != () or not math.isfinite(float(value)):
+            return None
+        from rdpjax.claims import pure_dp  # lazy: claims must not import the zoo, nor vice versa
+
+        return pure_dp(float(value))
+
+    @property
     def claim_holds(self) -> bool:
         """``False`` for published variants whose privacy claim ``epsilon`` is false."""
         return True
@@ -387,6 +405,7 @@ class SamplerMechanism(Mechanism):
     alphabet_size: int | None = static_field(default=None)
     encoder: Callable[[jax.Array], jax.Array] | None = static_field(default=None)
     claimed_epsilon: float | None = static_field(default=None)
+    user_claim: Any = static_field(default=None)  # an rdpjax.claims.Claim (hashable) or None
 
     @property
     def name(self) -> str:
@@ -426,7 +445,18 @@ class SamplerMechanism(Mechanism):
 
     @property
     def epsilon(self) -> float | None:
+        """The ``epsilon`` given to :func:`from_sampler`, or the ε of a ``pure_dp`` claim."""
+        if self.claimed_epsilon is None and self.user_claim is not None:
+            if self.user_claim.kind == "pure_dp":
+                return float(self.user_claim.params["epsilon"])
         return self.claimed_epsilon
+
+    @property
+    def claim(self) -> Any:
+        """The ``claim`` given to :func:`from_sampler`, else ``pure_dp(epsilon)``, else ``None``."""
+        if self.user_claim is not None:
+            return self.user_claim
+        return super().claim
 
 
 def from_sampler(
@@ -437,6 +467,7 @@ def from_sampler(
     alphabet_size: int | None = None,
     encode: Callable[[jax.Array], jax.Array] | None = None,
     epsilon: float | None = None,
+    claim: Any = None,
 ) -> Mechanism:
     """Wrap a plain JAX sampling function as a mechanism.
 
@@ -449,7 +480,11 @@ def from_sampler(
         alphabet_size: discrete only: the number of codes, if known.
         encode: discrete only: map from raw samples to int32 codes; default identity for scalar
             codes and little-endian binary numbers for ``(n, d)`` bit vectors.
-        epsilon: a claimed ε-DP level to audit against, if any.
+        epsilon: a claimed ε-DP level to audit against, if any (the same as
+            ``claim=pure_dp(epsilon)``).
+        claim: a claimed privacy curve to check against, an :class:`rdpjax.claims.Claim`
+            (``pure_dp``, ``zcdp``, ``gdp``, ``rdp``, ``from_dp_accounting``), if any; not
+            together with ``epsilon``.
 
     Returns:
         A :class:`Mechanism` whose ``divergence`` is ``None`` (no exact law is known) and whose
@@ -471,6 +506,15 @@ def from_sampler(
         raise ValueError("alphabet_size and encode apply only to discrete=True")
     if epsilon is not None:
         check_range("epsilon", epsilon, low=0.0, low_open=False)
+    if claim is not None:
+        from rdpjax.claims import as_claim  # lazy: see Mechanism.claim
+
+        claim = as_claim(claim)
+        if epsilon is not None:
+            raise ValueError(
+                f"give epsilon or claim, not both (epsilon={epsilon!r} is "
+                f"claim=pure_dp({epsilon!r})); got claim={claim}"
+            )
     return SamplerMechanism(
         sample_fn=sample_fn,
         is_discrete=bool(discrete),
@@ -478,4 +522,5 @@ def from_sampler(
         alphabet_size=alphabet_size,
         encoder=encode,
         claimed_epsilon=None if epsilon is None else float(epsilon),
+        user_claim=claim,
     )
