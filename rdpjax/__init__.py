@@ -1,17 +1,19 @@
 """rdpjax: black-box statistical lower bounds on the Rényi-DP parameter ε(λ), in JAX.
 
 Implements Kutta, Askin, Dunsche, *Lower Bounds for Rényi Differential Privacy in a Black-Box
-Setting* (arXiv:2212.04739v3). See ``README.md`` and ``../shared/spec/methods.md``.
+Setting* (arXiv:2212.04739v3). See ``README.md``; claims in ``docs/claims.md``.
 """
 
-from rdpjax import databases, histogram, ldp, mechanisms
+from rdpjax import claims, databases, histogram, ldp, mechanisms
 from rdpjax._precision import float64
 from rdpjax._workarounds import cpu_pool_hang_workaround
 from rdpjax.audit import AuditReport, audit
 from rdpjax.bounds import DEFAULTS, Bound, BoundPlan, Defaults, lower_bound, plan_bound
+from rdpjax.claims import Claim, ClaimCheck, check_claim
 from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
 from rdpjax.grid import Grid
 from rdpjax.kde import direct_kde, fft_kde
+from rdpjax.report import write_report
 from rdpjax.variance import variance_autodiff, variance_eq18
 
 cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_workarounds.py
@@ -23,10 +25,14 @@ __all__ = [
     "AuditReport",
     "Bound",
     "BoundPlan",
+    "Claim",
+    "ClaimCheck",
     "DEFAULTS",
     "Defaults",
     "Grid",
     "audit",
+    "check_claim",
+    "claims",
     "databases",
     "direct_kde",
     "fft_kde",
@@ -41,4 +47,5 @@ __all__ = [
     "softmax_floor",
     "variance_autodiff",
     "variance_eq18",
+    "write_report",
 ]

@@ -1,109 +1,73 @@
-"""Audit a mechanism end to end: draw outputs on two adjacent databases, bound ε(λ), compare.
+"""Audit a mechanism end to end: draw outputs on two adjacent databases, bound ε(λ), check a claim.
 
 A lower bound on ``D_λ(law A(x) ‖ law A(x'))`` for one pair is a lower bound on
-``ε(λ) = sup_{x~x'} D_λ`` (methods.md §1), and so is a bound computed on any fixed function
-``g`` of the outputs (data-processing inequality): ``project`` and the zoo's canonical encodings
-never make the bound invalid, only possibly looser.
+``ε(λ) = sup_{x~x'} D_λ`` (Kutta, Askin, Dunsche, arXiv:2212.04739v3, §II), and so is a bound
+computed on any fixed function ``g`` of the outputs (data-processing inequality): ``project`` and
+the zoo's canonical encodings never make the bound invalid, only possibly looser.
 
-The mechanism is either a zoo mechanism (:mod:`rdpjax.mechanisms`, pure JAX, drawn in one call)
-or any Python callable ``sample(rng, database, n) -> array-like`` — numpy code or another
-library's DP mechanism — called in batches with a ``numpy.random.Generator`` seeded from ``key``.
+The mechanism is either a :class:`rdpjax.mechanisms.Mechanism` (the zoo, or a JAX sampler wrapped
+by :func:`rdpjax.mechanisms.from_sampler`) or any Python callable ``sample(rng, database, n) ->
+array-like`` — numpy code or another library's DP mechanism — called in batches with a
+``numpy.random.Generator`` seeded from ``key``.
+
+**Any n through one door.** When the draws of both sides fit ``memory_budget`` they are drawn in
+memory and bounded by :func:`rdpjax.lower_bound`. Beyond it they are binned as they are drawn, on a
+grid fixed beforehand from an independent pilot draw: JAX samplers inside one compiled scan
+(:func:`rdpjax.stream.mechanism_streamed_bound`), numpy black boxes batch by batch
+(:func:`rdpjax.blackbox.blackbox_bound`). Mass off the pilot's grid is clamped onto its edge and
+counted (``Bound.outside``), never dropped. Both routes give valid bounds; they differ in the grid.
+
+**Claims.** ``claim`` is an :class:`rdpjax.claims.Claim` (ε-DP, zCDP, GDP, an RDP curve, a
+dp_accounting event); without one a zoo mechanism's own claim is used. ``lam=None`` chooses the
+orders (:func:`rdpjax.orders.default_orders`): λ = 2, 5, 7 without a claim, a wide grid with one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
-import sys
-import time
 from collections.abc import Callable, Sequence
 
 import jax
 import numpy as np
 
-from rdpjax._pytree import pytree_dataclass
 from rdpjax._validation import check_int
-from rdpjax.bounds import Bound, lower_bound
-from rdpjax.mechanisms.base import Mechanism
+from rdpjax.bounds import lower_bound
+from rdpjax.mechanisms.base import Mechanism, from_sampler
+from rdpjax.orders import default_orders
+from rdpjax.report import AuditReport
 
-__all__ = ["AuditReport", "audit", "draw_outputs", "exact_divergences"]
+__all__ = ["AuditReport", "audit", "draw_outputs", "exact_divergences", "DEFAULT_MEMORY_BUDGET"]
 
+DEFAULT_MEMORY_BUDGET = 2**29
+"""Bytes the in-memory draws may take (512 MiB) before :func:`audit` streams them instead. The
+draws are costed at 24 bytes per output coordinate and side: the float64 sample and about two
+working copies (``lower_bound`` at n = 4·10⁶ per side added 2.5 × 8 bytes per output to the peak
+resident memory; at 1.6·10⁷, 1.7 ×)."""
 
-@pytree_dataclass(static=("mechanism", "n", "projected"))
-class AuditReport:
-    """The result of :func:`audit`. A pytree; ``exact``/``claimed_epsilon`` may be ``None``.
-
-    Attributes:
-      lam, estimate, lower, std_error: as in :class:`rdpjax.Bound` (bounds simultaneous over all
-        orders and, with ``both_directions``, both directions).
-      exact: ``(L,)`` the exact value of the quantity bounded — ``D_λ(P‖Q)``, or
-        ``max(D_λ(P‖Q), D_λ(Q‖P))`` with both directions — when the mechanism knows it, else
-        ``None``. With ``project`` the bound is still a bound on this value.
-      claimed_epsilon: the mechanism's claimed pure ε-DP level (ε(λ) ≤ ε for every λ), or None.
-      violation: ``(L,)`` bool, True where ``lower`` exceeds the claimed ε (all False without a
-        claim).
-      bound: the full :class:`rdpjax.Bound` (settings, levels, directions).
-      mechanism: a name for the mechanism.
-      n: outputs drawn per database.
-      projected: whether a user projection was applied.
-    """
-
-    lam: np.ndarray
-    estimate: np.ndarray
-    lower: np.ndarray
-    std_error: np.ndarray
-    exact: np.ndarray | None
-    claimed_epsilon: float | None
-    violation: np.ndarray
-    bound: Bound
-    mechanism: str
-    n: int
-    projected: bool
-
-    def verdict(self) -> str:
-        """One line: whether the claimed ε is refuted at the bound's confidence."""
-        conf = f"{1 - float(self.bound.alpha):.0%}"
-        if self.claimed_epsilon is None:
-            return f"no claimed ε to check; ε(λ) ≥ lower holds simultaneously at {conf}"
-        if np.any(self.violation):
-            worst = int(np.argmax(self.lower))
-            return (
-                f"VIOLATION: ε({self.lam[worst]:g}) ≥ {self.lower[worst]:.4f} > claimed "
-                f"ε = {self.claimed_epsilon:g} (confidence {conf})"
-            )
-        return f"no violation found: every lower bound ≤ claimed ε = {self.claimed_epsilon:g}"
-
-    def to_dict(self) -> dict:
-        out = {
-            "mechanism": self.mechanism,
-            "n": self.n,
-            "projected": self.projected,
-            "claimed_epsilon": self.claimed_epsilon,
-            "verdict": self.verdict(),
-        }
-        for name in ("lam", "estimate", "lower", "std_error", "exact", "violation"):
-            v = getattr(self, name)
-            out[name] = None if v is None else np.asarray(v).tolist()
-        out["bound"] = self.bound.to_dict()
-        return out
-
-    def __str__(self) -> str:
-        lines = [f"audit of {self.mechanism}, n = {self.n:,} per database"]
-        lines.append(
-            f"{'lambda':>8} {'exact':>10} {'estimate':>10} {'lower':>10} {'std_error':>10}"
-        )
-        for i, lam in enumerate(np.atleast_1d(self.lam)):
-            exact = "—" if self.exact is None else f"{self.exact[i]:.6f}"
-            lines.append(
-                f"{lam:8g} {exact:>10} {self.estimate[i]:10.6f} {self.lower[i]:10.6f} "
-                f"{self.std_error[i]:10.6f}"
-            )
-        lines.append(self.verdict())
-        return "\n".join(lines)
+_BYTES_PER_OUTPUT = 24
 
 
 def _seed_from_key(key) -> int:
     data = np.asarray(jax.random.key_data(key)).ravel()
     return int(np.uint64(data[-1]) | (np.uint64(data[0]) << np.uint64(32)))
+
+
+def _progress_bar(total: int, progress: bool | None, desc: str):
+    """A tqdm bar on stderr (``None``: shown only once the work has taken 2 s)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=" outputs",
+        unit_scale=True,
+        delay=0.0 if progress else 2.0,
+        disable=progress is False,
+        leave=False,
+        dynamic_ncols=True,
+    )
 
 
 def draw_outputs(
@@ -114,37 +78,47 @@ def draw_outputs(
     *,
     batch_size: int = 10**6,
     progress: bool | None = None,
+    bar=None,
+    transform: Callable | None = None,
 ) -> np.ndarray:
     """Draw ``n`` outputs from a black-box ``sample(rng, database, n) -> array-like``.
 
     Called in batches of at most ``batch_size`` with one ``numpy.random.Generator`` seeded from
-    ``key``; a progress line goes to stderr when a run takes longer than two seconds (or always
-    with ``progress=True``, never with ``progress=False``).
+    ``key``; a progress bar goes to stderr when a run takes longer than two seconds (always with
+    ``progress=True``, never with ``progress=False``; ``bar``: a tqdm bar to advance instead).
+    ``transform`` (a projection) is applied to each batch as it arrives, so only its outputs are
+    kept.
 
     Raises:
       ValueError: if a batch has the wrong length or a different shape from the others.
     """
     rng = np.random.default_rng(_seed_from_key(key))
-    parts, drawn, start, shown = [], 0, time.perf_counter(), False
-    while drawn < n:
-        size = min(batch_size, n - drawn)
-        out = np.asarray(sample(rng, database, size))
-        if out.ndim == 0 or out.shape[0] != size:
-            raise ValueError(
-                f"sample(rng, database, {size}) returned shape {out.shape}; expected ({size}, ...)."
-            )
-        if parts and out.shape[1:] != parts[0].shape[1:]:
-            raise ValueError(
-                f"sample returned outputs of shape {out.shape[1:]}, then {parts[0].shape[1:]}."
-            )
-        parts.append(out)
-        drawn += size
-        slow = time.perf_counter() - start > 2.0
-        if progress or (progress is None and slow):
-            shown = True
-            print(f"\r  drawing: {drawn:,}/{n:,} outputs", end="", file=sys.stderr, flush=True)
-    if shown:
-        print(file=sys.stderr)
+    parts, drawn, shape = [], 0, None
+    with contextlib.ExitStack() as stack:
+        if bar is None:
+            bar = stack.enter_context(_progress_bar(n, progress, "drawing"))
+        while drawn < n:
+            size = min(batch_size, n - drawn)
+            out = np.asarray(sample(rng, database, size))
+            if out.ndim == 0 or out.shape[0] != size:
+                raise ValueError(
+                    f"sample(rng, database, {size}) returned shape {out.shape}; "
+                    f"expected ({size}, ...)."
+                )
+            if shape is None:
+                shape = out.shape[1:]
+            elif out.shape[1:] != shape:
+                raise ValueError(f"sample returned outputs of shape {shape}, then {out.shape[1:]}.")
+            if transform is not None:
+                out = np.asarray(transform(out))
+                if out.ndim == 0 or out.shape[0] != size:
+                    raise ValueError(
+                        f"project returned shape {out.shape} for {size} outputs; "
+                        f"expected ({size}, ...)."
+                    )
+            parts.append(out)
+            drawn += size
+            bar.update(size)
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
@@ -161,101 +135,221 @@ def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions:
     return np.asarray(values, np.float64)
 
 
-def _as_orders(lam) -> list[float]:
-    return [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
+def _resolve_claim(claim, claimed_epsilon, mechanism):
+    from rdpjax.claims import as_claim, pure_dp
+
+    if claim is not None and claimed_epsilon is not None:
+        raise ValueError(
+            "pass either claim= or claimed_epsilon= (the same as pure_dp(ε)), not both."
+        )
+    if claimed_epsilon is not None:
+        return pure_dp(claimed_epsilon)
+    if claim is not None:
+        return as_claim(claim)
+    return getattr(mechanism, "claim", None) if isinstance(mechanism, Mechanism) else None
+
+
+def _orders(lam, claim, n: int) -> list[float]:
+    orders = default_orders(claim, n) if lam is None else np.atleast_1d(np.asarray(lam, np.float64))
+    return [float(v) for v in orders]
+
+
+def _output_dim(mechanism: Mechanism, x) -> int:
+    shape = jax.eval_shape(lambda db: mechanism.sample(jax.random.key(0), db, 2), x).shape
+    return 1 if len(shape) == 1 else int(np.prod(shape[1:]))
+
+
+def _with_projection(mechanism: Mechanism, project: Callable) -> Mechanism:
+    """A JAX sampler drawing ``project(mechanism.sample(…))``; ``project`` must be traceable."""
+
+    def projected(key, database, m):
+        return project(mechanism.sample(key, database, m))
+
+    return from_sampler(projected, name=mechanism.name)
+
+
+def _stream_mechanism(mechanism, x, x_prime, orders, n, key, progress, options):
+    from rdpjax.stream import mechanism_streamed_bound
+
+    with _progress_bar(2 * n, progress, "drawing and binning") as bar:
+
+        def advance(done, total):
+            bar.update(int(done) - bar.n)
+
+        return mechanism_streamed_bound(
+            key, mechanism, x, x_prime, orders, n=n, progress=advance, **options
+        )
+
+
+def _stream_blackbox(sample, x, x_prime, orders, n, key, batch_size, project, progress, options):
+    from rdpjax.blackbox import blackbox_bound
+
+    with _progress_bar(2 * n, progress, "drawing and binning") as bar:
+
+        def advance(done, total):
+            bar.update(int(done) - bar.n)
+
+        return blackbox_bound(
+            sample,
+            key,
+            x,
+            x_prime,
+            orders,
+            n=n,
+            batch_size=batch_size,
+            project=project,
+            progress=advance,
+            **options,
+        )
 
 
 def audit(
     mechanism: Mechanism | Callable,
     x,
     x_prime,
-    lam: float | Sequence[float],
+    lam: float | Sequence[float] | None = None,
     *,
-    n: int,
+    n: int = 10**6,
     key,
     alpha: float = 0.05,
     both_directions: bool = True,
     project: Callable | None = None,
+    claim=None,
     claimed_epsilon: float | None = None,
     batch_size: int = 10**6,
+    progress: bool | None = None,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
     **estimator_options,
 ) -> AuditReport:
-    """Audit ``mechanism`` on the adjacent databases ``x``, ``x'``.
+    """Audit ``mechanism`` on the adjacent databases ``x``, ``x'`` against a privacy claim.
 
-    Draws ``n`` outputs on each, applies the canonical encoding of a discrete zoo mechanism
-    (or the user's ``project``), computes simultaneous lower bounds with
-    :func:`rdpjax.lower_bound`, and compares them with the exact value and the claimed ε.
+    Draws ``n`` outputs on each, applies the canonical encoding of a discrete zoo mechanism (or
+    the user's ``project``), computes lower bounds on ε(λ) that hold simultaneously at 1 − α
+    (eq. (16) of Kutta, Askin, Dunsche, arXiv:2212.04739v3, Bonferroni over orders and
+    directions), and compares them with the exact value and the claim. Since all bounds hold
+    together, a true claim is refuted at some order with probability at most ``alpha``.
 
     Args:
-      mechanism: a zoo mechanism, or any callable ``sample(rng, database, n) -> array-like``
-        with ``rng`` a ``numpy.random.Generator``.
+      mechanism: a :class:`rdpjax.mechanisms.Mechanism` (zoo, or
+        :func:`rdpjax.mechanisms.from_sampler`), or any callable ``sample(rng, database, n) ->
+        array-like`` with ``rng`` a ``numpy.random.Generator``.
       x, x_prime: the two adjacent databases.
-      lam: one order λ > 1 or several.
+      lam: one order λ > 1 or several; ``None`` chooses them
+        (:func:`rdpjax.orders.default_orders`: 2, 5, 7 without a claim, a wide grid with one).
       n: outputs per database (an integer ≥ 2; ``1e6`` is accepted).
       key: a JAX PRNG key (the only source of randomness).
       alpha: family-wise error level of the reported bounds.
       both_directions: also bound ``D_λ(Q‖P)`` (ε(λ) is a supremum over *ordered* pairs).
-      project: a fixed function applied to the outputs (arrays in, array out) before bounding.
-      claimed_epsilon: the ε to check; default the zoo mechanism's ``epsilon``.
+      project: a fixed function applied to the outputs (arrays in, array out) before bounding;
+        it must be a JAX function when a JAX sampler is streamed.
+      claim: an :class:`rdpjax.claims.Claim`; default the zoo mechanism's own (``None`` for a
+        black box: then nothing is checked).
+      claimed_epsilon: shorthand for ``claim=rdpjax.claims.pure_dp(claimed_epsilon)``.
       batch_size: outputs per call of a black-box sampler.
-      **estimator_options: passed to :func:`rdpjax.lower_bound` (``bandwidth``, ``floor``, …).
+      progress: ``None``: a progress bar on stderr once the audit has run 2 s; ``True``: always;
+        ``False``: never.
+      memory_budget: bytes the draws may take in memory (24 bytes per output coordinate and
+        side); beyond it they are binned as they are drawn (module docstring).
+      **estimator_options: passed to :func:`rdpjax.lower_bound` (``bandwidth``, ``floor``, …),
+        or to the streamed estimators.
 
     Returns:
-      An :class:`AuditReport`.
+      An :class:`rdpjax.AuditReport`.
 
     Raises:
-      ValueError: on a bad ``n`` or any input :func:`rdpjax.lower_bound` rejects.
+      ValueError: on a bad ``n``, claim or order, or any input :func:`rdpjax.lower_bound`
+        rejects.
     """
-    if isinstance(n, bool) or not float(n).is_integer() or n < 2:
+    if isinstance(n, bool) or not isinstance(n, int | float | np.integer | np.floating):
+        raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
+    if not math.isfinite(float(n)) or not float(n).is_integer() or n < 2:
         raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
     n = int(n)
     batch_size = check_int(batch_size, "batch_size", 1)
-    kp, kq = jax.random.split(key)
-    orders = _as_orders(lam)
-    exact = None
-    if isinstance(mechanism, Mechanism):
-        name = mechanism.name
-        p = mechanism.sample(kp, x, n)
-        q = mechanism.sample(kq, x_prime, n)
-        if project is None and mechanism.output(x).is_discrete:
-            p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
-        if claimed_epsilon is None:
-            claimed_epsilon = mechanism.epsilon
-        exact = exact_divergences(mechanism, x, x_prime, orders, both_directions)
-    elif callable(mechanism):
-        name = getattr(mechanism, "__name__", type(mechanism).__name__)
-        p = draw_outputs(mechanism, kp, x, n, batch_size=batch_size)
-        q = draw_outputs(mechanism, kq, x_prime, n, batch_size=batch_size)
-    else:
+    memory_budget = check_int(memory_budget, "memory_budget", 0)
+    if progress not in (None, True, False):
+        raise ValueError(f"progress must be None, True or False; got {progress!r}.")
+    is_mechanism = isinstance(mechanism, Mechanism)
+    if not is_mechanism and not callable(mechanism):
         raise ValueError(
             "mechanism must be a rdpjax.mechanisms mechanism or a callable "
             f"sample(rng, database, n); got {type(mechanism).__name__}."
         )
-    if project is not None:
-        p, q = project(p), project(q)
-    bound = lower_bound(
-        np.asarray(p),
-        np.asarray(q),
-        orders,
-        alpha=alpha,
-        both_directions=both_directions,
-        **estimator_options,
-    )
+    claim = _resolve_claim(claim, claimed_epsilon, mechanism)
+    orders = _orders(lam, claim, n)
+    claimed = None if claim is None else np.asarray(claim(orders), np.float64)
+    kp, kq = jax.random.split(key)
+    exact = None
+    if is_mechanism:
+        name = mechanism.name
+        exact = exact_divergences(mechanism, x, x_prime, orders, both_directions)
+        dim = _output_dim(mechanism, x)
+    else:
+        name = getattr(mechanism, "__name__", type(mechanism).__name__)
+        probe = np.asarray(mechanism(np.random.default_rng(0), x, 2))  # 2 outputs, for d
+        if project is not None:
+            probe = np.asarray(project(probe))
+        dim = int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
+    streamed = 2 * n * dim * _BYTES_PER_OUTPUT > memory_budget
+    options = dict(alpha=alpha, both_directions=both_directions, **estimator_options)
+    if streamed and is_mechanism:
+        mech = mechanism if project is None else _with_projection(mechanism, project)
+        bound = _stream_mechanism(mech, x, x_prime, orders, n, key, progress, options)
+    elif streamed:
+        bound = _stream_blackbox(
+            mechanism, x, x_prime, orders, n, key, batch_size, project, progress, options
+        )
+    else:
+        with _progress_bar(2 * n, progress, "drawing") as bar:
+            if is_mechanism:
+                p = jax.block_until_ready(mechanism.sample(kp, x, n))
+                bar.update(n)
+                q = jax.block_until_ready(mechanism.sample(kq, x_prime, n))
+                bar.update(n)
+                if project is None and mechanism.output(x).is_discrete:
+                    p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
+            else:
+                draw = dict(batch_size=batch_size, bar=bar, transform=project)
+                p = draw_outputs(mechanism, kp, x, n, **draw)
+                q = draw_outputs(mechanism, kq, x_prime, n, **draw)
+            if project is not None and is_mechanism:
+                p, q = project(p), project(q)
+            bar.set_description("bounding")
+            bound = lower_bound(np.asarray(p), np.asarray(q), orders, **options)
     lower = np.asarray(bound.lower)
-    claim = None if claimed_epsilon is None else float(claimed_epsilon)
-    violation = (
-        lower > claim if claim is not None and math.isfinite(claim) else np.zeros_like(lower, bool)
-    )
+    refuted = np.zeros(lower.shape, bool) if claimed is None else lower > claimed
+    settings = {
+        "lam": orders,
+        "lam_chosen_by": "user" if lam is not None else "rdpjax.orders.default_orders",
+        "alpha": float(alpha),
+        "both_directions": bool(both_directions),
+        "batch_size": batch_size,
+        "memory_budget": memory_budget,
+        "estimator_options": {k: _plain(v) for k, v in estimator_options.items()},
+    }
     return AuditReport(
         lam=np.asarray(bound.lam),
         estimate=np.asarray(bound.estimate),
         lower=lower,
         std_error=np.asarray(bound.std_error),
         exact=exact,
-        claimed_epsilon=claim,
-        violation=violation,
+        claimed=claimed,
+        refuted=refuted,
         bound=bound,
+        claim=claim,
         mechanism=name,
         n=n,
         projected=project is not None,
+        streamed=streamed,
+        settings=json.dumps(settings),
     )
+
+
+def _plain(value):
+    """A JSON-ready version of an estimator option (arrays to lists, else its repr)."""
+    if isinstance(value, bool | int | float | str) or value is None:
+        return value
+    try:
+        return np.asarray(value, np.float64).tolist()
+    except (TypeError, ValueError):
+        return repr(value)

@@ -40,6 +40,7 @@ from rdpjax.binning import count_codes, linear_binning
 from rdpjax.divergence import plugin_divergence
 from rdpjax.grid import KERNEL_RADIUS, MAX_GRID_SIZE, Grid, grid_from_range, grid_layout
 from rdpjax.kde import fft_kde, kernel_half_width
+from rdpjax.orders import DEFAULT_ORDERS
 from rdpjax.second_order import Smoothing, second_order_terms, total_variance
 from rdpjax.variance import variance_autodiff, variance_eq18
 
@@ -751,7 +752,7 @@ def _bound(plan: BoundPlan, binned: Binned) -> Bound:
 def lower_bound(
     p_samples,
     q_samples,
-    lam,
+    lam=None,
     *,
     alpha: float = 0.05,
     discrete: bool | None = None,
@@ -774,7 +775,9 @@ def lower_bound(
     Args:
       p_samples, q_samples: ``(n,)`` or ``(n, d)`` arrays (d ≤ 3 for continuous data); sizes may
         differ.
-      lam: an order λ > 1 or a sequence of orders.
+      lam: an order λ > 1 or a sequence of orders; ``None``: λ = 2, 5, 7
+        (:data:`rdpjax.orders.DEFAULT_ORDERS`). To check a claim, pass the result to
+        :func:`rdpjax.claims.check_claim`.
       alpha: family-wise error level in (0, 0.5); every reported bound holds with probability
         ≥ 1 − alpha, simultaneously when there are several (Bonferroni).
       discrete: ``True`` for relative frequencies, ``False`` for KDE, ``None`` to decide from
@@ -810,6 +813,8 @@ def lower_bound(
       >>> bool(np.all(b.lower <= np.array([0.04, 0.10])))
       True
     """
+    if lam is None:
+        lam = DEFAULT_ORDERS
     with float64():
         plan, p, q = plan_bound(
             p_samples,

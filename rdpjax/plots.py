@@ -345,17 +345,19 @@ def plot_bound_vs_n(results, *, ax=None, exact=None, path=None, dpi: int = 100):
 def plot_bound_vs_lambda(
     report, *, ax=None, exact=None, claimed_epsilon=None, title=None, path=None, dpi: int = 100
 ):
-    """Lower bound (and estimate ± s.e.) against λ, with the exact ε(λ) and the claimed ε.
+    """Lower bound (and estimate ± s.e.) against λ, with the exact ε(λ) and the claim.
 
-    Lines are labelled ``"lower"``, ``"estimate ± s.e."``, ``"exact"`` (when known) and
-    ``"claimed ε"`` (a horizontal line, when the claim is finite).
+    Lines are labelled ``"lower"``, ``"estimate ± s.e."``, ``"exact"`` (when known), and
+    ``"claimed ε"`` (a horizontal line, given ``claimed_epsilon``) or else ``"claim"`` (the
+    report's claim curve at its orders).
 
     Args:
       report: an :class:`rdpjax.AuditReport` (exact value and claim taken from it) or an
         :class:`rdpjax.Bound`.
       ax: matplotlib axes; a new figure when ``None``.
       exact: the exact value per order, overriding the report's.
-      claimed_epsilon: the claimed pure ε, overriding the report's.
+      claimed_epsilon: a claimed pure ε drawn as a horizontal line, in place of the report's
+        claim curve.
       title: axes title; default the audited mechanism's name.
       path: if given, save the figure there.
       dpi: resolution of the saved figure.
@@ -365,8 +367,6 @@ def plot_bound_vs_lambda(
     """
     _pyplot()
     lam, est, lower, se, exact = _fields(report, exact)
-    if claimed_epsilon is None and isinstance(report, AuditReport):
-        claimed_epsilon = report.claimed_epsilon
     ax = _axes(ax)
     if exact is not None:
         ax.plot(lam, exact, "k.-", lw=1.0, label="exact")
@@ -376,6 +376,10 @@ def plot_bound_vs_lambda(
     ax.plot(lam, lower, "^", color="C3", ms=6, label="lower")
     if claimed_epsilon is not None and math.isfinite(claimed_epsilon):
         ax.axhline(claimed_epsilon, color="C2", ls=":", lw=1.2, label="claimed ε")
+    elif isinstance(report, AuditReport) and report.claimed is not None:
+        claimed = np.asarray(report.claimed, np.float64)
+        finite = np.isfinite(claimed)
+        ax.plot(lam[finite], claimed[finite], "s--", color="C2", ms=4, lw=1.2, label="claim")
     if title is None and isinstance(report, AuditReport):
         title = report.mechanism
     if title:

@@ -1,11 +1,31 @@
 """rdpjax.audit: zoo mechanisms and numpy black boxes, exact values, claims, projections."""
 
+import json
+
 import jax
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
+from rdpjax import claims
 from rdpjax.audit import AuditReport, audit, draw_outputs
-from rdpjax.mechanisms import Laplace, OrthogonalSeries, RandomizedResponse
+from rdpjax.mechanisms import (
+    Gaussian,
+    Laplace,
+    OrthogonalSeries,
+    RandomizedResponse,
+    SparseVector,
+)
+from rdpjax.orders import CLAIM_ORDERS, DEFAULT_ORDERS, SMALL_N_CLAIM_ORDERS
+from rdpjax.report import write_report
+
+
+def rr_curve(eps, lam):
+    """D_λ of Bern(e^ε/(1+e^ε)) vs Bern(1/(1+e^ε)), typed from its definition."""
+    lp, lq = eps - np.logaddexp(0, eps), -np.logaddexp(0, eps)
+    lam = np.asarray(lam, float)
+    terms = np.stack([lam * lp + (1 - lam) * lq, lam * lq + (1 - lam) * lp])
+    return logsumexp(terms, axis=0) / (lam - 1)
 
 
 def test_audit_zoo_mechanism_reports_exact_and_no_violation():
@@ -16,10 +36,12 @@ def test_audit_zoo_mechanism_reports_exact_and_no_violation():
     exact = [mech.divergence(lam, x, xp) for lam in (2, 5, 7)]
     np.testing.assert_allclose(r.exact, exact)
     assert np.all(r.lower <= r.exact)
-    assert r.claimed_epsilon == pytest.approx(0.2) and not r.violation.any()
+    assert r.claimed_epsilon == pytest.approx(0.2) and not r.refuted.any()
+    np.testing.assert_allclose(r.claimed, rr_curve(0.2, [2, 5, 7]), rtol=1e-12)
+    assert np.all(r.exact <= r.claimed)  # Laplace b = 5 is 0.2-DP: its curve lies below RR's
     assert r.bound.n_bounds == 6  # 3 orders × 2 directions
-    assert "no violation" in r.verdict()
-    assert set(r.to_dict()) >= {"lam", "estimate", "lower", "std_error", "exact", "violation"}
+    assert r.verdict().startswith("not refuted")
+    assert set(r.to_dict()) >= {"lam", "estimate", "lower", "exact", "claim", "refuted", "verdict"}
 
 
 def test_known_bad_mechanism_is_caught_and_its_correct_twin_is_not():
@@ -27,8 +49,8 @@ def test_known_bad_mechanism_is_caught_and_its_correct_twin_is_not():
     x, xp = bad.reference_pair()
     r_bad = audit(bad, x, xp, [2, 5, 7], n=100_000, key=jax.random.key(1))
     r_good = audit(good, x, xp, [2, 5, 7], n=100_000, key=jax.random.key(2))
-    assert r_bad.violation.all() and "VIOLATION" in r_bad.verdict()
-    assert not r_good.violation.any()
+    assert r_bad.refuted.all() and r_bad.verdict().startswith("REFUTED")
+    assert not r_good.refuted.any() and not r_good.is_refuted
     assert np.all(r_bad.lower <= r_bad.exact) and np.all(r_good.lower <= r_good.exact)
 
 
@@ -43,7 +65,7 @@ def test_numpy_black_box_is_audited():
     assert r.exact is None and r.mechanism == "numpy_laplace"
     assert np.all(r.lower <= np.array([0.037015, 0.084103]))
     assert np.all(r.lower > 0.0)  # the two laws do differ, and 5e4 draws show it
-    assert not r.violation.any()
+    assert not r.refuted.any() and r.claim == claims.pure_dp(0.2)
 
 
 def test_black_box_batches_give_the_same_draws():
@@ -77,3 +99,121 @@ def test_bad_black_boxes():
         audit(42, np.zeros(3), np.ones(3), 2.0, n=100, key=jax.random.key(0))
     with pytest.raises(ValueError, match="returned shape"):
         audit(lambda rng, d, n: rng.normal(size=n - 1), 0, 1, 2.0, n=100, key=jax.random.key(0))
+
+
+def test_claim_and_claimed_epsilon_together_are_refused():
+    with pytest.raises(ValueError, match="not both"):
+        audit(
+            numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=100, key=jax.random.key(0),
+            claim=claims.zcdp(0.1), claimed_epsilon=1.0,
+        )  # fmt: skip
+
+
+def test_default_orders_follow_the_claim():
+    mech = Laplace(5.0)
+    x, xp = mech.reference_pair()
+    key = jax.random.key(6)
+    plain = audit(mech, x, xp, n=10_000, key=key, claim=None)  # Laplace's own claim: ε = 0.2
+    np.testing.assert_array_equal(plain.lam, CLAIM_ORDERS)
+    small = audit(mech, x, xp, n=9_999, key=key)  # below SMALL_N: λ ≤ 5
+    np.testing.assert_array_equal(small.lam, SMALL_N_CLAIM_ORDERS)
+    table = claims.rdp({2.0: 0.05, 4.0: 0.08})
+    tabulated = audit(mech, x, xp, n=5_000, key=key, claim=table)
+    np.testing.assert_array_equal(tabulated.lam, [2.0, 4.0])
+    black_box = audit(numpy_laplace, x, xp, n=5_000, key=key)  # no claim
+    np.testing.assert_array_equal(black_box.lam, DEFAULT_ORDERS)
+    assert black_box.claim is None and black_box.claimed is None
+    assert black_box.verdict().startswith("no claim")
+
+
+def test_gaussian_against_its_exact_curve_and_half_of_it():
+    """Issue 19's acceptance: σ = 5 on pair (21), n = 1e6, orders chosen by audit."""
+    mech = Gaussian(5.0)
+    x, xp = mech.reference_pair()
+    key = jax.random.key(7)
+    exact = audit(mech, x, xp, n=10**6, key=key, claim=claims.zcdp(1 / 50))
+    half = audit(mech, x, xp, n=10**6, key=key, claim=claims.zcdp(1 / 100))
+    np.testing.assert_allclose(exact.exact, np.asarray(CLAIM_ORDERS) / 50)
+    assert not exact.is_refuted and np.all(exact.lower <= exact.exact)
+    assert half.is_refuted and half.verdict().startswith("REFUTED")
+    assert mech.claim == claims.zcdp(1 / 50)  # the mechanism's own claim is its exact curve
+
+
+def test_sparse_vector_variants_with_their_own_claim():
+    """Lee-Clifton's variant claims ε = 1 and is refuted by a default audit; Lyu's is not."""
+    bad, good = SparseVector(1.0, variant="lee_clifton"), SparseVector(1.0, variant="lyu")
+    x, xp = bad.reference_pair()
+    r_bad = audit(bad, x, xp, n=10**5, key=jax.random.key(8))
+    r_good = audit(good, x, xp, n=10**5, key=jax.random.key(8))
+    assert r_bad.is_refuted and not r_good.is_refuted
+    assert np.all(r_bad.lower <= r_bad.exact) and np.all(r_good.lower <= r_good.exact)
+    # At paper 000's orders the same claim survives: the wide grid is what finds it.
+    at_257 = audit(bad, x, xp, [2, 5, 7], n=10**5, key=jax.random.key(8))
+    assert not at_257.is_refuted
+
+
+def test_report_files(tmp_path):
+    mech = Laplace(5.0)
+    x, xp = mech.reference_pair()
+    r = audit(mech, x, xp, [2, 5], n=5_000, key=jax.random.key(9))
+    paths = write_report(r, tmp_path / "new" / "dir", meta={"seed": 9})
+    names = {p.name for p in paths}
+    assert {"report.json", "report.md"} <= names
+    record = json.loads((tmp_path / "new" / "dir" / "report.json").read_text())
+    assert record["schema"] == 2 and record["meta"]["seed"] == 9 and "rdpjax" in record["meta"]
+    assert record["claim"]["kind"] == "pure_dp" and record["refuted"] == [False, False]
+    assert set(record["direction"]) <= {"D(P||Q)", "D(Q||P)"}
+    assert record["settings"]["lam"] == [2.0, 5.0]
+    assert r.verdict() in (tmp_path / "new" / "dir" / "report.md").read_text()
+    with pytest.raises(ValueError, match="cannot write"):
+        write_report(r, tmp_path / "new" / "dir" / "report.json")
+
+
+def test_black_box_progress_bar(capsys):
+    audit(numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=2_000, key=jax.random.key(0),
+          batch_size=500, progress=True)  # fmt: skip
+    assert "drawing" in capsys.readouterr().err
+    audit(numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=2_000, key=jax.random.key(0),
+          batch_size=500, progress=False)  # fmt: skip
+    assert capsys.readouterr().err == ""
+
+
+def test_projection_is_applied_per_batch():
+    x, xp = np.zeros(3), np.r_[1.0, 0.0, 0.0]
+
+    def vector(rng, database, n):
+        return database + rng.laplace(0.0, 5.0, size=(n, 3))
+
+    shapes = []
+
+    def first(v):
+        shapes.append(v.shape)
+        return v[:, 0]
+
+    r = audit(vector, x, xp, 2.0, n=3_000, key=jax.random.key(1), batch_size=1_000, project=first)
+    assert r.projected and r.lower[0] <= 0.037015
+    assert shapes[0] == (2, 3) and set(shapes[1:]) == {(1_000, 3)}  # a probe, then batches
+
+
+def test_audit_streams_beyond_the_memory_budget():
+    """memory_budget=0 routes a zoo mechanism through the stream and a numpy black box through
+    blackbox_bound: the report is theirs, for the same key, and below the truth."""
+    from rdpjax.blackbox import blackbox_bound
+    from rdpjax.stream import mechanism_streamed_bound
+
+    mech = Gaussian(5.0)
+    x, xp = mech.reference_pair()
+    key = jax.random.key(10)
+    r = audit(mech, x, xp, [2, 5], n=200_000, key=key, memory_budget=0, progress=False)
+    direct = mechanism_streamed_bound(key, mech, x, xp, [2, 5], n=200_000, both_directions=True)
+    assert r.streamed and np.all(r.lower <= r.exact)
+    np.testing.assert_array_equal(r.lower, direct.lower)
+
+    xs, xps = np.r_[1.0, np.zeros(9)], np.zeros(10)
+    r = audit(numpy_laplace, xs, xps, [2, 5], n=100_000, key=key, memory_budget=0,
+              batch_size=30_000, progress=False)  # fmt: skip
+    direct = blackbox_bound(numpy_laplace, key, xs, xps, [2, 5], n=100_000, batch_size=30_000,
+                            both_directions=True)  # fmt: skip
+    assert r.streamed and r.to_dict()["streamed"]
+    np.testing.assert_array_equal(r.lower, direct.lower)
+    assert np.all(r.lower <= np.array([0.037015, 0.084103]))

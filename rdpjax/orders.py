@@ -1,0 +1,61 @@
+"""Which orders λ to bound when the user names none.
+
+Without a claim the bound is reported at paper 000's orders λ = 2, 5, 7 (its §V). With a claim the
+question is whether *some* order refutes it, and the orders that do depend on the claim's shape: an
+ε-DP claim is tightest against the truth at high orders (its curve, that of randomized response,
+tends to ε), a zCDP claim ρλ at any order where the estimate is precise. So with a claim the bound
+is computed on a wide grid, :data:`CLAIM_ORDERS`, every bound made simultaneous by the Bonferroni
+correction (Kutta, Askin, Dunsche, arXiv:2212.04739v3, §IV; ``rdpjax.bounds``), and the claim is
+refuted when any of them exceeds it. A tabulated claim (``rdpjax.claims.rdp`` with orders) is
+checked at its own orders.
+
+Why a fixed wide grid and not a pilot that picks the order: a pilot spends samples that the bound
+cannot reuse, and the Bonferroni price of the wide grid is small (z from 2.64 at K = 6 bounds to
+2.99 at K = 18). The grid stops at λ = 30 because the delta-method bound loses coverage at higher
+orders on discrete laws with a small cell (randomized response at n = 10⁴: per-bound coverage 0.98
+at λ = 50 and 0.955 at λ = 100 against a nominal 0.998). Coverage and power of this grid:
+``python benchmarks/claim_orders.py`` (tables in ``docs/claims.md``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CLAIM_ORDERS", "DEFAULT_ORDERS", "SMALL_N", "SMALL_N_CLAIM_ORDERS", "default_orders"]
+
+DEFAULT_ORDERS: tuple[float, ...] = (2.0, 5.0, 7.0)
+"""Orders reported when there is no claim: those of paper 000 §V."""
+
+CLAIM_ORDERS: tuple[float, ...] = (1.5, 2.0, 3.0, 5.0, 7.0, 10.0, 15.0, 20.0, 30.0)
+"""Orders searched for a refutation when there is a claim (simultaneous bounds)."""
+
+SMALL_N = 10_000
+"""Below this many outputs per side the claim grid stops at λ = 5 (:data:`SMALL_N_CLAIM_ORDERS`)."""
+
+SMALL_N_CLAIM_ORDERS: tuple[float, ...] = (1.5, 2.0, 3.0, 5.0)
+"""The claim grid below :data:`SMALL_N` outputs per side. High orders weigh the rarest outputs
+most, and with few draws per output the delta method misses there: randomized response (ε0 =
+1.5 on 10 bits, 1024 outputs) at n = 10³ had its bound above the truth in 14.5% of 200
+replications on :data:`CLAIM_ORDERS` (λ = 30: 14.5%, λ = 7: 2.5%) and in 0% on these orders;
+at n = 3·10³ in 2%. The cut depends on n alone, fixed before any draw, so it keeps the bounds
+valid."""
+
+
+def default_orders(claim=None, n: int | None = None) -> np.ndarray:
+    """The orders to bound for ``claim`` (an ``rdpjax.claims.Claim`` or ``None``) at ``n``.
+
+    Args:
+      claim: the claim to check, or ``None``.
+      n: outputs per side (``None``: large).
+
+    Returns:
+      ``DEFAULT_ORDERS`` without a claim; the claim's own orders for a tabulated claim;
+      ``CLAIM_ORDERS`` otherwise (``SMALL_N_CLAIM_ORDERS`` when ``n < SMALL_N``). A float64
+      array.
+    """
+    if claim is None:
+        return np.asarray(DEFAULT_ORDERS, np.float64)
+    if getattr(claim, "orders", None):
+        return np.asarray(sorted(claim.orders), np.float64)
+    small = n is not None and n < SMALL_N
+    return np.asarray(SMALL_N_CLAIM_ORDERS if small else CLAIM_ORDERS, np.float64)
