@@ -49,7 +49,8 @@ from rdpjax.studies import format_coverage
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "coverage.json"
 # Modules that do not change the numbers (presentation only) stay out of the fingerprint.
-NOT_NUMERICAL = {"cli.py", "plots.py", "demo.py"}
+NOT_NUMERICAL = {"plots.py", "demo.py", "report.py"}
+NOT_NUMERICAL_PACKAGES = {"cli"}
 
 
 def source_fingerprint() -> str:
@@ -58,6 +59,8 @@ def source_fingerprint() -> str:
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         if path.name in NOT_NUMERICAL and path.parent == package:
+            continue
+        if path.relative_to(package).parts[0] in NOT_NUMERICAL_PACKAGES:
             continue
         digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())

@@ -27,10 +27,10 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from rdpjax import mechanisms as m
 from rdpjax.audit import exact_divergences
 from rdpjax.bounds import lower_bound
 from rdpjax.databases import paper_pair
+from rdpjax.mechanisms import registry
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.studies import coverage
 
@@ -49,16 +49,12 @@ __all__ = [
 
 ORDERS = (2.0, 5.0, 7.0)
 
-EXPERIMENTS = {
-    "Laplace": lambda: m.Laplace(5.0),
-    "Gaussian": lambda: m.Gaussian(5.0),
-    "Subsampled Laplace": lambda: m.PoissonSubsampled(m.Laplace(5.0), 0.5),
-    "Subsampled Gaussian": lambda: m.PoissonSubsampled(m.Gaussian(5.0), 0.5),
-    "Randomized response": lambda: m.RandomizedResponse(1.5),
-    "Shuffled RR": lambda: m.ShuffledRandomizedResponse(1.5),
-    "Noisy GD": lambda: m.NoisyGradientDescent(0.2, 1.0, 10),
-}
-"""The seven experiments of paper 000 §V with the paper's parameters."""
+EXPERIMENTS = {entry.title: entry.make for entry in registry.experiments()}
+"""The seven experiments of paper 000 §V with the paper's parameters: name → factory.
+
+Names, order and parameters are those of :mod:`rdpjax.mechanisms.registry` (its paper-000
+entries, each ``entry.make`` at its defaults); a name also keys the experiment's random streams
+(:func:`cell_key`)."""
 
 
 def experiment_slug(name: str) -> str:
@@ -67,14 +63,17 @@ def experiment_slug(name: str) -> str:
 
 
 def resolve_experiment(text: str) -> str:
-    """The :data:`EXPERIMENTS` key for a name or slug (case-insensitive).
+    """The :data:`EXPERIMENTS` key for a name, slug or registry name (case-insensitive):
+    ``"Shuffled RR"``, ``"shuffled-rr"`` and ``"shuffled-randomized-response"`` all name one.
 
     Raises:
       ValueError: naming the accepted spellings, if ``text`` is none of them.
     """
+    spellings = {entry.name: entry.title for entry in registry.experiments()}
     for name in EXPERIMENTS:
-        if text.lower() in (name.lower(), experiment_slug(name)):
-            return name
+        spellings.update({name.lower(): name, experiment_slug(name): name})
+    if text.lower() in spellings:
+        return spellings[text.lower()]
     choices = ", ".join(experiment_slug(name) for name in EXPERIMENTS)
     raise ValueError(f"unknown experiment {text!r}; choose one of: {choices}")
 

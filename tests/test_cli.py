@@ -119,8 +119,17 @@ def test_help_is_complete(capsys):
         main(["--help"])
     assert exc.value.code == 0
     text = capsys.readouterr().out
-    for command in ("bound", "audit", "coverage", "reproduce", "demo"):
+    for command in ("bound", "audit", "coverage", "reproduce", "demo", "search"):
         assert command in text
+
+
+def test_version(capsys):
+    import rdpjax
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"rdpjax {rdpjax.__version__}\n"
 
 
 def test_read_samples_2d_csv(tmp_path):
@@ -136,13 +145,17 @@ def test_demo_small_n_json(capsys):
 
 
 def test_audit_command_catches_the_literal_series_and_plots(tmp_path, capsys):
-    png = tmp_path / "audit.png"
+    """The published sampler with ties broken literally is not 1-LDP for even k: refuted against
+    its own claim (exit status 1), every bound below the exact value. The plot's folder is
+    created."""
+    png = tmp_path / "new" / "folder" / "audit.png"
     argv = ["audit", "orthogonal-series", "--param", "k=2", "--param", "ties=literal"]
-    assert main([*argv, "--n", "50000", "--json", "--plot", str(png)]) == 0
+    assert main([*argv, "--lam", "2", "5", "7", "--n", "50000", "--json", "--plot", str(png)]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert all(out["violation"]) and out["claimed_epsilon"] == 1.0
+    assert all(out["refuted"]) and out["is_refuted"] and out["verdict"].startswith("REFUTED")
+    assert out["claim"]["kind"] == "pure_dp" and out["claim"]["params"]["epsilon"] == 1.0
     assert all(lo <= ex for lo, ex in zip(out["lower"], out["exact"], strict=True))
-    assert png.stat().st_size > 1000
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.parametrize(
@@ -151,12 +164,17 @@ def test_audit_command_catches_the_literal_series_and_plots(tmp_path, capsys):
         (["laplace", "--param", "scale=-1"], "scale"),
         (["laplace", "--param", "width=2"], "unknown parameter"),
         (["laplace", "--param", "scale"], "NAME=VALUE"),
+        (["laplace", "--param", "scale=abc"], "scale must be a number > 0; got 'abc'"),
+        (["kary-randomized-response", "--param", "k=2.7"], "k must be a whole number ≥ 2"),
+        (["sparse-vector", "--param", "variant=xyz"], "one of lyu, lee_clifton, stoddard, chen"),
+        (["no-such", "--param", "k=2"], "unknown mechanism 'no-such'; choose one of: gaussian"),
     ],
 )
 def test_audit_command_errors(capsys, argv, message):
     assert main(["audit", *argv, "--n", "1000"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rdpjax audit: error:") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_reproduce_writes_results_and_figures(tmp_path, capsys):

@@ -213,7 +213,7 @@ def _search_parser():
 
 def test_search_command_parses_and_rejects_bad_input():
     from rdpjax.cli import CliError
-    from rdpjax.search_cli import run_search_command
+    from rdpjax.cli.search import run as run_search_command
 
     parser = _search_parser()
     args = parser.parse_args(

@@ -1,4 +1,9 @@
-"""The zoo with its reference parameters and pairs, and the table printed by ``python -m``."""
+"""The zoo with its reference parameters and pairs, and the table printed by ``python -m``.
+
+The mechanisms, their parameters and labels come from :mod:`rdpjax.mechanisms.registry`; this
+module only picks the rows (some entries appear with several parameter values) and keeps the
+reference values printed in methods.md §3 for the seven mechanisms of paper 000.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +13,8 @@ from typing import NamedTuple
 import jax
 
 from rdpjax.databases import paper_pair
-from rdpjax.mechanisms.additive import Gaussian, Laplace
+from rdpjax.mechanisms import registry
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.mechanisms.local import (
-    KaryRandomizedResponse,
-    LaplaceHistogram,
-    OneHotRandomizedResponse,
-)
-from rdpjax.mechanisms.noisy_gd import NoisyGradientDescent
-from rdpjax.mechanisms.noisy_max import ReportNoisyMax
-from rdpjax.mechanisms.randomized_response import RandomizedResponse
-from rdpjax.mechanisms.series import OrthogonalSeries
-from rdpjax.mechanisms.shuffle import ShuffledRandomizedResponse
-from rdpjax.mechanisms.sparse_vector import SparseVector
-from rdpjax.mechanisms.subsampled import PoissonSubsampled
-from rdpjax.mechanisms.truncated import TruncatedGaussian, TruncatedLaplace
 
 __all__ = ["ORDERS", "ZooEntry", "format_table", "reference_zoo"]
 
@@ -43,62 +35,45 @@ class ZooEntry(NamedTuple):
     paper_values: tuple[str, str, str] | None = None
 
 
+# The rows of the table: (registry name, parameters other than the paper's, methods.md §3 values).
+_ROWS: list[tuple[str, dict, tuple[str, str, str] | None]] = [
+    ("laplace", {}, ("0.037015", "0.084103", "0.107113")),
+    ("gaussian", {}, ("0.04", "0.10", "0.14")),
+    ("subsampled-laplace", {}, ("0.009383", "0.023060", "0.031493")),
+    ("subsampled-gaussian", {}, ("0.010151", "0.026168", "0.037412")),
+    ("randomized-response", {}, ("1.309634", "1.449647", "1.466431")),
+    ("shuffled-randomized-response", {}, ("0.239396", "0.437170", "0.530391")),
+    ("noisy-gd", {}, ("0.0072547", "0.0181367", "0.0253913")),
+    ("truncated-laplace", {}, None),
+    ("truncated-gaussian", {}, None),
+    ("kary-randomized-response", {}, None),
+    ("onehot-randomized-response", {}, None),
+    ("laplace-histogram", {}, None),
+    ("orthogonal-series", {}, None),
+    ("orthogonal-series", {"k": 2}, None),
+    ("orthogonal-series", {"k": 2, "ties": "literal"}, None),
+    ("report-noisy-max", {}, None),
+    ("report-noisy-max", {"noise": "exponential"}, None),
+    ("report-noisy-max", {"output_kind": "value"}, None),
+    ("sparse-vector", {}, None),
+    ("sparse-vector", {"variant": "lee_clifton"}, None),
+    ("sparse-vector", {"variant": "stoddard"}, None),
+    ("sparse-vector", {"variant": "chen"}, None),
+]
+
+
+def _row(name: str, params: dict, paper_values=None) -> ZooEntry:
+    entry = registry.get(name)
+    mech = entry.make(**params)
+    return ZooEntry(entry.label(**params), mech, *entry.reference_pair(mech), paper_values)
+
+
 def reference_zoo() -> list[ZooEntry]:
-    """Every mechanism at the parameters of its paper (000: Sec. V; 001, 003: methods.md §4–5)."""
-    pair = paper_pair()
-    entries = [
-        ZooEntry("Laplace b=5", Laplace(5.0), *pair, ("0.037015", "0.084103", "0.107113")),
-        ZooEntry("Gaussian b=5", Gaussian(5.0), *pair, ("0.04", "0.10", "0.14")),
-        ZooEntry("Gaussian b=5, d=2", Gaussian(5.0), *paper_pair(dim=2)),
-        ZooEntry(
-            "Subsampled Laplace b=5, γ=0.5",
-            PoissonSubsampled(Laplace(5.0), 0.5),
-            *pair,
-            ("0.009383", "0.023060", "0.031493"),
-        ),
-        ZooEntry(
-            "Subsampled Gaussian b=5, γ=0.5",
-            PoissonSubsampled(Gaussian(5.0), 0.5),
-            *pair,
-            ("0.010151", "0.026168", "0.037412"),
-        ),
-        ZooEntry(
-            "Randomized response ε0=1.5",
-            RandomizedResponse(1.5),
-            *pair,
-            ("1.309634", "1.449647", "1.466431"),
-        ),
-        ZooEntry(
-            "Shuffled RR ε0=1.5, m=10",
-            ShuffledRandomizedResponse(1.5),
-            *pair,
-            ("0.239396", "0.437170", "0.530391"),
-        ),
-        ZooEntry(
-            "Noisy GD η=0.2, b=1, K=10",
-            NoisyGradientDescent(0.2, 1.0, 10),
-            *pair,
-            ("0.0072547", "0.0181367", "0.0253913"),
-        ),
-    ]
-    others: list[tuple[str, Mechanism]] = [
-        ("Truncated Laplace B=1", TruncatedLaplace(1.0)),
-        ("Truncated Gaussian s=0.5", TruncatedGaussian(0.5)),
-        ("k-ary RR α=1, k=5", KaryRandomizedResponse(1.0, 5)),
-        ("One-hot RR α=1, k=5", OneHotRandomizedResponse(1.0, 5)),
-        ("Laplace histogram α=1, 5 bins", LaplaceHistogram(1.0, 5)),
-        ("Orthogonal series α=1, k=3", OrthogonalSeries(1.0, 3)),
-        ("Orthogonal series α=1, k=2", OrthogonalSeries(1.0, 2)),
-        ("Orthogonal series α=1, k=2, literal", OrthogonalSeries(1.0, 2, ties="literal")),
-        ("Report noisy max ε=1 (index)", ReportNoisyMax(1.0)),
-        ("Report noisy max ε=1 (exponential)", ReportNoisyMax(1.0, noise="exponential")),
-        ("Report noisy max ε=1 (value)", ReportNoisyMax(1.0, output_kind="value")),
-        ("Sparse vector ε=1, c=1 (Lyu Alg. 1)", SparseVector(1.0)),
-        ("Sparse vector ε=1, c=1 (Lee-Clifton)", SparseVector(1.0, variant="lee_clifton")),
-        ("Sparse vector ε=1 (Stoddard)", SparseVector(1.0, variant="stoddard")),
-        ("Sparse vector ε=1 (Chen)", SparseVector(1.0, variant="chen")),
-    ]
-    entries += [ZooEntry(label, mech, *mech.reference_pair()) for label, mech in others]
+    """Every mechanism at the parameters of its paper (000: Sec. V; 001, 003: methods.md §4–5),
+    named and built by :mod:`rdpjax.mechanisms.registry`, on its reference pair."""
+    entries = [_row(name, params, values) for name, params, values in _ROWS]
+    gaussian = registry.get("gaussian")  # the vector sum of (21) in d = 2, after the scalar one
+    entries.insert(2, ZooEntry(gaussian.label() + ", d=2", gaussian.make(), *paper_pair(dim=2)))
     return entries
 
 

@@ -1,0 +1,82 @@
+"""The ``rdpjax`` command line.
+
+    rdpjax bound P Q [--lam 2 5 7] [--alpha A] [--discrete | --continuous] [--claim-… C] [--json]
+    rdpjax audit MECHANISM [--param NAME=VALUE ...] [--lam 2 5 7] [--n 1e6] [--claim-… C]
+                 [--json | --quiet] [--plot F.png] [--report DIR]
+    rdpjax audit FILE.py:FUNCTION --x '[1, 0]' --x-prime '[0, 0]' [--numpy] [--discrete]
+                 [--project FILE.py:FUNCTION] [--claim-epsilon E | --claim-zcdp RHO | …]
+    rdpjax coverage MECHANISM [--param NAME=VALUE ...] --lam 2 5 7 --n 1e4 [--n ...] --reps R
+    rdpjax coverage --experiment NAME | --all  [--n ...] [--reps R] [--cpu-devices K] [--json]
+    rdpjax reproduce [--quick] [--n N ...] [--out DIR] [--cpu-devices K]
+    rdpjax demo [--n N] [--seed S] [--json]
+    rdpjax search MECHANISM [--param NAME=VALUE ...] [--lam 2 5 7] [--steps S] [--reference]
+    rdpjax --version
+
+One module per subcommand (``bound``, ``audit``, ``coverage``, ``reproduce``, ``demo``,
+``search``), each with ``add_command(subparsers)`` and its handler ``run(args)``; argument types
+and shared options in :mod:`rdpjax.cli._args`, loading the user's code in
+:mod:`rdpjax.cli._loading`.
+
+Exit status: 0 on success; 1 when ``audit`` or ``bound`` refutes the claim; 2 on a usage or input
+error, reported as one line on stderr, or on an error raised by the user's code, reported as its
+traceback followed by one line naming the function; 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from rdpjax.cli import audit, bound, coverage, demo, reproduce, search
+from rdpjax.cli._args import CliError, Parser, set_cpu_devices
+from rdpjax.cli._loading import UserCodeError, format_user_error
+from rdpjax.cli.bound import read_samples
+
+__all__ = ["CliError", "UserCodeError", "build_parser", "main", "read_samples"]
+
+
+def build_parser() -> Parser:
+    """The ``rdpjax`` argument parser with every subcommand."""
+    import rdpjax
+    from rdpjax.reproduce import EXPERIMENTS, experiment_slug
+
+    parser = Parser(
+        prog="rdpjax",
+        description="Black-box statistical lower bounds on the Rényi-DP parameter ε(λ) "
+        "(Kutta, Askin, Dunsche, arXiv:2212.04739).",
+        epilog="Run `rdpjax COMMAND --help` for a command's options and examples.",
+    )
+    parser.add_argument("--version", action="version", version=f"rdpjax {rdpjax.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    slugs = [experiment_slug(name) for name in EXPERIMENTS]
+    bound.add_command(sub)
+    audit.add_command(sub)
+    coverage.add_command(sub, slugs)
+    reproduce.add_command(sub, slugs)
+    demo.add_command(sub)
+    search.add_command(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run the command ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    Usage errors found by the parser exit through ``SystemExit(2)`` (``--help`` and
+    ``--version`` through ``SystemExit(0)``), as argparse does.
+    """
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
+    args.argv = argv
+    try:
+        set_cpu_devices(getattr(args, "cpu_devices", None))
+        return args.func(args)
+    except CliError as err:
+        print(f"rdpjax {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except UserCodeError as err:
+        sys.stdout.flush()
+        print(format_user_error(err, args.command), end="", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nrdpjax {args.command}: interrupted", file=sys.stderr)
+        return 130

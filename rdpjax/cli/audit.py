@@ -1,0 +1,269 @@
+"""``rdpjax audit``: audit a zoo mechanism, or the user's own, against a privacy claim.
+
+    rdpjax audit MECHANISM [--param NAME=VALUE ...] [--x JSON|FILE.npy --x-prime JSON|FILE.npy]
+    rdpjax audit FILE.py:FUNCTION --x JSON|FILE.npy --x-prime JSON|FILE.npy [--numpy] [--discrete]
+                 [--project FILE.py:FUNCTION]
+                 [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,...]
+                 [--lam λ ...] [--n N] [--alpha A] [--seed S] [--one-direction]
+                 [--json | --quiet] [--plot FILE.png] [--report DIR]
+
+``FUNCTION`` is a JAX sampler ``sample(key, database, n)`` (wrapped by
+:func:`rdpjax.mechanisms.from_sampler`) or, with ``--numpy``, a black box ``sample(rng, database,
+n)`` called with a ``numpy.random.Generator``. Exit status: 0, or 1 when the claim is refuted, 2 on
+an input error or an error raised by the user's code (its traceback is printed).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rdpjax.cli._args import (
+    CliError,
+    add_claim_options,
+    add_lam,
+    add_level_and_seed,
+    add_zoo_options,
+    claim_from_args,
+    count,
+    order,
+    output_dir,
+    output_file,
+    plot_suffixes,
+    read_database,
+    run_meta,
+    settings,
+    subcommand,
+    use_agg,
+    zoo_listing,
+    zoo_mechanism,
+)
+from rdpjax.cli._loading import is_reference, load_function
+
+__all__ = ["add_command", "run"]
+
+_JAX_HINT = (
+    "rdpjax called it as a JAX sampler f(key, database, n); for numpy code taking a "
+    "numpy.random.Generator, add --numpy"
+)
+_NUMPY_HINT = (
+    "with --numpy rdpjax calls f(rng, database, n), rng a numpy.random.Generator; for a JAX "
+    "sampler f(key, database, n), drop --numpy"
+)
+
+
+def _mechanism(args, modules: dict):
+    """``(mechanism, x, x')`` from the MECHANISM argument and its options: a zoo mechanism, a
+    :func:`~rdpjax.mechanisms.from_sampler` around the user's JAX sampler, or (``--numpy``) the
+    user's callable itself."""
+    text = args.mechanism
+    if not is_reference(text):
+        if args.numpy or args.discrete:
+            flag = "--numpy" if args.numpy else "--discrete"
+            raise CliError(
+                f"{flag} describes your own function (FILE.py:FUNCTION); a zoo mechanism's "
+                "outputs are known"
+            )
+        if text.endswith(".py") or "/" in text:
+            raise CliError(f"{text!r}: name the function too, as {text}:FUNCTION")
+        mech = zoo_mechanism(text, args.param)
+        if (args.x is None) != (args.x_prime is None):
+            raise CliError("give both --x and --x-prime, or neither (the reference pair)")
+        if args.x is None:
+            try:
+                x, x_prime = mech.reference_pair()
+            except ValueError as err:
+                raise CliError(str(err)) from err
+        else:
+            x, x_prime = read_database(args.x, "--x"), read_database(args.x_prime, "--x-prime")
+        return mech, x, x_prime
+    if args.param:
+        raise CliError("--param sets a zoo mechanism's parameters; your function takes its own")
+    fn = load_function(text, cache=modules, hint=_NUMPY_HINT if args.numpy else _JAX_HINT)
+    missing = [flag for flag, v in (("--x", args.x), ("--x-prime", args.x_prime)) if v is None]
+    if missing:
+        raise CliError(
+            f"{' and '.join(missing)} required for your own mechanism: the two adjacent "
+            "databases, as JSON lists such as '[1, 0]' or .npy files"
+        )
+    x, x_prime = read_database(args.x, "--x"), read_database(args.x_prime, "--x-prime")
+    if args.numpy:
+        return fn, x, x_prime  # rdpjax.audit calls a plain callable with a numpy Generator
+    from rdpjax.mechanisms import from_sampler
+
+    return from_sampler(fn, discrete=args.discrete, name=fn.__name__), x, x_prime
+
+
+def _plot(report, path) -> None:
+    import matplotlib.pyplot as plt
+
+    from rdpjax.plots import plot_bound_vs_lambda
+
+    ax = plot_bound_vs_lambda(report, title=f"{report.mechanism}, n = {report.n:,}")
+    try:
+        ax.figure.savefig(path, dpi=120)
+    except OSError as err:
+        raise CliError(f"--plot {path}: could not write it ({err})") from err
+    finally:
+        plt.close(ax.figure)
+
+
+def run(args) -> int:
+    """Handler of ``rdpjax audit``: 1 when the claim is refuted, else 0; input errors raise
+    :class:`CliError`, errors in the user's code :class:`~rdpjax.cli._loading.UserCodeError`."""
+    import jax
+
+    from rdpjax.audit import audit
+
+    # Every check before the audit, which may run for minutes.
+    claim = claim_from_args(args)
+    modules: dict = {}
+    mechanism, x, x_prime = _mechanism(args, modules)
+    project = None if args.project is None else load_function(args.project, cache=modules)
+    plot = None
+    if args.plot is not None:
+        if not use_agg():
+            raise CliError("--plot needs matplotlib (pip install matplotlib)")
+        plot = output_file(args.plot, "--plot", suffixes=plot_suffixes())
+    report_dir = None if args.report is None else output_dir(args.report, "--report")
+    options = {"discrete": True} if args.numpy and args.discrete else {}  # lower_bound's
+
+    quiet = args.json or args.quiet
+    try:
+        report = audit(
+            mechanism,
+            x,
+            x_prime,
+            args.lam,
+            n=args.n,
+            key=jax.random.key(args.seed),
+            alpha=args.alpha,
+            both_directions=not args.one_direction,
+            project=project,
+            claim=claim,
+            progress=False if quiet else None,
+            **options,
+        )
+    except ValueError as err:
+        raise CliError(str(err)) from err
+
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=1))
+    elif args.quiet:
+        print(report.verdict())
+    else:
+        print(report)
+    sys.stdout.flush()  # the result is out before any file is written
+    if plot is not None:
+        _plot(report, plot)
+        if not quiet:
+            print(f"wrote {plot}")
+    if report_dir is not None:
+        from rdpjax.report import write_report
+
+        meta = run_meta(args, **settings(args))
+        try:
+            paths = write_report(report, report_dir, meta=meta)
+        except (OSError, ValueError) as err:
+            raise CliError(f"--report {args.report}: {err}") from err
+        if not quiet:
+            print("wrote " + ", ".join(str(p) for p in paths))
+    return 1 if report.is_refuted else 0
+
+
+def add_command(sub):
+    """Add ``rdpjax audit`` to ``sub`` (from ``add_subparsers``)."""
+    from rdpjax.mechanisms import registry
+
+    a = subcommand(
+        sub,
+        "audit",
+        help="audit a zoo mechanism, or your own function, against a privacy claim",
+        description="Draw n outputs of a mechanism on two adjacent databases, bound ε(λ) from "
+        "below in both directions (simultaneously over the orders), and check the bounds "
+        "against a privacy claim. MECHANISM is a zoo name (on its reference pair, pair (21) of "
+        "arXiv:2212.04739 for paper 000's mechanisms, unless --x/--x-prime are given; its own "
+        "claim is checked unless another is given) or your own function: FILE.py:FUNCTION or "
+        "package.module:function, a JAX sampler f(key, database, n) or, with --numpy, "
+        "f(rng, database, n) with rng a numpy.random.Generator. Exit status: 0, or 1 when the "
+        "claim is refuted, 2 on an input error or an error raised in your code (its traceback "
+        "is printed).",
+        examples=[
+            "rdpjax audit laplace --n 1e5",
+            "rdpjax audit orthogonal-series --param k=2 --param ties=literal --lam 2 5 7 --n 1e5",
+            "rdpjax audit mech.py:noisy_sum --numpy --x '[2, 1]' --x-prime '[0, 1]' "
+            "--claim-epsilon 1",
+            "rdpjax audit mech.py:sampler --x x.npy --x-prime x_prime.npy --claim-zcdp 0.5 "
+            "--report audit/",
+        ],
+        notes=zoo_listing(),
+    )
+    add_zoo_options(
+        a,
+        registry.names(),
+        help="a zoo mechanism (listed below) or your function: FILE.py:FUNCTION or "
+        "package.module:function",
+    )
+    a.add_argument(
+        "--x",
+        metavar="JSON|FILE.npy",
+        default=None,
+        help="the database x, a JSON list such as '[1, 0]' or a .npy file (required for your "
+        "own function; a zoo mechanism defaults to its reference pair)",
+    )
+    a.add_argument(
+        "--x-prime",
+        metavar="JSON|FILE.npy",
+        default=None,
+        help="the adjacent database x' (as --x)",
+    )
+    a.add_argument(
+        "--numpy",
+        action="store_true",
+        help="your function is numpy code f(rng, database, n), rng a numpy.random.Generator "
+        "(default: a JAX sampler f(key, database, n))",
+    )
+    a.add_argument(
+        "--discrete",
+        action="store_true",
+        help="your function's outputs are integers (counted as discrete outcomes)",
+    )
+    a.add_argument(
+        "--project",
+        metavar="FILE.py:FUNCTION",
+        default=None,
+        help="a fixed function applied to the outputs (arrays in, array out) before bounding",
+    )
+    add_claim_options(a)
+    add_lam(
+        a,
+        parse=order,
+        default=None,
+        note="2 5 7, or with a claim the wide grid 1.5 … 30 of rdpjax.orders.CLAIM_ORDERS",
+    )
+    a.add_argument("--n", type=count, default=10**6, help="outputs per database (default 1e6)")
+    add_level_and_seed(a)
+    a.add_argument("--one-direction", action="store_true", help="bound only D_λ(P‖Q)")
+    out = a.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON (no progress bar)")
+    out.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the verdict line (no table, no progress bar); the exit status says "
+        "whether the claim was refuted",
+    )
+    a.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        default=None,
+        help="write a plot of the bounds and the claim against λ (folders are created)",
+    )
+    a.add_argument(
+        "--report",
+        metavar="DIR",
+        default=None,
+        help="write report.md, report.json (with the command, seed, versions and every setting) "
+        "and a figure to DIR (created if missing)",
+    )
+    a.set_defaults(func=run)
+    return a
