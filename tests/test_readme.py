@@ -25,11 +25,30 @@ def test_numpy_black_box_example_runs_and_refutes_the_claim():
     with contextlib.redirect_stdout(io.StringIO()) as out:
         exec(compile(_block_defining("noisy_sum"), "README.md", "exec"), namespace)  # noqa: S102
     report = namespace["report"]
-    assert "VIOLATION" in out.getvalue()
-    assert np.all(report.violation)
+    assert "REFUTED" in out.getvalue() and report.is_refuted
     # Laplace shift 2, scale 1 = (shift 1, scale 1/2): the closed form typed from the paper.
-    exact = np.array([laplace_exact(lam, b=0.5) for lam in (2.0, 5.0, 7.0)])
-    assert np.all(report.lower <= exact) and np.all(report.lower > 1.0)
+    exact = np.array([laplace_exact(lam, b=0.5) for lam in report.lam])
+    assert np.all(report.lower <= exact) and np.all(report.lower > report.claimed)
+
+
+def test_command_line_example_refutes_the_file(tmp_path, monkeypatch, capsys):
+    """The README's ``rdpjax audit bug.py:noisy_sum …`` line, on the README's noisy_sum saved
+    as bug.py: exit status 1 (refuted); with the sensitivity fixed (scale 2), exit status 0."""
+    import shlex
+
+    from rdpjax.cli import main
+
+    text = README.read_text()
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("rdpjax audit bug.py:noisy_sum")]
+    source = _block_defining("noisy_sum").split("report = ")[0]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bug.py").write_text(source)
+    argv = shlex.split(line)[1:] + ["--quiet"]
+    assert main(argv) == 1
+    fixed = source.replace("rng.laplace(0.0, 1.0,", "rng.laplace(0.0, 2.0,")
+    (tmp_path / "bug.py").write_text(fixed)
+    assert main(argv) == 0
+    capsys.readouterr()
 
 
 def test_streamed_example_runs_at_small_n():
@@ -56,7 +75,7 @@ def test_every_command_line_in_the_readme_parses():
     lines = [ln.split("  #")[0] for b in blocks for ln in b.splitlines()]
     inline = re.findall(r"`(rdpjax [^`\n]*)`", text)
     commands = [c for c in lines + inline if c.startswith("rdpjax ")]
-    commands = [c for c in commands if "…" not in c and "--help" not in c]
+    commands = [c for c in commands if "…" not in c and "--help" not in c and "--version" not in c]
     commands = [c for c in commands if not re.search(r"\b[A-Z]{3,}\b", c)]  # NAME, MECHANISM
     assert len(commands) >= 15
     parser = build_parser()
