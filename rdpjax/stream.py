@@ -34,13 +34,28 @@ and counted in ``Bound.outside`` (and a warning is issued). Clamping is a fixed 
 every sample, so by the data-processing inequality the bound stays valid; dropping them would
 condition on a region, which can raise a divergence. ``outside="raise"`` raises instead.
 Non-finite draws always raise.
+
+**Progress.** ``progress=`` (a callable ``progress(done, total)``) is called from inside the
+scan, through one fixed module-level host callback (:func:`_forward_progress`) that forwards to
+the callables of the runs under way, so the compiled stream depends only on whether progress is
+on. Reports come every ``⌈b/u⌉`` of a device's ``b`` scan steps (``u = 64 / D`` updates per side
+and device, D devices), about 128 over a long run, but no more often than every 2^21 draws of a
+device (:data:`_PROGRESS_MIN_DRAWS`), which keeps their cost small on short runs. The scan is
+then split into groups of steps with a report after each (:func:`_scan_with_reports`): the same
+steps in the same order, so the same counts and bound as without progress.
+
+The pilot → plan/grid step (:func:`_fix_settings`) and the counts → bound step
+(:func:`_bound_from_counts`) are shared with the black-box bound of :mod:`rdpjax.blackbox`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import itertools
 import math
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -125,6 +140,125 @@ def _user_sampler(fn: Callable) -> _Sampler:
     return _Sampler(fn=fn)
 
 
+# ----------------------------------------------------------------------------- progress
+
+_PROGRESS_UPDATES = 64
+"""Progress reports per side (over all devices together) of a long streamed run with
+``progress``: about 128 calls of the user's ``progress`` over both sides."""
+
+_PROGRESS_MIN_DRAWS = 2**21
+"""Draws a device makes between two reports, at least (about 15 ms of work on the 2-core CPU):
+a report is a host round trip (~0.06 ms on that machine idle, up to a few tenths of a
+millisecond loaded), so short runs report less often (n = 1e7 per side on 2 devices: 12 reports,
+3e7: 32, 1e8: 96, 1e9: 128) and the reports cost ~1% or less (1e8 per side: +0.8%, median of 8
+paired runs, ``benchmarks/audit_memory.py``)."""
+
+
+class _ProgressRun:
+    """Host state of one streamed run with a ``progress`` callable: the real chunks each device
+    has reported done, per side. The reports may arrive from several runtime threads, in any
+    order: each (side, device) keeps its largest count, so ``done`` never decreases."""
+
+    def __init__(self, sink: Callable, sizes: tuple[int, int], chunk: int):
+        self.sink, self.total, self.chunk = sink, sum(sizes), chunk
+        self.chunks: dict[tuple[int, int], int] = {}
+        self.reported = 0
+        self.error: BaseException | None = None
+        self.lock = threading.Lock()
+
+    def update(self, side: int, first: int, chunks: int) -> None:
+        with self.lock:
+            key = (side, first)
+            self.chunks[key] = max(self.chunks.get(key, 0), chunks)
+            done = min(self.chunk * sum(self.chunks.values()), self.total)
+            if done > self.reported:
+                self.reported = done
+                self._call(done)
+
+    def finish(self) -> None:
+        with self.lock:
+            if self.reported < self.total:
+                self.reported = self.total
+                self._call(self.total)
+
+    def _call(self, done: int) -> None:
+        if self.error is not None:
+            return
+        try:
+            self.sink(done, self.total)
+        except BaseException as err:  # re-raised on the caller's thread, after the run
+            self.error = err
+
+
+_PROGRESS_RUNS: dict[int, _ProgressRun] = {}
+_PROGRESS_IDS = itertools.count()
+
+
+def _forward_progress(tag, first, chunks, _after=None) -> None:
+    """The one host callback every compiled stream calls (so that a new ``progress`` callable
+    never recompiles it): forwards a device's report to the run that ``tag // 2`` names.
+    ``_after`` is only a data dependency (see :func:`_scan_with_reports`)."""
+    run = _PROGRESS_RUNS.get(int(tag) // 2)
+    if run is not None:
+        run.update(int(tag) % 2, int(first), int(chunks))
+
+
+def _report_every(ids, chunk: int, mesh) -> int:
+    """Scan steps of a device between two reports (static): ``⌈b / u⌉`` of its ``b`` steps,
+    ``u = max(1, _PROGRESS_UPDATES // D)``, but at least ``⌈_PROGRESS_MIN_DRAWS / chunk⌉``
+    (and at most ``b``)."""
+    b = ids.shape[0]
+    return max(
+        -(-b // max(1, _PROGRESS_UPDATES // mesh.size)), min(-(-_PROGRESS_MIN_DRAWS // chunk), b)
+    )
+
+
+def _scan_with_reports(step, carry, ids, tag, full: int, *, every: int):
+    """``lax.scan(step, carry, ids)[0]`` with a progress report after every ``every`` steps:
+    an outer scan over groups of ``every`` ids, each an inner scan of ``step`` followed by one
+    host callback (:func:`_forward_progress`) with the device's real chunks done (padding chunks,
+    ids ≥ ``full``, are not counted); the ``b mod every`` last ids are one more group. The steps
+    run in the same order as in the plain scan, so the result is the same; the callback sits
+    outside the inner loop, which a callback inside it (under a ``lax.cond``) had slowed by
+    about 5% even when it fired only once per device (n = 3e7 per side on 2 CPU devices,
+    median of 10 paired runs)."""
+    first = ids[0]
+    groups, rest = divmod(ids.shape[0], every)
+
+    def group(carry, group_ids):
+        carry = lax.scan(step, carry, group_ids)[0]
+        done = jnp.clip(jnp.minimum(group_ids[-1] + 1, full) - first, 0)
+        # The carry's outside count as an operand: the report then waits for the group's
+        # draws (an unordered callback on ids alone was run before them).
+        jax.debug.callback(_forward_progress, tag, first, done, carry[1])
+        return carry, None
+
+    if groups:
+        carry = lax.scan(group, carry, ids[: groups * every].reshape(groups, every))[0]
+    if rest:
+        carry = group(carry, ids[groups * every :])[0]
+    return carry
+
+
+@contextlib.contextmanager
+def _progress_run(progress: Callable | None, sizes: tuple[int, int], chunk: int):
+    """Registers a run for the duration of the block; yields its id (0 without ``progress``).
+    On leaving, reports ``done = total`` once and re-raises what ``progress`` raised."""
+    if progress is None:
+        yield 0
+        return
+    run_id = next(_PROGRESS_IDS) % 2**30  # tag = 2 · id + side fits int32
+    run = _PROGRESS_RUNS[run_id] = _ProgressRun(progress, sizes, chunk)
+    try:
+        yield run_id
+        jax.effects_barrier()
+    finally:
+        del _PROGRESS_RUNS[run_id]
+    run.finish()
+    if run.error is not None:
+        raise run.error
+
+
 # ----------------------------------------------------------------------------- kernels
 
 
@@ -139,16 +273,20 @@ class _Layout:
 
 @functools.partial(
     jax.jit,
-    static_argnames=("sampler", "n", "chunk", "layout", "method", "mesh", "impl"),
+    static_argnames=("sampler", "n", "chunk", "layout", "method", "mesh", "impl", "progress"),
 )
-def _stream_side(key_data, args, low, spacing, *, sampler, n, chunk, layout, method, mesh, impl):
+def _stream_side(
+    key_data, args, low, spacing, tag, *, sampler, n, chunk, layout, method, mesh, impl, progress
+):
     """Counts, outside and non-finite numbers of ``n`` draws: full chunk ``i < n // chunk`` from
     ``fold_in(key, i)``, dealt out to the devices, then the ``n mod chunk`` rest from ``fold_in(key,
     n // chunk)``. When the devices do not divide the chunks, the padding chunks (at most one per
     device) are drawn but masked out: a ``lax.cond`` around the draw would skip them, but it also
     kept XLA from spreading the draws over the CPU cores (about 2 ns more per sample on two CPU
     devices, measured). Non-finite draws, which carry no mass, are counted as ``n − Σ counts`` at
-    the end."""
+    the end. With ``progress``, each device reports its real chunks done to the host
+    (:func:`_scan_with_reports`, ``tag`` naming the run and side) every
+    :func:`_report_every` steps."""
     full, rest = divmod(n, chunk)
 
     def add(carry, x, grid, valid=None):
@@ -159,7 +297,7 @@ def _stream_side(key_data, args, low, spacing, *, sampler, n, chunk, layout, met
         box = layout.interior
         return bin_chunk(acc, outside, x, grid, valid=valid, interior=box, method=method)
 
-    def task(ids, key_data, args, low, spacing):  # on each device, with replicated inputs
+    def task(ids, key_data, args, low, spacing, tag):  # on each device, replicated inputs
         key = jax.random.wrap_key_data(key_data, impl=impl)
         grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
@@ -170,10 +308,13 @@ def _stream_side(key_data, args, low, spacing, *, sampler, n, chunk, layout, met
             return add(carry, x, grid, valid=jnp.broadcast_to(i < full, (chunk,))), None
 
         init = jnp.zeros(grid.size, jnp.float64) if layout.discrete else bin_accumulator(grid)
-        return lax.scan(step, (init, jnp.zeros((), jnp.float64)), ids)[0]
+        init = (init, jnp.zeros((), jnp.float64))
+        if not progress:
+            return lax.scan(step, init, ids)[0]
+        return _scan_with_reports(step, init, ids, tag, full, every=_report_every(ids, chunk, mesh))
 
     grid = Grid(low=low, spacing=spacing, shape=layout.shape)
-    acc, outside = sum_over_devices(task, full, mesh, key_data, args, low, spacing)
+    acc, outside = sum_over_devices(task, full, mesh, key_data, args, low, spacing, tag)
     if rest:
         key = jax.random.wrap_key_data(key_data, impl=impl)
         x = sampler(jax.random.fold_in(key, full), rest, args)
@@ -248,6 +389,204 @@ def _pilot_settings(pilot_p, pilot_q, bandwidth, floor, beta, *, defaults, n):
 _grid = jax.jit(grid_from_range, static_argnames=("shape", "pad"))
 
 
+# ----------------------------------------------------------------------------- fixed settings
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fixed:
+    """Everything fixed before the certifying draws exist: the plan, what a chunk is binned onto
+    (the grid's ``low``/``spacing`` as host arrays), and the settings (h, τ, β)."""
+
+    plan: BoundPlan
+    layout: _Layout
+    grid: Grid | None
+    low: np.ndarray
+    spacing: np.ndarray
+    bandwidth: jnp.ndarray
+    floor: jnp.ndarray
+    beta: jnp.ndarray
+
+
+def _fix_settings(
+    draw_pilot: Callable[[], tuple[np.ndarray, np.ndarray]],
+    lam,
+    *,
+    integer: bool,
+    d: int,
+    n_p: int,
+    n_q: int,
+    grid,
+    margin: float,
+    discrete: bool | None,
+    support_size: int | None,
+    outside: str,
+    alpha: float,
+    bandwidth,
+    floor,
+    beta,
+    grid_size: int | None,
+    both_directions: bool,
+    variance: str,
+    second_order: bool,
+    defaults: Defaults,
+    layout: str,
+) -> _Fixed:
+    """The pilot → plan/grid step shared by the streamed and the black-box bounds (module
+    docstring: grid and settings). ``draw_pilot()`` returns the two pilot draws (numpy); it is
+    called only when a setting needs them. Runs inside ``rdpjax.float64()``."""
+    if discrete is None:
+        discrete = integer
+    if discrete and not integer:
+        raise ValueError("discrete=True needs samplers returning integer codes.")
+    if support_size is not None and not discrete:
+        raise ValueError("support_size is for discrete codes; not with discrete=False.")
+    common = _plan_options(
+        lam,
+        alpha=alpha,
+        floor=floor,
+        beta=beta,
+        discrete=bool(discrete),
+        both_directions=both_directions,
+        variance=variance,
+        second_order=second_order,
+        defaults=defaults,
+    )
+    if discrete:
+        if bandwidth is not None:
+            raise ValueError("bandwidth applies to continuous data only.")
+        if support_size is None:
+            codes = np.concatenate(draw_pilot())
+            if codes.min() < 0:
+                raise ValueError("discrete samplers must return codes ≥ 0.")
+            size = int(codes.max()) + 1
+        else:
+            size = check_int(support_size, "support_size", 1)
+        floor_, beta_ = _discrete_settings(min(n_p, n_q), common["floor"], common["beta"], defaults)
+        plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
+        # Clamped under "raise" too (it raises on any clamped draw): one compiled stream.
+        return _Fixed(
+            plan=plan,
+            layout=_Layout(discrete=True, shape=(size,)),
+            grid=None,
+            low=np.zeros(1),
+            spacing=np.ones(1),
+            bandwidth=jnp.zeros(1, jnp.float64),
+            floor=jnp.asarray(floor_, jnp.float64),
+            beta=jnp.asarray(beta_, jnp.float64),
+        )
+    if d > 3:
+        raise ValueError(f"continuous outputs must have dimension d ≤ 3; got d = {d}.")
+    bandwidth = _check_bandwidth(bandwidth, d)
+    _check_grid_size(grid_size)
+    needs_pilot = grid is None or bandwidth is None or common["floor"] is None
+    pilot_p = pilot_q = None
+    if needs_pilot:
+        pilot_p, pilot_q = (x.reshape(x.shape[0], -1).astype(np.float64) for x in draw_pilot())
+        for name, x in (("sample_p", pilot_p), ("sample_q", pilot_q)):
+            if not np.all(np.isfinite(x)):
+                raise ValueError(f"{name} returned non-finite values in the pilot draw.")
+    if grid is None:
+        lo = np.minimum(pilot_p.min(0), pilot_q.min(0))
+        hi = np.maximum(pilot_p.max(0), pilot_q.max(0))
+        if np.any(hi <= lo):
+            raise ValueError(
+                "the pilot draw has zero spread: a kernel density needs varied values "
+                "(pass discrete=True for integer outputs, or grid=(low, high))."
+            )
+        width = hi - lo
+        lo, hi = lo - margin * width, hi + margin * width
+    else:
+        lo, hi = _check_range(grid, d)
+        if outside == "raise" and pilot_p is not None:
+            pooled = np.concatenate([pilot_p, pilot_q])
+            if np.any(pooled < lo) or np.any(pooled > hi):
+                raise ValueError(
+                    f"grid=({lo.tolist()}, {hi.tolist()}) does not cover the pilot draw "
+                    f"(range {pooled.min(0).tolist()} to {pooled.max(0).tolist()})."
+                )
+    if pilot_p is None:  # every setting given: the scale is not needed
+        h = jnp.broadcast_to(jnp.asarray(bandwidth, jnp.float64), (d,))
+        floor_ = jnp.asarray(common["floor"], jnp.float64)
+        beta_ = 1.0 / floor_ if common["beta"] is None else jnp.asarray(common["beta"])
+    else:
+        h, floor_, beta_ = _pilot_settings(
+            pilot_p,
+            pilot_q,
+            bandwidth,
+            common["floor"],
+            common["beta"],
+            defaults=defaults,
+            n=min(n_p, n_q),
+        )
+    shape, pad, half_width = _continuous_layout(lo, hi, np.asarray(h), grid_size, layout)
+    plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common)
+    grid_obj = _grid(lo, hi, shape=shape, pad=pad)
+    interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
+    return _Fixed(
+        plan=plan,
+        layout=_Layout(discrete=False, shape=shape, interior=interior),
+        grid=grid_obj,
+        low=np.asarray(grid_obj.low),
+        spacing=np.asarray(grid_obj.spacing),
+        bandwidth=jnp.asarray(h, jnp.float64),
+        floor=floor_,
+        beta=beta_,
+    )
+
+
+def _bound_from_counts(
+    fixed: _Fixed, counts, outside_counts, sizes, *, outside: str, stacklevel: int
+) -> Bound:
+    """Eq. (16) from the accumulated counts (:meth:`rdpjax.BoundPlan.bound`), after the
+    outside-mass policy (module docstring). ``counts``, ``outside_counts`` and ``sizes`` are
+    (P, Q) pairs of host arrays and ints. Runs inside ``rdpjax.float64()``."""
+    counted = np.array([float(c) for c in outside_counts])
+    if np.any(counted > 0):
+        message = (
+            f"{counted.astype(int).tolist()} draws (P, Q) fell outside the grid range or support"
+        )
+        if outside == "raise":
+            raise ValueError(message + "; pass a wider grid= or outside='clip'.")
+        warnings.warn(
+            message + " and were clamped onto its edge (the bound stays valid, possibly "
+            "looser); see Bound.outside.",
+            stacklevel=stacklevel + 1,
+        )
+    (counts_p, counts_q), (n_p, n_q) = counts, sizes
+    binned = Binned(
+        counts_p=counts_p,
+        counts_q=counts_q,
+        n_p=jnp.asarray(n_p, jnp.int64),
+        n_q=jnp.asarray(n_q, jnp.int64),
+        outside=jnp.stack([jnp.asarray(c, jnp.float64) for c in outside_counts]),
+        grid=fixed.grid,
+        bandwidth=fixed.bandwidth,
+        floor=jnp.asarray(fixed.floor, jnp.float64),
+        beta=jnp.asarray(fixed.beta, jnp.float64),
+    )
+    bound = jax.tree.map(np.asarray, _bound(fixed.plan, binned))
+    for name in ("estimate", "lower", "std_error"):
+        if not np.all(np.isfinite(np.asarray(getattr(bound, name)))):
+            raise ValueError(
+                f"the {name} is not finite: the samples are too far apart for the floor "
+                f"τ={float(bound.floor):.3g} (try a larger floor or bandwidth)."
+            )
+    return bound
+
+
+def _check_options(*, pilot, outside, margin, progress) -> int:
+    pilot = check_int(pilot, "pilot", 2)
+    if outside not in ("clip", "raise"):
+        raise ValueError(f"outside must be 'clip' or 'raise'; got {outside!r}.")
+    if not (isinstance(margin, int | float) and math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number ≥ 0; got {margin!r}.")
+    if progress is not None and not callable(progress):
+        raise ValueError(
+            f"progress must be None or callable as progress(done, total); got {progress!r}."
+        )
+    return pilot
+
+
 # ----------------------------------------------------------------------------- streamed bound
 
 
@@ -277,19 +616,16 @@ def _streamed(
     second_order: bool,
     defaults: Defaults,
     layout: str = "exact",
+    progress: Callable | None = None,
 ) -> Bound:
     _check_layout(layout)
     n_p, n_q = _sizes(n)
     chunk = min(check_int(chunk, "chunk", 1), max(n_p, n_q))
     if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
         raise ValueError(f"n / chunk must stay below 2^31 chunks; got n={n}, chunk={chunk}.")
-    pilot = check_int(pilot, "pilot", 2)
-    if outside not in ("clip", "raise"):
-        raise ValueError(f"outside must be 'clip' or 'raise'; got {outside!r}.")
+    pilot = _check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
     if binning not in BINNING_METHODS:
         raise ValueError(f"binning must be one of {BINNING_METHODS}; got {binning!r}.")
-    if not (isinstance(margin, int | float) and math.isfinite(margin) and margin >= 0):
-        raise ValueError(f"margin must be a finite number ≥ 0; got {margin!r}.")
     mesh = draw_mesh(devices)
     key = _as_key(key)
     impl = str(jax.random.key_impl(key))
@@ -303,23 +639,6 @@ def _streamed(
                 f"(integer, d) = {kinds[0]} and {kinds[1]}."
             )
         integer, d = kinds[0]
-        if discrete is None:
-            discrete = integer
-        if discrete and not integer:
-            raise ValueError("discrete=True needs samplers returning integer codes.")
-        if support_size is not None and not discrete:
-            raise ValueError("support_size is for discrete codes; not with discrete=False.")
-        common = _plan_options(
-            lam,
-            alpha=alpha,
-            floor=floor,
-            beta=beta,
-            discrete=bool(discrete),
-            both_directions=both_directions,
-            variance=variance,
-            second_order=second_order,
-            defaults=defaults,
-        )
 
         def draw_pilot():
             return tuple(
@@ -327,137 +646,68 @@ def _streamed(
                 for k, s, a in zip((kp_pilot, kq_pilot), samplers, args, strict=True)
             )
 
-        if discrete:
-            if bandwidth is not None:
-                raise ValueError("bandwidth applies to continuous data only.")
-            if support_size is None:
-                codes = np.concatenate(draw_pilot())
-                if codes.min() < 0:
-                    raise ValueError("discrete samplers must return codes ≥ 0.")
-                size = int(codes.max()) + 1
-            else:
-                size = check_int(support_size, "support_size", 1)
-            floor_, beta_ = _discrete_settings(
-                min(n_p, n_q), common["floor"], common["beta"], defaults
-            )
-            plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
-            # Clamped under "raise" too (it raises on any clamped draw): one compiled stream.
-            layout = _Layout(discrete=True, shape=(size,))
-            grid_obj, low, spacing = None, np.zeros(1), np.ones(1)
-            bandwidth_ = jnp.zeros(1, jnp.float64)
-        else:
-            if d > 3:
-                raise ValueError(f"continuous outputs must have dimension d ≤ 3; got d = {d}.")
-            bandwidth = _check_bandwidth(bandwidth, d)
-            _check_grid_size(grid_size)
-            needs_pilot = grid is None or bandwidth is None or common["floor"] is None
-            pilot_p = pilot_q = None
-            if needs_pilot:
-                pilot_p, pilot_q = (x.reshape(pilot, -1).astype(np.float64) for x in draw_pilot())
-                for name, x in (("sample_p", pilot_p), ("sample_q", pilot_q)):
-                    if not np.all(np.isfinite(x)):
-                        raise ValueError(f"{name} returned non-finite values in the pilot draw.")
-            if grid is None:
-                lo = np.minimum(pilot_p.min(0), pilot_q.min(0))
-                hi = np.maximum(pilot_p.max(0), pilot_q.max(0))
-                if np.any(hi <= lo):
-                    raise ValueError(
-                        "the pilot draw has zero spread: a kernel density needs varied values "
-                        "(pass discrete=True for integer outputs, or grid=(low, high))."
+        fixed = _fix_settings(
+            draw_pilot,
+            lam,
+            integer=integer,
+            d=d,
+            n_p=n_p,
+            n_q=n_q,
+            grid=grid,
+            margin=margin,
+            discrete=discrete,
+            support_size=support_size,
+            outside=outside,
+            alpha=alpha,
+            bandwidth=bandwidth,
+            floor=floor,
+            beta=beta,
+            grid_size=grid_size,
+            both_directions=both_directions,
+            variance=variance,
+            second_order=second_order,
+            defaults=defaults,
+            layout=layout,
+        )
+        with _progress_run(progress, (n_p, n_q), chunk) as run_id:
+            results = []
+            for side, (k, s, a, m) in enumerate(
+                zip((k_p, k_q), samplers, args, (n_p, n_q), strict=True)
+            ):
+                results.append(
+                    _stream_side(
+                        np.asarray(jax.random.key_data(k)),
+                        a,
+                        fixed.low,
+                        fixed.spacing,
+                        np.int32(2 * run_id + side),
+                        sampler=s,
+                        n=m,
+                        chunk=chunk,
+                        layout=fixed.layout,
+                        method=binning,
+                        mesh=mesh,
+                        impl=impl,
+                        progress=progress is not None,
                     )
-                width = hi - lo
-                lo, hi = lo - margin * width, hi + margin * width
-            else:
-                lo, hi = _check_range(grid, d)
-                if outside == "raise" and pilot_p is not None:
-                    pooled = np.concatenate([pilot_p, pilot_q])
-                    if np.any(pooled < lo) or np.any(pooled > hi):
-                        raise ValueError(
-                            f"grid=({lo.tolist()}, {hi.tolist()}) does not cover the pilot draw "
-                            f"(range {pooled.min(0).tolist()} to {pooled.max(0).tolist()})."
-                        )
-            if pilot_p is None:  # every setting given: the scale is not needed
-                h = jnp.broadcast_to(jnp.asarray(bandwidth, jnp.float64), (d,))
-                floor_ = jnp.asarray(common["floor"], jnp.float64)
-                beta_ = 1.0 / floor_ if common["beta"] is None else jnp.asarray(common["beta"])
-            else:
-                h, floor_, beta_ = _pilot_settings(
-                    pilot_p,
-                    pilot_q,
-                    bandwidth,
-                    common["floor"],
-                    common["beta"],
-                    defaults=defaults,
-                    n=min(n_p, n_q),
                 )
-            shape, pad, half_width = _continuous_layout(lo, hi, np.asarray(h), grid_size, layout)
-            plan = BoundPlan(
-                bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common
-            )
-            grid_obj = _grid(lo, hi, shape=shape, pad=pad)
-            low, spacing = np.asarray(grid_obj.low), np.asarray(grid_obj.spacing)
-            interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
-            layout = _Layout(discrete=False, shape=shape, interior=interior)
-            bandwidth_ = jnp.asarray(h, jnp.float64)
-
-        results = []
-        for k, s, a, m in zip((k_p, k_q), samplers, args, (n_p, n_q), strict=True):
-            results.append(
-                _stream_side(
-                    np.asarray(jax.random.key_data(k)),
-                    a,
-                    low,
-                    spacing,
-                    sampler=s,
-                    n=m,
-                    chunk=chunk,
-                    layout=layout,
-                    method=binning,
-                    mesh=mesh,
-                    impl=impl,
-                )
-            )
-        # Host copies: the bound's compilation is then shared with lower_bound's (jit keys
-        # include input shardings, and the stream's outputs live on the mesh).
-        (counts_p, out_p, bad_p), (counts_q, out_q, bad_q) = jax.device_get(results)
+            # Host copies: the bound's compilation is then shared with lower_bound's (jit keys
+            # include input shardings, and the stream's outputs live on the mesh).
+            (counts_p, out_p, bad_p), (counts_q, out_q, bad_q) = jax.device_get(results)
         nonfinite = np.array([float(bad_p), float(bad_q)])
         if np.any(nonfinite > 0):
             raise ValueError(
                 f"the samplers returned {nonfinite.astype(int).tolist()} non-finite values "
                 "(P, Q); a mechanism's outputs must be finite."
             )
-        counted = np.array([float(out_p), float(out_q)])
-        if np.any(counted > 0):
-            message = (
-                f"{counted.astype(int).tolist()} draws (P, Q) fell outside the grid range or "
-                "support"
-            )
-            if outside == "raise":
-                raise ValueError(message + "; pass a wider grid= or outside='clip'.")
-            warnings.warn(
-                message + " and were clamped onto its edge (the bound stays valid, possibly "
-                "looser); see Bound.outside.",
-                stacklevel=3,
-            )
-        binned = Binned(
-            counts_p=counts_p,
-            counts_q=counts_q,
-            n_p=jnp.asarray(n_p, jnp.int64),
-            n_q=jnp.asarray(n_q, jnp.int64),
-            outside=jnp.stack([out_p, out_q]),
-            grid=grid_obj,
-            bandwidth=bandwidth_,
-            floor=jnp.asarray(floor_, jnp.float64),
-            beta=jnp.asarray(beta_, jnp.float64),
+        return _bound_from_counts(
+            fixed,
+            (counts_p, counts_q),
+            (out_p, out_q),
+            (n_p, n_q),
+            outside=outside,
+            stacklevel=3,
         )
-        bound = jax.tree.map(np.asarray, _bound(plan, binned))
-    for name in ("estimate", "lower", "std_error"):
-        if not np.all(np.isfinite(np.asarray(getattr(bound, name)))):
-            raise ValueError(
-                f"the {name} is not finite: the samples are too far apart for the floor "
-                f"τ={float(bound.floor):.3g} (try a larger floor or bandwidth)."
-            )
-    return bound
 
 
 def _check_range(grid, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -500,6 +750,7 @@ def streamed_bound(
     second_order: bool = True,
     defaults: Defaults = DEFAULTS,
     layout: str = "exact",
+    progress: Callable[[int, int], None] | None = None,
 ) -> Bound:
     """A lower bound on ``D_λ(P‖Q)`` from ``n`` draws per side that never exist in full.
 
@@ -536,6 +787,13 @@ def streamed_bound(
         call's pilot draw, so with ``"exact"`` a second call with new keys usually compiles the
         stream and the bound again (5 s at n = 1e6 on 2 CPU cores); ``"bucketed"`` rounds the
         layout so that such calls mostly reuse them.
+      progress: optional ``progress(done, total)``, called from inside the scan (a
+        ``jax.debug.callback``, on a runtime thread) up to about 128 times (fewer on runs
+        shorter than ~1e8 per side: at most once per 2^21 draws of a device) with the
+        draws done so far over both sides (non-decreasing), ``total = n_p + n_q``, and once
+        more with ``done = total`` at the end, e.g. to drive a progress bar. It changes no
+        result; the compiled stream depends only on whether it is given, not on which
+        callable it is. An exception it raises is re-raised after the run.
 
     Returns:
       A :class:`rdpjax.Bound` (numpy leaves); ``outside`` holds the numbers of draws clamped
@@ -579,6 +837,7 @@ def streamed_bound(
         second_order=second_order,
         defaults=defaults,
         layout=layout,
+        progress=progress,
     )
 
 
@@ -608,7 +867,7 @@ def mechanism_streamed_bound(key, mechanism: Mechanism, x, x_prime, lam, *, n, *
       key, lam, n: as in :func:`streamed_bound`.
       mechanism: a :class:`rdpjax.mechanisms.Mechanism`.
       x, x_prime: adjacent databases.
-      **options: the keyword options of :func:`streamed_bound`.
+      **options: the keyword options of :func:`streamed_bound` (``progress=`` included).
     """
     sampler, args_p, args_q, spec = _mechanism_samplers(mechanism, x, x_prime)
     if spec.is_discrete and options.get("support_size") is None and spec.alphabet_size:
@@ -618,6 +877,7 @@ def mechanism_streamed_bound(key, mechanism: Mechanism, x, x_prime, lam, *, n, *
         support_size=None, outside="clip", devices=None, binning="scatter", alpha=0.05,
         bandwidth=None, floor=None, beta=None, grid_size=None, both_directions=False,
         variance="autodiff", second_order=True, defaults=DEFAULTS, layout="exact",
+        progress=None,
     )  # fmt: skip
     unknown = set(options) - set(defaults)
     if unknown:

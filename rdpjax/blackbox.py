@@ -1,0 +1,365 @@
+"""Bounds from a numpy black box at any n, in memory O(batch + grid).
+
+:func:`rdpjax.lower_bound` takes samples that already exist; a black box ``sample(rng,
+database, m)`` (numpy code, or another library's DP mechanism, called with a
+``numpy.random.Generator``) drawn at n = 1e8 per side would hold 1.6 GB of float64 outputs
+before the bound starts. :func:`blackbox_bound` never holds more than a few batches: it draws
+``batch_size`` outputs per side at a time, bins each batch on a grid fixed beforehand (the
+jitted kernels of :mod:`rdpjax.binning`), accumulates float64 counts, and computes eq. (16) of
+Kutta, Askin, Dunsche, arXiv:2212.04739v3 from the two histograms
+(:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound`'s plan machinery does on
+the same samples binned on the same grid with the same settings. It is the black-box twin of
+:func:`rdpjax.stream.streamed_bound` (JAX samplers drawn inside one compiled scan) and shares
+its pilot → grid/settings step and its counts → bound step.
+
+**Draws.** ``np.random.SeedSequence(key_data)`` (the ``uint32`` words of
+``jax.random.key_data(key)``) is spawned into three children, which seed
+``numpy.random.default_rng`` Generators ``g_pilot, g_p, g_q``. The pilot is ``sample(g_pilot, x,
+pilot)`` then ``sample(g_pilot, x', pilot)``; side P is ``sample(g_p, x, m_i)`` for the batch
+sizes ``m_i = min(batch_size, n_p − drawn)`` in turn (likewise Q from ``g_q`` on x'), P and Q
+batches interleaved (each side's Generator sees only its own calls, so the interleaving changes
+nothing).
+
+**Grid and settings.** They must be fixed before the certifying samples exist (the data-
+independence a valid bound needs), so they come from the pilot only, which is not reused in the
+bound: the pilot's range widened by ``margin`` times its width on each side, the default
+bandwidth and floor (:class:`rdpjax.Defaults`) from the pilot's pooled robust scale and the
+*full* n. Integer (or bool) outputs are discrete codes on the support ``[0, support_size)``
+(default: the pilot's largest code + 1); floats are continuous, d ≤ 3 (vectors of higher
+dimension need ``project``, a fixed function applied to every batch, pilot included, before
+binning: a bound on a fixed function of the outputs is still a bound, by data processing).
+
+**Outside mass.** Outputs off the grid range (codes off the support) are clamped onto its edge,
+a fixed map (valid by data processing), counted in ``Bound.outside`` and warned about; never
+dropped. ``outside="raise"`` raises instead, as soon as a batch has such an output.
+
+Cost: the draws, plus O(n · 2^d) for the binning, which runs on jax's runtime thread while the
+next batch is drawn (dispatch is asynchronous; at most two batches are in flight), plus O(L · g
+log g) for the bound. Memory O(batch_size · d + g). The binning kernel is compiled once per
+batch shape and dtype: twice when ``batch_size`` does not divide n.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rdpjax._precision import float64
+from rdpjax._validation import check_int
+from rdpjax.binning import _scan_chunks, bin_accumulator, bin_chunk, bin_counts, count_chunk
+from rdpjax.bounds import DEFAULTS, Bound, _check_grid_size, _plan_options
+from rdpjax.grid import Grid
+from rdpjax.stream import (
+    DEFAULT_PILOT,
+    DEFAULT_STREAM_CHUNK,
+    _as_key,
+    _bound_from_counts,
+    _check_options,
+    _fix_settings,
+    _Fixed,
+    _Layout,
+    _sizes,
+)
+
+__all__ = ["DEFAULT_BATCH", "blackbox_bound"]
+
+DEFAULT_BATCH = 10**6
+"""Outputs per call of the black box (per side): 8 MB of float64 scalars."""
+
+_BIN_CHUNK = DEFAULT_STREAM_CHUNK
+"""Samples per step of the binning scan inside a batch (cache-resident temporaries)."""
+
+_IN_FLIGHT = 2
+"""Batches dispatched to the binning kernel and not yet binned, at most (bounds the memory)."""
+
+
+def _generators(key) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
+    """``(g_pilot, g_p, g_q)`` from a jax key (module docstring: draws)."""
+    data = np.asarray(jax.random.key_data(_as_key(key))).ravel().astype(np.uint32)
+    seeds = np.random.SeedSequence([int(v) for v in data]).spawn(3)
+    return tuple(np.random.default_rng(s) for s in seeds)
+
+
+@functools.partial(jax.jit, static_argnames=("layout",))
+def _bin_batch(acc, outside, x, low, spacing, *, layout: _Layout):
+    """Add one batch (codes ``(m,)`` or samples ``(m, d)``) to the accumulator, in scan steps
+    of :data:`_BIN_CHUNK`; off-range samples are clamped into the grid interior (or onto the
+    support) and counted in ``outside``."""
+    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
+
+    def step(carry, chunk):
+        if layout.discrete:
+            return count_chunk(*carry, chunk, clamp=True)
+        return bin_chunk(*carry, chunk, grid, interior=layout.interior)
+
+    return _scan_chunks(step, (acc, outside), x, _BIN_CHUNK)
+
+
+@functools.partial(jax.jit, static_argnames=("layout",))
+def _counts(acc, low, spacing, *, layout: _Layout):
+    if layout.discrete:
+        return acc
+    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
+    return bin_counts(acc, grid).reshape(layout.shape)
+
+
+def _empty(fixed: _Fixed):
+    if fixed.layout.discrete:
+        return jnp.zeros(fixed.layout.shape, jnp.float64), jnp.zeros((), jnp.float64)
+    return bin_accumulator(fixed.grid), jnp.zeros((), jnp.float64)
+
+
+def _outputs(sample, rng, database, m: int, project, side: str) -> np.ndarray:
+    """One call of the black box, projected and checked: ``(m,)`` or ``(m, d)`` real numbers."""
+    out = np.asarray(sample(rng, database, m))
+    if out.ndim == 0 or out.shape[0] != m:
+        raise ValueError(
+            f"sample(rng, database, {m}) on {side} returned shape {out.shape}; expected ({m},) "
+            f"or ({m}, d)."
+        )
+    if project is not None:
+        out = np.asarray(project(out))
+        if out.ndim not in (1, 2) or out.shape[0] != m:
+            raise ValueError(
+                f"project must map a batch of {m} outputs to shape ({m},) or ({m}, d); got "
+                f"{out.shape} on {side}."
+            )
+    elif out.ndim > 2:
+        raise ValueError(
+            f"sample returned outputs of shape {out.shape[1:]} on {side}; outputs must be "
+            "scalars or vectors (m,) / (m, d): pass project=, a fixed function mapping a batch "
+            "to (m,) or (m, d ≤ 3)."
+        )
+    if out.dtype.kind not in "biuf":
+        raise ValueError(
+            f"sample returned {out.dtype} outputs on {side}; real numbers or integer codes "
+            "are needed."
+        )
+    if out.dtype.kind == "b":
+        out = out.view(np.uint8)  # codes 0, 1
+    if out.dtype.kind == "f":
+        total = out.sum()  # finite iff every value is (or an overflow, checked below)
+        if not np.isfinite(total):
+            bad = int(np.count_nonzero(~np.isfinite(out)))
+            if bad:
+                raise ValueError(
+                    f"sample returned {bad} non-finite values in a batch of {m} outputs on "
+                    f"{side}; a mechanism's outputs must be finite."
+                )
+    return out
+
+
+def _kind(out: np.ndarray) -> tuple[bool, tuple[int, ...]]:
+    return out.dtype.kind in "biu", out.shape[1:]
+
+
+def blackbox_bound(
+    sample: Callable,
+    key,
+    x,
+    x_prime,
+    lam,
+    *,
+    n,
+    batch_size: int = DEFAULT_BATCH,
+    pilot: int = DEFAULT_PILOT,
+    margin: float = 0.5,
+    discrete: bool | None = None,
+    support_size: int | None = None,
+    outside: str = "clip",
+    progress: Callable[[int, int], None] | None = None,
+    alpha: float = 0.05,
+    both_directions: bool = False,
+    bandwidth=None,
+    floor=None,
+    beta=None,
+    grid_size: int | None = None,
+    variance: str = "autodiff",
+    second_order: bool = True,
+    project: Callable | None = None,
+) -> Bound:
+    """A lower bound on ``D_λ(A(x) ‖ A(x'))`` from a numpy black box, at any n per side.
+
+    Eq. (16) of Kutta, Askin, Dunsche, arXiv:2212.04739v3, as :func:`rdpjax.lower_bound`,
+    with the densities (9)/(10) estimated from histograms accumulated batch by batch on a grid
+    fixed by a pilot draw (module docstring: draws, grid, outside mass). Departs from
+    :func:`rdpjax.lower_bound` only in the grid: fixed from the pilot instead of the data's own
+    range (outputs beyond it are clamped), and in 1-D the binning rounds each cell fraction to
+    :func:`rdpjax.binning.fraction_bits` bits (a fixed kernel too). Memory O(batch_size · d +
+    grid): a numpy Gaussian at n = 1e8 per side peaks well under 1 GB
+    (``benchmarks/audit_memory.py``).
+
+    Args:
+      sample: ``sample(rng, database, m)`` returning ``m`` outputs, shape ``(m,)`` or ``(m,
+        d)``: floats (continuous) or integer / bool codes (discrete), with ``rng`` a
+        ``numpy.random.Generator``. Must return a new array on each call (not a buffer it
+        reuses: the binning of one batch may still be reading it while the next is drawn).
+      key: a ``jax.random`` key; the only source of randomness (module docstring).
+      x, x_prime: the adjacent databases, passed to ``sample`` as they are.
+      lam: an order λ > 1 or a sequence of orders.
+      n: outputs per side (int ≥ 2), or a pair ``(n_p, n_q)``.
+      batch_size: outputs per call of ``sample`` (the last call of a side may draw fewer).
+      pilot: outputs per side of the pilot draw that fixes the grid, the discrete/continuous
+        decision and the default bandwidth and floor; not reused in the bound.
+      margin: widening of the pilot range, in multiples of its width, per side.
+      discrete: ``None`` decides from the pilot's dtype (integers or bools → relative
+        frequencies); ``True`` needs integer codes, ``False`` forces a KDE.
+      support_size: discrete: codes lie in ``[0, support_size)``; default the pilot's largest
+        code + 1 (larger codes are then clamped and counted).
+      outside: ``"clip"`` (clamp and count, default) or ``"raise"`` for outputs off the range.
+      progress: optional ``progress(done, total)``, called after each batch with the outputs
+        drawn so far over both sides and ``total = n_p + n_q`` (the last call has ``done =
+        total``).
+      alpha, both_directions, bandwidth, floor, beta, grid_size, variance, second_order: as in
+        :func:`rdpjax.lower_bound`.
+      project: optional fixed function applied to every batch (and the pilot) before binning,
+        arrays ``(m, ...)`` in, ``(m,)`` or ``(m, d ≤ 3)`` out; needed for outputs of more
+        than three dimensions.
+
+    Returns:
+      A :class:`rdpjax.Bound` (numpy leaves); ``outside`` holds the numbers of outputs clamped
+      onto the edge of the range.
+
+    Raises:
+      ValueError: for invalid options; for a batch of the wrong length, shape, dtype or
+        dimension (other than the pilot's), d > 3 without ``project``, or non-finite outputs
+        (naming how many); with ``outside="raise"``, for outputs off the range.
+
+    Example:
+      >>> import jax, numpy as np
+      >>> from rdpjax.blackbox import blackbox_bound
+      >>> def noisy_sum(rng, db, m):
+      ...     return np.sum(db) + 5.0 * rng.standard_normal(m)
+      >>> b = blackbox_bound(noisy_sum, jax.random.key(0), np.array([1.0, 0.0]),
+      ...                    np.zeros(2), [2.0, 5.0], n=10**6)
+      >>> bool((b.lower <= [0.04, 0.10]).all())
+      True
+    """
+    if not callable(sample):
+        raise ValueError(f"sample must be callable as sample(rng, database, m); got {sample!r}.")
+    if project is not None and not callable(project):
+        raise ValueError(f"project must be None or a function of a batch; got {project!r}.")
+    n_p, n_q = _sizes(n)
+    batch_size = check_int(batch_size, "batch_size", 1)
+    pilot = _check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
+    g_pilot, g_p, g_q = _generators(key)
+    with float64():
+        # Cheap checks before the (possibly slow) black box is called at all.
+        _plan_options(
+            lam,
+            alpha=alpha,
+            floor=floor,
+            beta=beta,
+            discrete=False,
+            both_directions=both_directions,
+            variance=variance,
+            second_order=second_order,
+            defaults=DEFAULTS,
+        )
+        _check_grid_size(grid_size)
+        pilots = (
+            _outputs(sample, g_pilot, x, pilot, project, "x (pilot)"),
+            _outputs(sample, g_pilot, x_prime, pilot, project, "x' (pilot)"),
+        )
+        kinds = [_kind(a) for a in pilots]
+        if kinds[0] != kinds[1]:
+            raise ValueError(
+                "sample must return the same kind of output on x and x'; got (integer, shape) "
+                f"= {kinds[0]} and {kinds[1]} in the pilot draw."
+            )
+        integer, tail = kinds[0]
+        d = tail[0] if tail else 1
+        is_discrete = integer if discrete is None else bool(discrete)
+        if is_discrete and tail:
+            raise ValueError(
+                f"discrete outputs must be integer codes of shape (m,); got (m, {d}): pass "
+                "project=, a fixed function mapping each output to one integer code."
+            )
+        if not is_discrete and not 1 <= d <= 3:
+            raise ValueError(
+                f"continuous outputs must have dimension 1 ≤ d ≤ 3; got d = {d}: pass project=, "
+                "a fixed function mapping a batch to (m,) or (m, d ≤ 3)."
+            )
+        fixed = _fix_settings(
+            lambda: pilots,
+            lam,
+            integer=integer,
+            d=d,
+            n_p=n_p,
+            n_q=n_q,
+            grid=None,
+            margin=margin,
+            discrete=discrete,
+            support_size=support_size,
+            outside=outside,
+            alpha=alpha,
+            bandwidth=bandwidth,
+            floor=floor,
+            beta=beta,
+            grid_size=grid_size,
+            both_directions=both_directions,
+            variance=variance,
+            second_order=second_order,
+            defaults=DEFAULTS,
+            layout="exact",
+        )
+        sides = [
+            dict(rng=g_p, database=x, n=n_p, drawn=0, name="x (P)", carry=_empty(fixed)),
+            dict(rng=g_q, database=x_prime, n=n_q, drawn=0, name="x' (Q)", carry=_empty(fixed)),
+        ]
+        in_flight: collections.deque = collections.deque()  # (side, carry) pairs
+
+        def check_outside(name: str, carry) -> None:
+            off = int(float(carry[1]))
+            if outside == "raise" and off:
+                raise ValueError(
+                    f"{off} outputs on {name} fell outside the grid range or support fixed by "
+                    "the pilot; pass a larger margin= (or support_size=) or outside='clip'."
+                )
+
+        total = n_p + n_q
+        while any(s["drawn"] < s["n"] for s in sides):
+            for s in sides:
+                if s["drawn"] == s["n"]:
+                    continue
+                m = min(batch_size, s["n"] - s["drawn"])
+                out = _outputs(sample, s["rng"], s["database"], m, project, s["name"])
+                if _kind(out) != (integer, tail):
+                    raise ValueError(
+                        f"sample returned outputs of (integer, shape) = {_kind(out)} on "
+                        f"{s['name']}, but {(integer, tail)} in the pilot draw."
+                    )
+                if not is_discrete and out.ndim == 1:
+                    out = out[:, None]
+                s["carry"] = _bin_batch(
+                    *s["carry"], out, fixed.low, fixed.spacing, layout=fixed.layout
+                )
+                del out
+                s["drawn"] += m
+                in_flight.append((s["name"], s["carry"]))
+                if len(in_flight) > _IN_FLIGHT:  # wait for the binning to catch up
+                    name, carry = in_flight.popleft()
+                    jax.block_until_ready(carry)
+                    check_outside(name, carry)
+                if progress is not None:
+                    progress(sides[0]["drawn"] + sides[1]["drawn"], total)
+        carries = [s["carry"] for s in sides]
+        for s in sides:
+            check_outside(s["name"], s["carry"])
+        counts = [
+            np.asarray(_counts(c[0], fixed.low, fixed.spacing, layout=fixed.layout))
+            for c in carries
+        ]
+        return _bound_from_counts(
+            fixed,
+            tuple(counts),
+            tuple(np.asarray(c[1]) for c in carries),
+            (n_p, n_q),
+            outside=outside,
+            stacklevel=2,
+        )
