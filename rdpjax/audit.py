@@ -219,6 +219,7 @@ def audit(
     batch_size: int = 10**6,
     progress: bool | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    densities: bool = False,
     **estimator_options,
 ) -> AuditReport:
     """Audit ``mechanism`` on the adjacent databases ``x``, ``x'`` against a privacy claim.
@@ -232,7 +233,8 @@ def audit(
     Args:
       mechanism: a :class:`rdpjax.mechanisms.Mechanism` (zoo, or
         :func:`rdpjax.mechanisms.from_sampler`), or any callable ``sample(rng, database, n) ->
-        array-like`` with ``rng`` a ``numpy.random.Generator``.
+        array-like`` with ``rng`` a ``numpy.random.Generator`` (first called once for 2 outputs
+        on ``x``, with a generator of its own, to learn the output's shape).
       x, x_prime: the two adjacent databases.
       lam: one order λ > 1 or several; ``None`` chooses them
         (:func:`rdpjax.orders.default_orders`: 2, 5, 7 without a claim, a wide grid with one).
@@ -246,10 +248,13 @@ def audit(
         black box: then nothing is checked).
       claimed_epsilon: shorthand for ``claim=rdpjax.claims.pure_dp(claimed_epsilon)``.
       batch_size: outputs per call of a black-box sampler.
-      progress: ``None``: a progress bar on stderr once the audit has run 2 s; ``True``: always;
-        ``False``: never.
+      progress: ``None``: a progress bar on stderr once drawing has run 2 s (a JAX sampler in
+        memory, one compiled draw, shows none); ``True``: always; ``False``: never.
       memory_budget: bytes the draws may take in memory (24 bytes per output coordinate and
         side); beyond it they are binned as they are drawn (module docstring).
+      densities: also keep the densities behind the bound (``AuditReport.densities``, for
+        :func:`rdpjax.write_report`'s figure): one more pass over the draws; only for draws in
+        memory with 1-D or discrete outputs (else ``None``).
       **estimator_options: passed to :func:`rdpjax.lower_bound` (``bandwidth``, ``floor``, …),
         or to the streamed estimators.
 
@@ -300,19 +305,28 @@ def audit(
             mechanism, x, x_prime, orders, n, key, batch_size, project, progress, options
         )
     else:
-        if is_mechanism:  # one compiled draw per side, seconds at most: no progress bar
-            p = mechanism.sample(kp, x, n)
-            q = mechanism.sample(kq, x_prime, n)
-            if project is None and mechanism.output(x).is_discrete:
-                p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
-            if project is not None:
-                p, q = project(p), project(q)
-        else:
-            with _progress_bar(2 * n, progress, "drawing") as bar:
+        # A JAX draw is one compiled call per side (seconds): its bar only with progress=True.
+        mode = bool(progress) if is_mechanism else progress
+        with _progress_bar(2 * n, mode, "drawing") as bar:
+            if is_mechanism:
+                p = jax.block_until_ready(mechanism.sample(kp, x, n))
+                bar.update(n)
+                q = jax.block_until_ready(mechanism.sample(kq, x_prime, n))
+                bar.update(n)
+                if project is None and mechanism.output(x).is_discrete:
+                    p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
+                if project is not None:
+                    p, q = project(p), project(q)
+            else:
                 draw = dict(batch_size=batch_size, bar=bar, transform=project)
                 p = draw_outputs(mechanism, kp, x, n, **draw)
                 q = draw_outputs(mechanism, kq, x_prime, n, **draw)
-        bound = lower_bound(np.asarray(p), np.asarray(q), orders, **options)
+            bar.set_description("bounding")
+            p, q = np.asarray(p), np.asarray(q)
+            bound = lower_bound(p, q, orders, **options)
+            curves = _density_curves(p, q, orders, options) if densities else None
+    if streamed:
+        curves = None
     lower = np.asarray(bound.lower)
     refuted = np.zeros(lower.shape, bool) if claimed is None else lower > claimed
     settings = {
@@ -339,7 +353,19 @@ def audit(
         projected=project is not None,
         streamed=streamed,
         settings=json.dumps(settings),
+        densities=curves,
     )
+
+
+def _density_curves(p, q, orders, options):
+    """The densities behind the bound (``rdpjax.plots.density_curves``), or ``None`` for
+    continuous outputs of d > 1, which have no 1-D picture."""
+    from rdpjax.plots import density_curves
+
+    try:
+        return density_curves(p, q, lam=orders, **options)
+    except ValueError:  # d = 2, 3 continuous: the bound exists, the 1-D figure does not
+        return None
 
 
 def _plain(value):

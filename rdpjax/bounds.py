@@ -106,6 +106,9 @@ class Defaults:
 
 DEFAULTS = Defaults()
 
+DIRECTION_NAMES = ("D(P||Q)", "D(Q||P)")
+"""Labels of :attr:`Bound.direction`'s 0 and 1: P is the output law on x, Q on x'."""
+
 
 @pytree_dataclass(
     static=("discrete", "n_bounds", "both_directions", "variance", "second_order", "grid_shape")
@@ -175,6 +178,8 @@ class Bound:
             v = getattr(self, f.name)
             out[f.name] = np.asarray(v).tolist() if isinstance(v, jax.Array | np.ndarray) else v
         out["simultaneous"] = self.simultaneous
+        # Which divergence each order's bound is on (P: the output law on x, Q: on x').
+        out["direction_label"] = [DIRECTION_NAMES[int(d)] for d in np.atleast_1d(out["direction"])]
         return out
 
     def __str__(self) -> str:
@@ -183,7 +188,7 @@ class Bound:
             "  direction"
         ]
         for i in range(len(np.atleast_1d(self.lam))):
-            arrow = "D(Q||P)" if int(np.asarray(self.direction)[i]) else "D(P||Q)"
+            arrow = DIRECTION_NAMES[int(np.asarray(self.direction)[i])]
             lines.append(
                 f"{float(self.lam[i]):8g} {float(self.estimate[i]):12.6f} "
                 f"{float(self.bias[i]):12.6f} {float(self.lower[i]):12.6f} "

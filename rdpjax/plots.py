@@ -38,6 +38,7 @@ __all__ = [
     "DensityCurves",
     "density_curves",
     "plot_densities",
+    "plot_density_curves",
     "plot_bound_vs_n",
     "plot_bound_vs_lambda",
 ]
@@ -212,6 +213,20 @@ def plot_densities(
     """
     _pyplot()  # fail before the computation when matplotlib is missing
     curves = density_curves(p_samples, q_samples, lam=lam, **lower_bound_options)
+    return plot_density_curves(curves, ax=ax, log=log, path=path, dpi=dpi)
+
+
+def plot_density_curves(curves: DensityCurves, *, ax=None, log: bool = True, path=None, dpi=100):
+    """Plot :class:`DensityCurves` already computed (as :func:`plot_densities` does from samples).
+
+    Args:
+      curves: from :func:`density_curves`, or an :class:`rdpjax.AuditReport`'s ``densities``.
+      ax, log, path, dpi: as in :func:`plot_densities`.
+
+    Returns:
+      The axes.
+    """
+    _pyplot()
     bound = curves.bound
     ax = _axes(ax)
     x = curves.points

@@ -14,15 +14,13 @@ from pathlib import Path
 import numpy as np
 
 from rdpjax._pytree import pytree_dataclass
-from rdpjax.bounds import Bound
+from rdpjax.bounds import DIRECTION_NAMES, Bound
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "write_report"]
 
 SCHEMA_VERSION = 2
 """Version of the JSON layout of :meth:`AuditReport.to_dict` (1: before claims existed)."""
 
-DIRECTION_NAMES = ("D(P||Q)", "D(Q||P)")
-"""Labels of ``Bound.direction``'s 0 and 1: P is the output law on x, Q on x'."""
 
 
 def _list(value):
@@ -56,6 +54,9 @@ class AuditReport:
       projected: whether a user projection was applied.
       streamed: whether the draws were binned batch by batch instead of held in memory.
       settings: the audit's settings, a JSON object (text, so that the report stays hashable).
+      densities: the :class:`rdpjax.plots.DensityCurves` behind the bound (p̂, q̂, q̂_τ on its
+        grid) when :func:`rdpjax.audit` was asked for them (``densities=True``) and could keep
+        them (draws in memory, 1-D or discrete outputs); else ``None``.
     """
 
     lam: np.ndarray
@@ -72,6 +73,7 @@ class AuditReport:
     projected: bool
     streamed: bool = False
     settings: str = "{}"
+    densities: object = None
 
     @property
     def is_refuted(self) -> bool:
@@ -113,7 +115,6 @@ class AuditReport:
     def to_dict(self) -> dict:
         """Every number and setting, JSON-ready (non-finite values become ``None``)."""
         bound = self.bound.to_dict()
-        bound["direction"] = self.directions()
         return {
             "schema": SCHEMA_VERSION,
             "mechanism": self.mechanism,
@@ -192,7 +193,8 @@ class AuditReport:
             "|" + "---|" * (len(self._HEADER) + 1),
         ]
         for row, direction in zip(self._rows(), self.directions(), strict=True):
-            lines.append("| " + " | ".join(row) + f" | {direction} |")
+            cell = direction.replace("|", "\\|")  # a bare | would split the table's cell
+            lines.append("| " + " | ".join(row) + f" | {cell} |")
         settings = json.loads(self.settings)
         if settings:
             lines += ["", "## Settings", ""]
@@ -201,7 +203,10 @@ class AuditReport:
 
 
 def write_report(report: AuditReport, directory, *, meta: dict | None = None) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and (with matplotlib) ``bounds.png`` to ``directory``.
+    """Write ``report.json``, ``report.md`` and (with matplotlib) figures to ``directory``.
+
+    The figures: ``bounds.png`` (bounds, estimates and the claim against λ) and, when the report
+    has them, ``densities.png`` (p̂, q̂, the floored q̂_τ and τ behind the bound).
 
     Args:
       report: an :class:`AuditReport`.
@@ -234,14 +239,28 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
     except ImportError:
         return paths
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     from rdpjax.plots import plot_bound_vs_lambda
 
     figure = directory / "bounds.png"
     ax = plot_bound_vs_lambda(report, path=figure)
-    import matplotlib.pyplot as plt
-
     plt.close(ax.figure)
     paths.append(figure)
+    lines = ["", "![bounds and claim against λ](bounds.png)"]
+    if report.densities is not None:
+        from rdpjax.plots import plot_density_curves
+
+        figure = directory / "densities.png"
+        ax = plot_density_curves(report.densities, path=figure)
+        plt.close(ax.figure)
+        paths.append(figure)
+        lines.append("![the densities behind the bound](densities.png)")
+    else:
+        lines.append(
+            "(No density figure: the draws were not kept; `rdpjax.audit(…, densities=True)` "
+            "keeps them for in-memory audits of 1-D or discrete outputs.)"
+        )
     with paths[1].open("a") as f:
-        f.write("\n![bounds and claim against λ](bounds.png)\n")
+        f.write("\n".join(lines) + "\n")
     return paths

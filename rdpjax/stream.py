@@ -39,7 +39,7 @@ Non-finite draws always raise.
 scan, through one fixed module-level host callback (:func:`_forward_progress`) that forwards to
 the callables of the runs under way, so the compiled stream depends only on whether progress is
 on. Reports come every ``⌈b/u⌉`` of a device's ``b`` scan steps (``u = 64 / D`` updates per side
-and device, D devices), about 128 over a long run, but no more often than every 2^21 draws of a
+and device, D devices), about 128 over a long run, but no more often than every 2^22 draws of a
 device (:data:`_PROGRESS_MIN_DRAWS`), which keeps their cost small on short runs. The scan is
 then split into groups of steps with a report after each (:func:`_scan_with_reports`): the same
 steps in the same order, so the same counts and bound as without progress.
@@ -146,12 +146,13 @@ _PROGRESS_UPDATES = 64
 """Progress reports per side (over all devices together) of a long streamed run with
 ``progress``: about 128 calls of the user's ``progress`` over both sides."""
 
-_PROGRESS_MIN_DRAWS = 2**21
-"""Draws a device makes between two reports, at least (about 15 ms of work on the 2-core CPU):
-a report is a host round trip (~0.06 ms on that machine idle, up to a few tenths of a
-millisecond loaded), so short runs report less often (n = 1e7 per side on 2 devices: 12 reports,
-3e7: 32, 1e8: 96, 1e9: 128) and the reports cost ~1% or less (1e8 per side: +0.8%, median of 8
-paired runs, ``benchmarks/audit_memory.py``)."""
+_PROGRESS_MIN_DRAWS = 2**22
+"""Draws a device makes between two reports, at least (about 30 ms of work on the 2-core CPU).
+A report stops the device for a host round trip: ~0.06 ms on that machine idle, ~2 ms when
+other processes load it. With a report every 2^21 draws (96 reports at n = 1e8 per side on 2
+devices), 1e8 per side took +0.8% longer with progress at load ≈ 2 and +3.9% at load 3–5
+(median of 8 paired runs each, ``benchmarks/audit_memory.py``); with 2^22 (48 reports) −1.0%
+at load 2.5–5, within noise. Reports on 2 devices: n = 1e7 per side 8, 1e8 48, 1e9 128."""
 
 
 class _ProgressRun:
@@ -789,7 +790,7 @@ def streamed_bound(
         layout so that such calls mostly reuse them.
       progress: optional ``progress(done, total)``, called from inside the scan (a
         ``jax.debug.callback``, on a runtime thread) up to about 128 times (fewer on runs
-        shorter than ~1e8 per side: at most once per 2^21 draws of a device) with the
+        shorter than ~5e8 per side: at most once per 2^22 draws of a device) with the
         draws done so far over both sides (non-decreasing), ``total = n_p + n_q``, and once
         more with ``done = total`` at the end, e.g. to drive a progress bar. It changes no
         result; the compiled stream depends only on whether it is given, not on which

@@ -155,14 +155,18 @@ def test_sparse_vector_variants_with_their_own_claim():
 def test_report_files(tmp_path):
     mech = Laplace(5.0)
     x, xp = mech.reference_pair()
-    r = audit(mech, x, xp, [2, 5], n=5_000, key=jax.random.key(9))
+    r = audit(mech, x, xp, [2, 5], n=5_000, key=jax.random.key(9), densities=True)
+    # The densities are those of the bound: same floor, and p̂ a density on the grid.
+    assert float(r.densities.bound.floor) == float(r.bound.floor)
+    assert abs(r.densities.cell_volume * r.densities.p_hat.sum() - 1) < 1e-6
     paths = write_report(r, tmp_path / "new" / "dir", meta={"seed": 9})
     names = {p.name for p in paths}
-    assert {"report.json", "report.md"} <= names
+    assert {"report.json", "report.md", "bounds.png", "densities.png"} == names
     record = json.loads((tmp_path / "new" / "dir" / "report.json").read_text())
     assert record["schema"] == 2 and record["meta"]["seed"] == 9 and "rdpjax" in record["meta"]
     assert record["claim"]["kind"] == "pure_dp" and record["refuted"] == [False, False]
     assert set(record["direction"]) <= {"D(P||Q)", "D(Q||P)"}
+    assert record["bound"]["direction_label"] == record["direction"]
     assert record["settings"]["lam"] == [2.0, 5.0]
     assert r.verdict() in (tmp_path / "new" / "dir" / "report.md").read_text()
     with pytest.raises(ValueError, match="cannot write"):

@@ -297,7 +297,7 @@ STREAM = dict(
 
 def test_streamed_progress_is_monotone_ends_at_total_and_changes_nothing(monkeypatch):
     """20 full chunks and a rest per side, a report after every chunk (the minimum spacing of
-    2^21 draws lifted, so that this small run reports often): progress(done, total) comes with
+    2^22 draws lifted, so that this small run reports often): progress(done, total) comes with
     increasing done (real chunks only), ends at done = total = 2n, and the bound is the one
     without progress, to the bit; a new callable on a second call compiles nothing."""
     monkeypatch.setattr(rdpjax.stream, "_PROGRESS_MIN_DRAWS", 1)  # read when the stream traces

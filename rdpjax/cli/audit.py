@@ -141,7 +141,8 @@ def run(args) -> int:
             both_directions=not args.one_direction,
             project=project,
             claim=claim,
-            progress=False if quiet else None,
+            progress=False if quiet else (True if sys.stderr.isatty() else None),
+            densities=report_dir is not None,
             **options,
         )
     except ValueError as err:
