@@ -15,8 +15,7 @@ $(STAMP): pyproject.toml
 # Compiled XLA programs are kept in .venv/jax-cache, so a second `make demo` skips most of the
 # compilation that dominates the first (about 2 min on 2 idle cores; later runs about 30 s).
 demo: $(STAMP)
-	JAX_COMPILATION_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 \
-		$(VENV)/bin/rdpjax reproduce --quick
+	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
 # Two worker processes, one test file each at a time (pytest-xdist): 9.5 min instead of 12 on 2 cores.
 test: $(STAMP)

@@ -17,6 +17,9 @@ One module per subcommand (``bound``, ``audit``, ``coverage``, ``reproduce``, ``
 and shared options in :mod:`rdpjax.cli._args`, loading the user's code in
 :mod:`rdpjax.cli._loading`.
 
+The ``rdpjax`` program (:func:`console_main`) keeps jax's compiled programs in a persistent cache
+between runs (:mod:`rdpjax.cli._cache`).
+
 Exit status: 0 on success; 1 when ``audit`` or ``bound`` refutes the claim; 2 on a usage or input
 error, reported as one line on stderr, or on an error raised by the user's code, reported as its
 traceback followed by one line naming the function; 130 when interrupted.
@@ -31,7 +34,7 @@ from rdpjax.cli._args import CliError, Parser, set_cpu_devices
 from rdpjax.cli._loading import UserCodeError, format_user_error
 from rdpjax.cli.bound import read_samples
 
-__all__ = ["CliError", "UserCodeError", "build_parser", "main", "read_samples"]
+__all__ = ["CliError", "UserCodeError", "build_parser", "console_main", "main", "read_samples"]
 
 
 def build_parser() -> Parser:
@@ -80,3 +83,12 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"\nrdpjax {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def console_main() -> int:
+    """The ``rdpjax`` program: jax's persistent compilation cache on (:mod:`rdpjax.cli._cache`;
+    ``RDPJAX_NO_CACHE=1`` turns it off), then :func:`main` on ``sys.argv``."""
+    from rdpjax.cli._cache import enable_compilation_cache
+
+    enable_compilation_cache()
+    return main()

@@ -2,6 +2,6 @@
 
 import sys
 
-from rdpjax.cli import main
+from rdpjax.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())
