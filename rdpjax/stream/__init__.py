@@ -1,0 +1,81 @@
+"""Bounds straight from a sampler: streamed draws, split across devices, and vmapped studies.
+
+:func:`rdpjax.lower_bound` takes samples that already exist in memory. Here the samples are
+drawn inside the computation instead, from a *sampler* ``sample_fn(key, m) -> (m,) or (m, d)``
+(e.g. ``lambda k, m: mech.sample(k, x, m)``):
+
+* :func:`streamed_bound` draws ``n`` outputs per side chunk by chunk inside one ``lax.scan`` and
+  bins each chunk as it is drawn (:func:`rdpjax.binning.bin_chunk`), so the samples never exist
+  in full: n up to 2^31 per side in memory O(chunk + grid). The bound is then eq. (16) of
+  Kutta, Askin, Dunsche, arXiv:2212.04739v3 computed from the two histograms
+  (:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound` computes it from the
+  same draws binned on the same grid. The chunks can be dealt out to several devices
+  (:mod:`rdpjax.sharding`); one device and D devices draw the same samples.
+* :func:`replicated_bounds` runs R replications of an audit at n per side, on P database pairs,
+  for L orders, as one compiled, vmapped call; a second call with the same shapes reuses it.
+
+**Draws.** With ``k_pilot, k_p, k_q = jax.random.split(key, 3)``, chunk ``i < n // chunk`` of
+P is ``sample_p(jax.random.fold_in(k_p, i), chunk)`` (likewise Q), and the last ``n mod chunk``
+draws are ``sample_p(jax.random.fold_in(k_p, n // chunk), n mod chunk)``.
+:func:`streamed_samples` materializes exactly these draws (for tests and small n). The sampler
+is traced inside ``rdpjax.float64()``: ``jax.random`` samplers without an explicit ``dtype``
+then draw float64, which costs about 1.3× float32 on CPU; pass ``dtype=jnp.float32`` for speed.
+
+**Grid and settings.** Shapes must be fixed before the first sample is drawn, so the grid range
+comes from the user (``grid=(low, high)``), or from a pilot draw of ``pilot`` outputs per side
+from ``k_pilot`` (independent of the streamed draws), widened by ``margin`` times its width on
+each side. The default bandwidth and floor (:class:`rdpjax.Defaults`) use the pilot's pooled
+robust scale and the full n. Discrete outputs (integer codes) use the support ``[0,
+support_size)`` (a mechanism's alphabet, the user's, or the pilot's largest code + 1).
+
+**Outside mass.** Samples that fall outside the grid range (codes outside the support) are never
+dropped: with ``outside="clip"`` (default) they are clamped onto the nearest edge of the range
+and counted in ``Bound.outside`` (and a warning is issued). Clamping is a fixed map applied to
+every sample, so by the data-processing inequality the bound stays valid; dropping them would
+condition on a region, which can raise a divergence. ``outside="raise"`` raises instead.
+Non-finite draws always raise.
+
+**Progress.** ``progress=`` (a callable ``progress(done, total)``) is called from inside the
+scan through one fixed host callback, so the compiled stream depends only on whether progress is
+on; about 128 reports over a long run, no more often than every 2^22 draws of a device, and the
+same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
+
+**Modules**, in the order of the data flow:
+
+* :mod:`rdpjax.stream._samplers`: samplers as static jit arguments, their output kind, the pilot
+  draw;
+* :mod:`rdpjax.stream.plan`: argument checks, the pilot → plan/grid step (``_fix_settings``) and
+  the counts → bound step (``_bound_from_counts``), both shared with the black-box bound of
+  :mod:`rdpjax.blackbox`;
+* :mod:`rdpjax.stream.progress`: progress reports from inside the scan;
+* :mod:`rdpjax.stream.scan`: the compiled draw-and-bin scan over chunks;
+* :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`mechanism_streamed_bound`,
+  :func:`streamed_samples`;
+* :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`.
+"""
+
+# The private names are re-exported for rdpjax.blackbox (the plan and bound steps) and
+# rdpjax.studies (the mechanism sampler), which import them from here.
+from rdpjax.stream._samplers import _mechanism_fn, _Sampler  # noqa: F401
+from rdpjax.stream.plan import (  # noqa: F401
+    DEFAULT_PILOT,
+    _as_key,
+    _bound_from_counts,
+    _check_options,
+    _fix_settings,
+    _Fixed,
+    _Layout,
+    _sizes,
+)
+from rdpjax.stream.replicate import replicated_bounds
+from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
+from rdpjax.stream.streamed import mechanism_streamed_bound, streamed_bound, streamed_samples
+
+__all__ = [
+    "DEFAULT_STREAM_CHUNK",
+    "DEFAULT_PILOT",
+    "streamed_bound",
+    "streamed_samples",
+    "mechanism_streamed_bound",
+    "replicated_bounds",
+]

@@ -1,0 +1,80 @@
+"""Samplers as static jit arguments: the user's ``sample_fn(key, m)`` and the zoo's mechanisms.
+
+A :class:`_Sampler` is hashable and compares by its function, so it can be a static argument of
+the compiled stream (:mod:`rdpjax.stream.scan`) and of the replications
+(:mod:`rdpjax.stream.replicate`): passing the same function again reuses the compiled code,
+while the traced ``args`` (a mechanism and its database) may change freely. Also here: the
+abstract probe of a sampler's output kind (codes or floats, dimension d) and the pilot draw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+
+from rdpjax.mechanisms.base import Mechanism, identity_code
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sampler:
+    """A static (hashable) sampler: ``fn(key, m, *args)``, then ``encode`` for codes.
+
+    Equal functions give equal samplers, so passing the same ``sample_fn`` again reuses the
+    compiled stream; the traced ``args`` (a mechanism and its database) may change freely.
+    """
+
+    fn: Callable
+    encode: Callable | None = None
+
+    def __call__(self, key, m: int, args) -> jnp.ndarray:
+        out = jnp.asarray(self.fn(key, m, *args))
+        return out if self.encode is None else self.encode(out)
+
+
+def _mechanism_fn(key, m, mechanism, database):
+    return mechanism._sample(key, database, m)
+
+
+def _user_sampler(fn: Callable) -> _Sampler:
+    if not callable(fn):
+        raise ValueError(f"a sampler must be callable as sample_fn(key, m); got {fn!r}.")
+    return _Sampler(fn=fn)
+
+
+def _mechanism_samplers(mechanism: Mechanism, x, x_prime):
+    if not isinstance(mechanism, Mechanism):
+        raise ValueError("a rdpjax.mechanisms mechanism (a pure JAX sampler) is needed.")
+    x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)
+    mechanism.check_database(x)
+    mechanism.check_database(x_prime)
+    spec = mechanism.output(x)
+    encode = None
+    if spec.is_discrete:
+        encode = spec.encoder if spec.encoder is not None else identity_code
+    sampler = _Sampler(fn=_mechanism_fn, encode=encode)
+    return sampler, (mechanism, x), (mechanism, x_prime), spec
+
+
+@functools.partial(jax.jit, static_argnames=("sampler", "m"))
+def _pilot_draw(key, args, *, sampler, m):
+    return sampler(key, m, args)
+
+
+@functools.partial(jax.jit, static_argnames=("sampler",))
+def _probe(key, args, *, sampler):
+    return sampler(key, 3, args)
+
+
+def _output_kind(sampler: _Sampler, args, key) -> tuple[bool, int]:
+    """(integer codes?, dimension d) of a sampler's output, from its abstract evaluation."""
+    out = _probe.eval_shape(key, args, sampler=sampler)  # traced once per sampler
+    if out.ndim not in (1, 2) or out.shape[0] != 3:
+        raise ValueError(
+            f"a sampler must return shape (m,) or (m, d) for m draws; got {out.shape}."
+        )
+    integer = bool(jnp.issubdtype(out.dtype, jnp.integer) or out.dtype == jnp.bool_)
+    return integer, 1 if out.ndim == 1 else int(out.shape[1])

@@ -1,0 +1,289 @@
+"""The steps before and after the draws, shared with :mod:`rdpjax.blackbox`.
+
+Before: argument checks, and the pilot → plan/grid step (:func:`_fix_settings`), which fixes
+every shape and setting before the certifying draws exist (:class:`_Fixed`, with the
+:class:`_Layout` a chunk is binned onto). The grid range is the user's ``grid=(low, high)`` or a
+pilot draw's range widened by ``margin`` widths on each side; the default bandwidth and floor
+(:class:`rdpjax.Defaults`) use the pilot's pooled robust scale and the full n; discrete codes
+use the support ``[0, support_size)``.
+
+After: the counts → bound step (:func:`_bound_from_counts`): the outside-mass policy
+(``"clip"`` warns and counts, ``"raise"`` raises), then eq. (16) of Kutta, Askin, Dunsche,
+arXiv:2212.04739v3 from the two histograms (:meth:`rdpjax.BoundPlan.bound`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import warnings
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rdpjax._validation import check_int
+from rdpjax.bounds import (
+    Binned,
+    Bound,
+    BoundPlan,
+    Defaults,
+    _bound,
+    _check_bandwidth,
+    _check_grid_size,
+    _continuous_layout,
+    _continuous_settings,
+    _discrete_settings,
+    _plan_options,
+)
+from rdpjax.grid import Grid, grid_from_range
+
+DEFAULT_PILOT = 2**16
+"""Pilot outputs per side: as many as :func:`rdpjax.lower_bound` uses for its scale anyway."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """Static description of what a chunk is binned onto."""
+
+    discrete: bool
+    shape: tuple[int, ...]
+    interior: tuple[tuple[int, int], ...] | None = None  # continuous: the data range, in cells
+
+
+def _sizes(n) -> tuple[int, int]:
+    if isinstance(n, tuple | list):
+        if len(n) != 2:
+            raise ValueError(f"n must be an int or a pair (n_p, n_q); got {n!r}.")
+        return check_int(n[0], "n", 2), check_int(n[1], "n", 2)
+    n = check_int(n, "n", 2)
+    return n, n
+
+
+def _as_key(key) -> jax.Array:
+    key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return key
+    if key.dtype == jnp.uint32 and key.shape == (2,):
+        return jax.random.wrap_key_data(key)
+    raise ValueError(f"key must be a jax.random key; got dtype {key.dtype}, shape {key.shape}.")
+
+
+def _check_range(grid, d: int) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        low, high = grid
+        lo = np.broadcast_to(np.asarray(low, np.float64), (d,)).copy()
+        hi = np.broadcast_to(np.asarray(high, np.float64), (d,)).copy()
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"grid must be a range (low, high) of numbers or {d}-vectors; got {grid!r}."
+        ) from err
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(hi > lo)):
+        raise ValueError(f"grid must satisfy low < high, both finite; got {grid!r}.")
+    return lo, hi
+
+
+def _check_options(*, pilot, outside, margin, progress) -> int:
+    pilot = check_int(pilot, "pilot", 2)
+    if outside not in ("clip", "raise"):
+        raise ValueError(f"outside must be 'clip' or 'raise'; got {outside!r}.")
+    if not (isinstance(margin, int | float) and math.isfinite(margin) and margin >= 0):
+        raise ValueError(f"margin must be a finite number ≥ 0; got {margin!r}.")
+    if progress is not None and not callable(progress):
+        raise ValueError(
+            f"progress must be None or callable as progress(done, total); got {progress!r}."
+        )
+    return pilot
+
+
+@functools.partial(jax.jit, static_argnames=("defaults", "n"))
+def _pilot_settings(pilot_p, pilot_q, bandwidth, floor, beta, *, defaults, n):
+    # One compiled call instead of a few dozen eager ones on every streamed bound.
+    return _continuous_settings(pilot_p, pilot_q, bandwidth, floor, beta, defaults, n=n)
+
+
+_grid = jax.jit(grid_from_range, static_argnames=("shape", "pad"))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fixed:
+    """Everything fixed before the certifying draws exist: the plan, what a chunk is binned onto
+    (the grid's ``low``/``spacing`` as host arrays), and the settings (h, τ, β)."""
+
+    plan: BoundPlan
+    layout: _Layout
+    grid: Grid | None
+    low: np.ndarray
+    spacing: np.ndarray
+    bandwidth: jnp.ndarray
+    floor: jnp.ndarray
+    beta: jnp.ndarray
+
+
+def _fix_settings(
+    draw_pilot: Callable[[], tuple[np.ndarray, np.ndarray]],
+    lam,
+    *,
+    integer: bool,
+    d: int,
+    n_p: int,
+    n_q: int,
+    grid,
+    margin: float,
+    discrete: bool | None,
+    support_size: int | None,
+    outside: str,
+    alpha: float,
+    bandwidth,
+    floor,
+    beta,
+    grid_size: int | None,
+    both_directions: bool,
+    variance: str,
+    second_order: bool,
+    defaults: Defaults,
+    layout: str,
+) -> _Fixed:
+    """The pilot → plan/grid step shared by the streamed and the black-box bounds
+    (:mod:`rdpjax.stream`: grid and settings). ``draw_pilot()`` returns the two pilot draws
+    (numpy); it is called only when a setting needs them. Runs inside ``rdpjax.float64()``."""
+    if discrete is None:
+        discrete = integer
+    if discrete and not integer:
+        raise ValueError("discrete=True needs samplers returning integer codes.")
+    if support_size is not None and not discrete:
+        raise ValueError("support_size is for discrete codes; not with discrete=False.")
+    common = _plan_options(
+        lam,
+        alpha=alpha,
+        floor=floor,
+        beta=beta,
+        discrete=bool(discrete),
+        both_directions=both_directions,
+        variance=variance,
+        second_order=second_order,
+        defaults=defaults,
+    )
+    if discrete:
+        if bandwidth is not None:
+            raise ValueError("bandwidth applies to continuous data only.")
+        if support_size is None:
+            codes = np.concatenate(draw_pilot())
+            if codes.min() < 0:
+                raise ValueError("discrete samplers must return codes ≥ 0.")
+            size = int(codes.max()) + 1
+        else:
+            size = check_int(support_size, "support_size", 1)
+        floor_, beta_ = _discrete_settings(min(n_p, n_q), common["floor"], common["beta"], defaults)
+        plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
+        # Clamped under "raise" too (it raises on any clamped draw): one compiled stream.
+        return _Fixed(
+            plan=plan,
+            layout=_Layout(discrete=True, shape=(size,)),
+            grid=None,
+            low=np.zeros(1),
+            spacing=np.ones(1),
+            bandwidth=jnp.zeros(1, jnp.float64),
+            floor=jnp.asarray(floor_, jnp.float64),
+            beta=jnp.asarray(beta_, jnp.float64),
+        )
+    if d > 3:
+        raise ValueError(f"continuous outputs must have dimension d ≤ 3; got d = {d}.")
+    bandwidth = _check_bandwidth(bandwidth, d)
+    _check_grid_size(grid_size)
+    needs_pilot = grid is None or bandwidth is None or common["floor"] is None
+    pilot_p = pilot_q = None
+    if needs_pilot:
+        pilot_p, pilot_q = (x.reshape(x.shape[0], -1).astype(np.float64) for x in draw_pilot())
+        for name, x in (("sample_p", pilot_p), ("sample_q", pilot_q)):
+            if not np.all(np.isfinite(x)):
+                raise ValueError(f"{name} returned non-finite values in the pilot draw.")
+    if grid is None:
+        lo = np.minimum(pilot_p.min(0), pilot_q.min(0))
+        hi = np.maximum(pilot_p.max(0), pilot_q.max(0))
+        if np.any(hi <= lo):
+            raise ValueError(
+                "the pilot draw has zero spread: a kernel density needs varied values "
+                "(pass discrete=True for integer outputs, or grid=(low, high))."
+            )
+        width = hi - lo
+        lo, hi = lo - margin * width, hi + margin * width
+    else:
+        lo, hi = _check_range(grid, d)
+        if outside == "raise" and pilot_p is not None:
+            pooled = np.concatenate([pilot_p, pilot_q])
+            if np.any(pooled < lo) or np.any(pooled > hi):
+                raise ValueError(
+                    f"grid=({lo.tolist()}, {hi.tolist()}) does not cover the pilot draw "
+                    f"(range {pooled.min(0).tolist()} to {pooled.max(0).tolist()})."
+                )
+    if pilot_p is None:  # every setting given: the scale is not needed
+        h = jnp.broadcast_to(jnp.asarray(bandwidth, jnp.float64), (d,))
+        floor_ = jnp.asarray(common["floor"], jnp.float64)
+        beta_ = 1.0 / floor_ if common["beta"] is None else jnp.asarray(common["beta"])
+    else:
+        h, floor_, beta_ = _pilot_settings(
+            pilot_p,
+            pilot_q,
+            bandwidth,
+            common["floor"],
+            common["beta"],
+            defaults=defaults,
+            n=min(n_p, n_q),
+        )
+    shape, pad, half_width = _continuous_layout(lo, hi, np.asarray(h), grid_size, layout)
+    plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common)
+    grid_obj = _grid(lo, hi, shape=shape, pad=pad)
+    interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
+    return _Fixed(
+        plan=plan,
+        layout=_Layout(discrete=False, shape=shape, interior=interior),
+        grid=grid_obj,
+        low=np.asarray(grid_obj.low),
+        spacing=np.asarray(grid_obj.spacing),
+        bandwidth=jnp.asarray(h, jnp.float64),
+        floor=floor_,
+        beta=beta_,
+    )
+
+
+def _bound_from_counts(
+    fixed: _Fixed, counts, outside_counts, sizes, *, outside: str, stacklevel: int
+) -> Bound:
+    """Eq. (16) from the accumulated counts (:meth:`rdpjax.BoundPlan.bound`), after the
+    outside-mass policy (:mod:`rdpjax.stream`). ``counts``, ``outside_counts`` and ``sizes`` are
+    (P, Q) pairs of host arrays and ints. Runs inside ``rdpjax.float64()``."""
+    counted = np.array([float(c) for c in outside_counts])
+    if np.any(counted > 0):
+        message = (
+            f"{counted.astype(int).tolist()} draws (P, Q) fell outside the grid range or support"
+        )
+        if outside == "raise":
+            raise ValueError(message + "; pass a wider grid= or outside='clip'.")
+        warnings.warn(
+            message + " and were clamped onto its edge (the bound stays valid, possibly "
+            "looser); see Bound.outside.",
+            stacklevel=stacklevel + 1,
+        )
+    (counts_p, counts_q), (n_p, n_q) = counts, sizes
+    binned = Binned(
+        counts_p=counts_p,
+        counts_q=counts_q,
+        n_p=jnp.asarray(n_p, jnp.int64),
+        n_q=jnp.asarray(n_q, jnp.int64),
+        outside=jnp.stack([jnp.asarray(c, jnp.float64) for c in outside_counts]),
+        grid=fixed.grid,
+        bandwidth=fixed.bandwidth,
+        floor=jnp.asarray(fixed.floor, jnp.float64),
+        beta=jnp.asarray(fixed.beta, jnp.float64),
+    )
+    bound = jax.tree.map(np.asarray, _bound(fixed.plan, binned))
+    for name in ("estimate", "lower", "std_error"):
+        if not np.all(np.isfinite(np.asarray(getattr(bound, name)))):
+            raise ValueError(
+                f"the {name} is not finite: the samples are too far apart for the floor "
+                f"τ={float(bound.floor):.3g} (try a larger floor or bandwidth)."
+            )
+    return bound
