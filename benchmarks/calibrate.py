@@ -54,7 +54,7 @@ RR_EPS0, RR_M = 1.5, 10
 
 
 def _exact(mechanism):
-    """λ ↦ the zoo's exact D_λ on pair (21) (closed forms of methods.md §3)."""
+    """λ ↦ the zoo's exact D_λ on pair (21) (closed forms of docs/methods.md §3)."""
     x, x_prime = paper_pair(RR_M)
     return lambda lam: mechanism.divergence(lam, x, x_prime)
 

@@ -6,7 +6,7 @@ variant (λ = 2, β = 0.9), and the "practical n" — the smallest n, by doublin
 bisection (to a gap of buckets/γ for ε-LDP, 10 for Rényi, as in the authors' scripts), at which
 a fraction ≥ β of the runs (100 for ε-LDP, 1000 for Rényi, vmapped) succeeds and lands within
 γ of the truth. Written beside the published numbers (the authors' ``res.txt``/``resRDP.txt``,
-methods.md §4), and extended to the truncated Gaussian and to λ = 5, 7.
+docs/methods.md §4), and extended to the truncated Gaussian and to λ = 5, 7.
 
 Two ways to get the bucket counts of a run, both with the law of the histogram of n i.i.d.
 outputs:
@@ -75,7 +75,7 @@ PUBLISHED_LRDP = {  # B → γ → ...; λ = 2, β = 0.9, 1000 runs
 
 
 def laplace_lipschitz(b: float) -> float:
-    """L of the truncated Laplace density on [0, 1] at μ ∈ {0, 1}: K_0/B (methods.md §4)."""
+    """L of the truncated Laplace density on [0, 1] at μ ∈ {0, 1}: K_0/B (docs/methods.md §4)."""
     return 1.0 / (b * b * (1.0 - math.exp(-1.0 / b)))
 
 

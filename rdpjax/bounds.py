@@ -6,10 +6,10 @@ Kutta, Askin, Dunsche, arXiv:2212.04739v3. With ``p`` the law of the mechanism's
     ℓ̂ = D_λ(p̂, q̂_τ) + Φ⁻¹(α) σ̂ / √n,
 
 valid for ``D_λ(p, q)`` and hence for ``ε(λ) ≥ D_λ(p, q)`` (Theorem 1). rdpjax generalizes
-``σ̂/√n`` to ``√(σ̂_p²/n_p + σ̂_q²/n_q)`` for unequal sample sizes (methods.md §2.3).
+``σ̂/√n`` to ``√(σ̂_p²/n_p + σ̂_q²/n_q)`` for unequal sample sizes (docs/methods.md §2.3).
 
 Several orders and both directions make K bounds. Each is computed at level α/K (Bonferroni,
-methods.md §2.6), so *all* of them hold together with probability ≥ 1 − α, and a report that
+docs/methods.md §2.6), so *all* of them hold together with probability ≥ 1 − α, and a report that
 takes their maximum is valid. The :class:`Bound` records K and the per-bound level.
 
 The pipeline is split in two so that studies can ``vmap`` it: a host-side :func:`plan_bound`

@@ -1,9 +1,9 @@
 """Histogram estimators of ε-LDP and Rényi-LDP with guaranteed sample sizes (paper 001).
 
 Gorla, Jalouzot, Granese, Palamidessi, Piantanida, *On the (Im)Possibility of Estimating Various
-Notions of Differential Privacy*, arXiv:2208.14414, read through methods.md §4 (the extracted
+Notions of Differential Privacy*, arXiv:2208.14414, read through docs/methods.md §4 (the extracted
 text lost its formulas; the authors' code, github.com/LouisJalouzot/DP-Estimation, agrees).
-"§4 step k" below is the k-th step of Algorithm 1 as methods.md §4 lists it, not a line number
+"§4 step k" below is the k-th step of Algorithm 1 as docs/methods.md §4 lists it, not a line number
 of the paper's pseudocode (only lines 4–7, sampling, and 8–14, counting, survive in the text).
 
 Setting: a local mechanism ``P(y | x)`` whose outputs lie in ``[a, b]`` = ``[low, high]`` and
@@ -15,7 +15,8 @@ whose output densities are L-Lipschitz with ``L < 2/(b−a)²``. Then every dens
 * their suprema over an input interval ``[c, d]`` (Algorithm 2, Theorem 3, and its Rényi analogue)
 
 to precision γ with probability ≥ β. Theorem 1 says no estimator can do this without such an
-assumption. The guaranteed sizes are very conservative (methods.md §4, ``benchmarks/paper_001.py``).
+assumption. The guaranteed sizes are very conservative (docs/methods.md §4,
+``benchmarks/paper_001.py``).
 
 Next to the histogram estimate every estimator reports, on the same draws,
 
@@ -128,7 +129,7 @@ def _check_count(name: str, value, minimum: int = 1) -> int:
 
 
 def _psi(n: float, p: float, gamma: float) -> float:
-    """ψ(n, p, γ) of Algorithm 1 (methods.md §4, item 3): a Chernoff bound on a bucket ratio."""
+    """ψ(n, p, γ) of Algorithm 1 (docs/methods.md §4, item 3): a Chernoff bound on bucket ratios."""
     e = math.exp(gamma)
     num = math.exp(-n * p * (e - 1) ** 2 / (1 + e)) + math.exp(-n * p * (1 - 1 / e) ** 2 / 2)
     return num / -math.expm1(n * math.log1p(-p))  # 1 − (1 − p)^n
@@ -202,7 +203,7 @@ def ldp_sample_size(
 
 
 def _lrdp_constants(gamma, lip, lam, width) -> tuple[float, float, int]:
-    """τ0, γ' and the bucket count k of the Rényi variant (methods.md §4)."""
+    """τ0, γ' and the bucket count k of the Rényi variant (docs/methods.md §4)."""
     tau0 = 1 / width - lip * width / 2  # lower bound on the densities
     tau1 = 1 / width + lip * width / 2  # upper bound on the densities
     big_k = 2 * tau1**lam / tau0 ** (lam - 1)  # K
@@ -281,7 +282,7 @@ def global_ldp_sample_size(
 
     ``k_x = ⌈3L'(d − c)/(τγ)⌉`` equally spaced inputs on ``[c, d]`` (at least 2), and the
     Algorithm 1 sizes at precision γ/3 and confidence √β. The split of β is the authors' code's
-    (methods.md §4 marks the paper's exact split **[unverified]**).
+    (docs/methods.md §4 marks the paper's exact split **[unverified]**).
 
     Args:
       precision, confidence, lipschitz, low, high: as in :func:`ldp_sample_size`.
@@ -320,7 +321,7 @@ def global_lrdp_sample_size(
 ) -> tuple[int, int, int]:
     """Grid inputs, buckets and samples per input of the global Rényi-LDP estimator.
 
-    ``k_x = ⌈3(2λ−1)K L'(d−c)/(2(λ−1)K'τ0γ)⌉`` inputs (methods.md §4) and the Rényi sizes of
+    ``k_x = ⌈3(2λ−1)K L'(d−c)/(2(λ−1)K'τ0γ)⌉`` inputs (docs/methods.md §4) and the Rényi sizes of
     :func:`lrdp_sample_size` at precision γ/3 and confidence √β — the split of Algorithm 2,
     carried over by analogy (**[unverified]**: the paper's text for this case did not survive
     extraction, and the authors' code computes k_x but not a separate inner split).

@@ -1,7 +1,7 @@
 """Locally private estimation of paper 003: the minimax-optimal estimators and their exact risks.
 
 Duchi, Jordan, Wainwright, *Local Privacy and Minimax Bounds: Sharp Rates for Probability
-Estimation* (arXiv:1305.6000); formulas as restated and checked in methods.md §5. α is the local
+Estimation* (arXiv:1305.6000); formulas restated and checked in docs/methods.md §5. α is the local
 privacy level (α-LDP), not a confidence level. The channels are the zoo's
 (:mod:`rdpjax.mechanisms.local`, :mod:`rdpjax.mechanisms.series`); this module is the
 statistician's side: it debiases the privatized outputs ``Z_1..Z_n`` and projects the result back
@@ -185,7 +185,7 @@ def multinomial_bitwise_rr(bits: Any, alpha: Any, *, project: bool = True) -> ja
     Each bit of ``e_X ∈ {0,1}^d`` is kept with probability ``e^{α/2}/(1+e^{α/2})``, so
     ``E Z_j = θ_j (e^{α/2}−1)/(e^{α/2}+1) + 1/(1+e^{α/2})`` and the unbiased estimate is
     ``θ̂ = (Z̄ − 1/(1+e^{α/2})) (e^{α/2}+1)/(e^{α/2}−1)``, then ``Π_Δ`` (003, Sec. 3 "randomized
-    response with minor modification"; methods.md §5). Risk before projection:
+    response with minor modification"; docs/methods.md §5). Risk before projection:
     :func:`multinomial_risk` with ``channel="bitwise_rr"``.
 
     Args:
@@ -213,7 +213,7 @@ def multinomial_laplace(z: Any, *, project: bool = True) -> jax.Array:
 
     The channel is the zoo's ``LaplaceHistogram(alpha, bins=d)`` run on the point ``(X + ½)/d``
     (bin X). ``Z̄`` is already unbiased, so α is not needed. Risk before projection
-    ``(1 − ‖θ‖² + 8d/α²)/n`` (methods.md §5).
+    ``(1 − ‖θ‖² + 8d/α²)/n`` (docs/methods.md §5).
 
     Args:
         z: privatized outputs, shape ``(..., n, d)``, finite.
@@ -323,7 +323,7 @@ def histogram_bins(n: int, alpha: Any) -> int:
 def series_terms(n: int, alpha: Any, beta: float = 1.0) -> int:
     """k = round((nα²)^{1/(2β+2)}), at least 1: the number of terms of Proposition 3.
 
-    The propositions' constants are unverified (methods.md §5); this uses 1 [choice].
+    The propositions' constants are unverified (docs/methods.md §5); this uses 1 [choice].
 
     Raises:
         ValueError: for n < 1, α not a concrete number > 0, or β < 1.
@@ -524,7 +524,7 @@ def private_series(
         terms: number k of basis functions (1..30, the sampler's limit); default
             :func:`series_terms` (Proposition 3: k ≍ (nα²)^{1/(2β+2)}).
         ties: ``"split"`` (default; α-LDP and unbiased for every k) or ``"literal"`` (003's
-            published form: for even k neither α-LDP nor unbiased, methods.md §5).
+            published form: for even k neither α-LDP nor unbiased, docs/methods.md §5).
 
     Returns:
         A :class:`SeriesDensity`.

@@ -3,7 +3,7 @@
 For each mechanism: bounds at one or several sample sizes ``n`` (outputs per database; the
 estimate and the lower bound, simultaneous over the three orders), and a coverage study of
 ``reps`` vmapped replications at ``coverage_n`` outputs per database (the fraction of
-replications whose bound held). The exact values are the closed forms of methods.md §3 (the
+replications whose bound held). The exact values are the closed forms of docs/methods.md §3 (the
 zoo's ``divergence``). With ``figures`` it also draws, per mechanism, the densities behind the
 bound, the bound against λ and (several n) the bound against n.
 

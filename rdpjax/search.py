@@ -31,7 +31,7 @@ closest to that order's best candidate is kept. Its bounds are **certified** wit
 :func:`rdpjax.lower_bound` on a *third* set of draws from a key the search never touched: the
 pair is a function of data independent of the certification draws, so the certified bound is a
 valid lower bound on ``D_λ`` at that pair, hence on ε(λ). With L orders (and both directions, 2L
-bounds) each bound is computed at level α/(L·directions) (Bonferroni, methods.md §2.6), so all
+bounds) each bound is computed at level α/(L·directions) (Bonferroni, docs/methods.md §2.6), so all
 reported bounds hold together with probability ≥ 1 − α. Choosing among restarts and variants
 needs no correction: the choice never sees the certification draws.
 

@@ -7,7 +7,7 @@ to zero, and what is left is the *quadratic* term, which the first-order standar
 see: the plug-in is biased upward by about (support size)/n and the bound lands above the truth
 (measured: a 50-value uniform null at n = 1e5 gave a positive bound in 100% of replications).
 
-This module adds the next term of the expansion (methods.md §2.3 extended, derived here):
+This module adds the next term of the expansion (docs/methods.md §2.3 extended, derived here):
 
     F(p̂, q̂) − F(p, q) ≈ gᵀZ + ½ ZᵀHZ,   Z ~ (0, Σ),   Σ = blockdiag(Σ_p, Σ_q)
     bias      b = ½ tr(HΣ)                                                           (S1)

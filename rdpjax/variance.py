@@ -9,9 +9,9 @@ Kutta, Askin, Dunsche, arXiv:2212.04739v3, eq. (18): with ``I = ∫ p̂^λ q̂_�
 
 S1 is the contribution of the p-sample and S2 of the q-sample, so with sizes n and n' the
 squared standard error is ``σ̂_p²/n + σ̂_q²/n'`` with ``σ̂_p² = S1/((λ−1)I)²`` and
-``σ̂_q² = S2/((λ−1)I)²`` (methods.md §2.3; for n = n' this is eq. (16)'s ``σ̂²/n``).
+``σ̂_q² = S2/((λ−1)I)²`` (docs/methods.md §2.3; for n = n' this is eq. (16)'s ``σ̂²/n``).
 
-The autodiff path (methods.md §2.4) differentiates the plug-in functional ``F(p̂, q̂)`` with
+The autodiff path (docs/methods.md §2.4) differentiates the plug-in functional ``F(p̂, q̂)`` with
 ``jax.grad`` and forms the influence of one observation, ``ψ_p(x) = Σ_j ∂F/∂p̂_j K_h(t_j − x)``
 (the gradient smoothed by the same kernel), then ``σ̂_p² = Var_{X∼p̂} ψ_p(X)``. For a kernel shrunk
 to a point, ``ψ_p = ∂F/∂p̂ / Δ`` and the result equals eq. (18) exactly; at finite h it is the

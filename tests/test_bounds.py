@@ -126,7 +126,7 @@ def test_fixed_key_coverage_gaussian_and_laplace():
 
 
 def test_too_small_bandwidth_and_floor_break_the_first_order_bound_only():
-    """methods.md §2.5: h and τ far too small bias D̂ upward; the paper's first-order bound
+    """docs/methods.md §2.5: h and τ far too small bias D̂ upward; the paper's first-order bound
     (16) does not see it and lands above the truth, the second-order correction does."""
     p, q = _gauss(jax.random.key(8), 10**5, 10**5)
     settings = dict(bandwidth=0.3 * 5 * 1e5**-0.4, floor=1e-4 / 5)
@@ -161,7 +161,8 @@ def test_eq18_and_autodiff_variances_are_close_at_small_h():
 def test_discrete_relative_frequencies_randomized_response():
     """Binary randomized response, ε0 = 1.5: discrete auto-detected, bound ≤ exact, within se."""
     a = np.exp(1.5) / (1 + np.exp(1.5))
-    exact = np.log(a**2 * (1 - a) ** -1 + (1 - a) ** 2 * a**-1)  # λ = 2 closed form, methods.md §3
+    # λ = 2 closed form, docs/methods.md §3
+    exact = np.log(a**2 * (1 - a) ** -1 + (1 - a) ** 2 * a**-1)
     kp, kq = jax.random.split(jax.random.key(12))
     n = 200000
     p = np.asarray(jax.random.bernoulli(kp, a, (n,))).astype(np.int8)

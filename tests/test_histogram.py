@@ -3,7 +3,7 @@
 References: the published (buckets, n) of Gorla et al. (arXiv:2208.14414; the tables in the
 authors' repository LouisJalouzot/DP-Estimation, ``res.txt``, ``resRDP.txt``,
 ``results/results.csv``); an mpmath evaluation of the sample-size conditions typed from
-methods.md §4; exact bucket masses of the truncated Laplace law (closed form, typed here) with
+docs/methods.md §4; exact bucket masses of the truncated Laplace law (closed form, typed here) with
 numpy multinomial draws and a numpy re-implementation of the estimators.
 """
 

@@ -2,7 +2,7 @@
 
 References are independent of the code under test: the projection against a bisection on the
 threshold and a generic QP solver (scipy SLSQP); the estimators on privatized outputs drawn by
-numpy restatements of the channels (methods.md §5), including 003's sampler (20) by literal
+numpy restatements of the channels (docs/methods.md §5), including 003's sampler (20) by literal
 rejection sampling; true bin masses and Fourier coefficients from scipy. Stochastic checks use
 fixed seeds and ``|estimate − truth| < 4 s.e.`` with the s.e. computed from the replications
 (two-sided nominal false-failure rate 6e-5 per comparison).
@@ -241,7 +241,7 @@ def test_batched_alpha_equals_loop():
 
 
 def test_multinomial_risk_small_cases():
-    # d/(4n)·coth²(α/4) bounds the bitwise risk (methods.md §5); equality when every p_j = 1/2,
+    # d/(4n)·coth²(α/4) bounds the bitwise risk (docs/methods.md §5); equality when every p_j = 1/2,
     # impossible on the simplex, so strict; Laplace risk is (1 − ‖θ‖² + 8d/α²)/n.
     assert ldp.multinomial_risk(THETA, 1.0, 100, "bitwise_rr") < D / 400 / math.tanh(0.25) ** 2
     expected = (1 - np.sum(THETA**2) + 8 * D / 0.25) / 100
@@ -427,7 +427,8 @@ def test_histogram_slope_in_n_alpha_squared():
 def test_literal_even_k_series_is_caught_and_tie_split_is_not():
     """rdpjax's audit on sampler (20) written from the paper's text (numpy rejection sampler, a
     black box to the auditor), k = 2, α = 1, on the zoo's worst-case pair (0, 1/2): the literal
-    "> 0 vs ≤ 0" rule is refuted (exact D_2 = 1.60 > α, methods.md §5), the tie-split one not."""
+    "> 0 vs ≤ 0" rule is refuted (exact D_2 = 1.60 > α, docs/methods.md §5), the tie-split one
+    not."""
     lam, n, alpha = [2.0], 20_000, 1.0
     codes = lambda z: (z[:, 0] > 0) + 2 * (z[:, 1] > 0)  # noqa: E731  sign bits → {0..3}
     reports = {}

@@ -7,7 +7,7 @@ of the rows and outputs of shape ``(n, d)``, with i.i.d. noise in each coordinat
 
 Exact divergences (any pair, shift ``Δ = S(x) − S(x')``):
 * Laplace: ``Σ_c D_λ(Lap(Δ_c, b) ‖ Lap(0, b))``, coordinates independent, each Mironov (2017,
-  Prop. 6) = the closed form of 000 (methods.md §3); ``D_∞ = ‖Δ‖₁ / b``.
+  Prop. 6) = the closed form of 000 (docs/methods.md §3); ``D_∞ = ‖Δ‖₁ / b``.
 * Gaussian: ``λ ‖Δ‖² / (2b²)``; ``D_∞ = ∞``.
 """
 

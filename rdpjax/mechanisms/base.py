@@ -16,7 +16,7 @@ of categories, number of steps, variant names) are static metadata. Every mechan
   by default, ``None`` without a level;
 * ``reference_pair()``: the pair of databases on which its divergence is reported.
 
-Direction convention (methods.md §3): ``p = law A(x)``, ``q = law A(x')``, ``D_λ(p, q)``.
+Direction convention (docs/methods.md §3): ``p = law A(x)``, ``q = law A(x')``, ``D_λ(p, q)``.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class OutputSpec:
         """Map raw discrete samples to int32 codes in ``[0, alphabet_size)``, shape ``(n,)``.
 
         Counting codes is a post-processing of the output, so by the data-processing inequality a
-        divergence computed on codes never exceeds the one on raw outputs (methods.md §1). For
+        divergence computed on codes never exceeds the one on raw outputs (docs/methods.md §1). For
         every discrete mechanism of the zoo the encoding is injective or, for shuffled randomized
         response, a sufficient statistic, so nothing is lost.
 

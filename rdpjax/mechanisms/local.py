@@ -3,7 +3,7 @@
 The input ("database") of each channel is one individual's value: a category ``X ∈ {0, …, k−1}``
 (multinomial estimation; the paper numbers categories 1..d and identifies X with ``e_X``) or a point
 ``X ∈ [0, 1]`` (density estimation). α is the local privacy level of 003 (α-LDP), not a confidence
-level; ``Laplace(κ)`` of 003 has rate κ, i.e. scale ``1/κ`` (methods.md §5).
+level; ``Laplace(κ)`` of 003 has rate κ, i.e. scale ``1/κ`` (docs/methods.md §5).
 
 * :class:`KaryRandomizedResponse`: Warner's k-ary randomized response — the true category with
   probability ``e^α/(e^α + k − 1)``, each other one with ``1/(e^α + k − 1)``.
@@ -85,7 +85,7 @@ def _check_alpha(alpha: Any) -> None:
 
 @pytree_dataclass
 class KaryRandomizedResponse(Mechanism):
-    """Warner's k-ary randomized response, α-LDP (003, Sec. 3; methods.md §5).
+    """Warner's k-ary randomized response, α-LDP (003, Sec. 3; docs/methods.md §5).
 
     Args:
         alpha: privacy level α ≥ 0 (a pytree leaf).

@@ -1,7 +1,7 @@
 """Noisy gradient descent on a quadratic loss (paper 000, Sec. V, "Noisy Gradient Descent").
 
 Loss ``L_x(θ) = (1/m) Σ_i ½(θ − x_i)²``, ``θ_0 = 0``, Θ = ℝ (no projection), and the update of
-Algorithm 1 of Chourasia et al. as used by 000 (methods.md §3):
+Algorithm 1 of Chourasia et al. as used by 000 (docs/methods.md §3):
 
     θ_{k+1} = θ_k − η ∇L_x(θ_k) + √(2η) Y_k,   Y_k ~ N(0, b²) i.i.d.,   output θ_K.
 

@@ -10,7 +10,7 @@ Input X ∈ [0, 1]; trigonometric basis ``φ_1 = 1``, ``φ_{2j} = √2 cos(2πjt
 with ``B = B0 √k (e^α+1) / (c_k (e^α−1))``, ``c_k = √k C(k−1, ⌊k/2⌋) / 2^{k−1}``, so that
 ``E[Z | X] = (φ_1(X), …, φ_k(X))`` and the estimator (22) is a plain mean.
 
-Ties (methods.md §5, derived). ``⟨z, τ̃⟩`` only depends on the number c of coordinates where the
+Ties (docs/methods.md §5, derived). ``⟨z, τ̃⟩`` only depends on the number c of coordinates where the
 signs of z and τ̃ agree (``⟨z, τ̃⟩ > 0 ⇔ c > k/2``). For even k the literal split "> 0 vs ≤ 0"
 gives the two sides different sizes and a likelihood ratio up to ``e^α N₋/N₊ > e^α`` given τ̃
 (3e^α for k = 2): the published form (``ties="literal"``) is **not** α-LDP for even k (and, with

@@ -6,7 +6,7 @@ mechanism then releases the sum of the kept entries plus its noise:
 
 Exact divergence. For the pair (21) (``x'`` = 0, ``x`` one non-zero entry ``r``):
 ``p = (1−γ) f_0 + γ f_r``, ``q = f_0``, and expanding ``E_q[(1−γ+γ f_r/f_0)^λ]`` binomially
-gives, for integer λ (methods.md §3, note on subsampling)
+gives, for integer λ (docs/methods.md §3, note on subsampling)
 
     D_λ = 1/(λ−1) log{ (1−γ)^{λ−1}(λγ−γ+1) + Σ_{j=2}^{λ} C(λ,j)(1−γ)^{λ−j} γ^j e^{(j−1) ε0(j)} }
 

@@ -2,7 +2,7 @@
 
 The input (the "database") is a location ``μ ∈ [low, high]``, a scalar; the output is one draw
 from the Laplace (scale B) or Gaussian (standard deviation s) law centred at μ and truncated to
-``[low, high]`` (001, Sec. "Experiments"; methods.md §4 for [0, 1]):
+``[low, high]`` (001, Sec. "Experiments"; docs/methods.md §4 for [0, 1]):
 
     Laplace:  p_μ(y) = K_μ e^{−|y−μ|/B},  K_μ = 1 / (B(2 − e^{−(μ−low)/B} − e^{−(high−μ)/B})),
     Gaussian: p_μ(y) = φ((y−μ)/s) / (s Z_μ),  Z_μ = Φ((high−μ)/s) − Φ((low−μ)/s).
@@ -10,7 +10,7 @@ from the Laplace (scale B) or Gaussian (standard deviation s) law centred at μ 
 Exact divergences, any pair of locations (derived here; both checked against quadrature):
 * Laplace: ``log p^λ q^{1−λ}`` is piecewise linear in y with kinks at μ, μ', so the integral is a
   sum of closed-form exponential integrals. For ``(low, high) = (0, 1)`` and the pair (0, 1) it is
-  the formula of 001 (methods.md §4),
+  the formula of 001 (docs/methods.md §4),
   ``1/(λ−1) log[(e^{(λ−1)/B} − e^{−λ/B}) / ((1 − e^{−1/B})(2λ−1))]``.
 * Gaussian: ``φ_s(y−μ)^λ φ_s(y−μ')^{1−λ} = φ_s(y − μ_λ) e^{λ(λ−1)(μ−μ')²/(2s²)}`` with
   ``μ_λ = λμ + (1−λ)μ'``, so ``log I = λ(λ−1)Δ²/(2s²) + log(Φ((high−μ_λ)/s) − Φ((low−μ_λ)/s))
@@ -234,7 +234,7 @@ def _log_exp_integral(slope: float, width: float) -> float:
 
 
 def paper_closed_form(lam: float, scale: float) -> float:
-    """001's ε(λ) for locations 0 vs 1 on [0, 1] (methods.md §4)."""
+    """001's ε(λ) for locations 0 vs 1 on [0, 1] (docs/methods.md §4)."""
     b = scale
     value = math.log(
         (math.exp((lam - 1) / b) - math.exp(-lam / b)) / ((1 - math.exp(-1 / b)) * (2 * lam - 1))

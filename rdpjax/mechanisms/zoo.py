@@ -2,7 +2,7 @@
 
 The mechanisms, their parameters and labels come from :mod:`rdpjax.mechanisms.registry`; this
 module only picks the rows (some entries appear with several parameter values) and keeps the
-reference values printed in methods.md §3 for the seven mechanisms of paper 000.
+reference values printed in docs/methods.md §3 for the seven mechanisms of paper 000.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ ORDERS = (2, 5, 7)
 class ZooEntry(NamedTuple):
     """One row of the zoo: a mechanism at its reference parameters and pair.
 
-    ``paper_values`` holds the reference values of methods.md §3 at λ = 2, 5, 7, as printed there
+    ``paper_values``: the reference values of docs/methods.md §3 at λ = 2, 5, 7, as printed there
     (strings, so that their number of decimals is known), for the seven mechanisms of 000.
     """
 
@@ -35,7 +35,8 @@ class ZooEntry(NamedTuple):
     paper_values: tuple[str, str, str] | None = None
 
 
-# The rows of the table: (registry name, parameters other than the paper's, methods.md §3 values).
+# The rows of the table: (registry name, parameters other than the paper's,
+# docs/methods.md §3 values).
 _ROWS: list[tuple[str, dict, tuple[str, str, str] | None]] = [
     ("laplace", {}, ("0.037015", "0.084103", "0.107113")),
     ("gaussian", {}, ("0.04", "0.10", "0.14")),
@@ -69,7 +70,7 @@ def _row(name: str, params: dict, paper_values=None) -> ZooEntry:
 
 
 def reference_zoo() -> list[ZooEntry]:
-    """Every mechanism at the parameters of its paper (000: Sec. V; 001, 003: methods.md §4–5),
+    """Every mechanism at the parameters of its paper (000: Sec. V; 001, 003: docs/methods.md §4–5),
     named and built by :mod:`rdpjax.mechanisms.registry`, on its reference pair."""
     entries = [_row(name, params, values) for name, params, values in _ROWS]
     gaussian = registry.get("gaussian")  # the vector sum of (21) in d = 2, after the scalar one

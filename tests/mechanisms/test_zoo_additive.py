@@ -15,7 +15,7 @@ from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import Gaussian, Laplace
 
 ORDERS = (2, 5, 7)
-# methods.md §3, reference values (b = 5, pair (21)).
+# docs/methods.md §3, reference values (b = 5, pair (21)).
 TABLE = {"laplace": (0.037015, 0.084103, 0.107113), "gaussian": (0.04, 0.10, 0.14)}
 
 

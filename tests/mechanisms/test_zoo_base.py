@@ -152,7 +152,7 @@ def test_invalid_databases_raise():
 
 def test_main_prints_every_mechanism_and_matches_paper_000(capsys):
     """``python -m rdpjax.mechanisms``: one row per zoo entry; the seven values of 000 match
-    methods.md §3 to the printed digits."""
+    docs/methods.md §3 to the printed digits."""
     main()
     table = capsys.readouterr().out
     rows = {line.split("  ")[0].rstrip(" ✗") for line in table.splitlines()}

@@ -13,7 +13,7 @@ from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import NoisyGradientDescent
 from rdpjax.mechanisms.noisy_gd import paper_closed_form
 
-TABLE = (0.0072547, 0.0181367, 0.0253913)  # methods.md §3: η = 0.2, b = 1, K = 10, m = 10
+TABLE = (0.0072547, 0.0181367, 0.0253913)  # docs/methods.md §3: η = 0.2, b = 1, K = 10, m = 10
 
 
 def _law_by_recursion(x_bar, eta, b, steps):

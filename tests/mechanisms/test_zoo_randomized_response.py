@@ -15,9 +15,9 @@ from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import RandomizedResponse, ShuffledRandomizedResponse
 from rdpjax.mechanisms.shuffle import paper_closed_form
 
-RR_TABLE = (1.309634, 1.449647, 1.466431)  # methods.md §3, ε0 = 1.5
-SHUFFLED_TABLE = (0.239396, 0.437170, 0.530391)  # methods.md §3, ε0 = 1.5, m = 10
-SHUFFLED_REVERSE = (0.405, 1.005, 1.165)  # methods.md §3 notes, reverse direction
+RR_TABLE = (1.309634, 1.449647, 1.466431)  # docs/methods.md §3, ε0 = 1.5
+SHUFFLED_TABLE = (0.239396, 0.437170, 0.530391)  # docs/methods.md §3, ε0 = 1.5, m = 10
+SHUFFLED_REVERSE = (0.405, 1.005, 1.165)  # docs/methods.md §3 notes, reverse direction
 
 
 def test_rr_matches_table():

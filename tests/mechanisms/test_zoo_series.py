@@ -57,7 +57,7 @@ def test_basis_and_constants():
         [1.0, 1.0, 1.0, 0.0, B0],  # √2 cos(π/4), √2 sin(π/4), √2 cos(π/2), √2 sin(π/2)
         atol=1e-12,
     )
-    # c_k of 003 through B: c_1 = 1, c_3 = 0.866, c_5 = 0.8385 (methods.md §5).
+    # c_k of 003 through B: c_1 = 1, c_3 = 0.866, c_5 = 0.8385 (docs/methods.md §5).
     for k, c_k in ((1, 1.0), (3, 0.866), (5, 0.8385)):
         mech = OrthogonalSeries(1.0, k)
         implied = B0 * math.sqrt(k) / float(mech.bound) / math.tanh(0.5)

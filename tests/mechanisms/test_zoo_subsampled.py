@@ -13,7 +13,7 @@ from zoo_testing import assert_ks, draw, key
 from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import Gaussian, Laplace, PoissonSubsampled
 
-TABLE = {  # methods.md §3 (b = 5, γ = 0.5, pair (21)), at λ = 2, 5, 7
+TABLE = {  # docs/methods.md §3 (b = 5, γ = 0.5, pair (21)), at λ = 2, 5, 7
     "Laplace": (0.009383, 0.023060, 0.031493),
     "Gaussian": (0.010151, 0.026168, 0.037412),
 }
