@@ -192,6 +192,24 @@ def test_bound_checks_a_zcdp_claim(tmp_path, capsys):
     assert err.startswith("rdpjax bound: error: --claim-zcdp -1:") and "\n" not in err
 
 
+def test_bound_with_a_claim_and_no_orders_uses_the_validated_grid(tmp_path, capsys):
+    """No --lam: the claim grid for this n (λ ≤ 5 below 10⁴ a side) in both directions, the
+    configuration whose error rates docs/claims.md reports; --lam keeps one direction."""
+    from rdpjax.orders import CLAIM_ORDERS, SMALL_N_CLAIM_ORDERS
+
+    rng = np.random.default_rng(1)
+    for n, grid in ((5_000, SMALL_N_CLAIM_ORDERS), (10_000, CLAIM_ORDERS)):
+        np.save(tmp_path / "p.npy", 1.0 + rng.standard_normal(n))
+        np.save(tmp_path / "q.npy", rng.standard_normal(n))
+        argv = ["bound", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--claim-zcdp", "0.5"]
+        assert main([*argv, "--json"]) == 0  # the truth: exactly 0.5-zCDP
+        out = json.loads(capsys.readouterr().out)
+        assert out["lam"] == list(grid) and out["both_directions"]
+        assert out["n_bounds"] == 2 * len(grid)
+    assert main([*argv, "--lam", "2", "--json"]) == 0
+    assert not json.loads(capsys.readouterr().out)["both_directions"]
+
+
 # ----------------------------------------------------------------------------- user code
 
 
