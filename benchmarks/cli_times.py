@@ -27,7 +27,13 @@ COMMANDS = {
     "bound": ["bound", "{tmp}/p.npy", "{tmp}/q.npy", "--lam", "2", "5", "7"],
     "audit gaussian --n 1e6": ["audit", "gaussian", "--n", "1e6", "--quiet"],
     "coverage gaussian --n 1e4 --reps 50": [
-        "coverage", "gaussian", "--n", "1e4", "--reps", "50", "--json",
+        "coverage",
+        "gaussian",
+        "--n",
+        "1e4",
+        "--reps",
+        "50",
+        "--json",
     ],  # fmt: skip
     "reproduce --quick": ["reproduce", "--quick", "--json"],
 }

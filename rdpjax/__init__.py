@@ -21,6 +21,23 @@ del cpu_pool_hang_workaround
 
 __version__ = "0.1.0"
 
+# Submodules with heavier imports, loaded on first use (PEP 562): ``rdpjax.stream`` and the rest
+# work after a plain ``import rdpjax``, which does not pay for them.
+_LAZY_SUBMODULES = ("blackbox", "plots", "reproduce", "search", "stream", "studies")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"rdpjax.{name}")
+    raise AttributeError(f"module 'rdpjax' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY_SUBMODULES])
+
+
 __all__ = [
     "AuditReport",
     "Bound",

@@ -22,7 +22,6 @@ SCHEMA_VERSION = 2
 """Version of the JSON layout of :meth:`AuditReport.to_dict` (1: before claims existed)."""
 
 
-
 def _list(value):
     """JSON-ready: arrays to lists, non-finite floats to None."""
     if value is None:
@@ -165,9 +164,7 @@ class AuditReport:
     def __str__(self) -> str:
         claim = f"; claim: {self.claim}" if self.claim is not None else ""
         lines = [f"audit of {self.mechanism}, n = {self.n:,} per database{claim}"]
-        lines.append(
-            f"{self._HEADER[0]:>8} " + " ".join(f"{h:>10}" for h in self._HEADER[1:6])
-        )
+        lines.append(f"{self._HEADER[0]:>8} " + " ".join(f"{h:>10}" for h in self._HEADER[1:6]))
         for row in self._rows():
             line = f"{row[0]:>8} " + " ".join(f"{v:>10}" for v in row[1:6])
             lines.append(line + (f"  {row[6]}" if row[6] else ""))
