@@ -321,3 +321,31 @@ def test_samples_reach_jax_through_a_private_copy(x64):
     p[:] = 0.0
     q[:] = 0.0
     np.testing.assert_array_equal(plan(pj, qj).lower, before)
+
+
+def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(monkeypatch):
+    """Data set after data set of new sizes (issue 20): with a budget of 4 combinations, the
+    compiled programs of lower_bound never number more than 4 (jax's own count), the process's
+    memory maps stop growing, and results after the caches were dropped equal the first ones."""
+    from rdpjax import bounds
+
+    def maps() -> int:
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+
+    monkeypatch.setattr(bounds, "PROGRAM_BUDGET", 4)
+    monkeypatch.setattr(bounds, "_seen_programs", set())
+    rng = np.random.default_rng(5)
+    data = [(1 + rng.standard_normal(n), rng.standard_normal(n)) for n in range(800, 1200, 25)]
+    first = rdpjax.lower_bound(*data[0], [2.0], layout="bucketed")
+    counts = []
+    for i, (p, q) in enumerate(data):
+        rdpjax.lower_bound(p, q, [2.0], layout="bucketed")
+        sizes = [fn._cache_size() for fn in (bounds._settings, bounds._bin, bounds._bound)]
+        assert max(sizes) <= 4, (i, sizes)
+        counts.append(maps())
+    # A sawtooth: each drop frees the programs; its peaks stay level (without the budget, the
+    # count grows by ~280 a new size: 16 sizes here would add ~4,500).
+    assert max(counts[8:]) - max(counts[:8]) < 150, str(counts)
+    again = rdpjax.lower_bound(*data[0], [2.0], layout="bucketed")
+    np.testing.assert_array_equal(again.lower, first.lower)
