@@ -771,11 +771,19 @@ def _program_key(plan: BoundPlan, p, q):
 
 
 def _keep_program_budget(key) -> None:
-    """Count the compiled-program combination ``key``; past the budget, drop them all."""
-    if key in _seen_programs:
-        return
-    if len(_seen_programs) >= PROGRAM_BUDGET:
-        for fn in (_settings, _bin, _bound):
+    """Before a call whose compiled-program combination is ``key``: past the budget, drop them all.
+
+    The count is jax's own (each jitted function's ``_cache_size()``, so programs compiled for
+    other callers, e.g. :mod:`rdpjax.stream` reusing ``_bound``, count too); where a jax version
+    lacks it, the distinct keys seen since the last drop.
+    """
+    programs = (_settings, _bin, _bound)
+    if all(callable(getattr(fn, "_cache_size", None)) for fn in programs):
+        full = max(fn._cache_size() for fn in programs) >= PROGRAM_BUDGET
+    else:
+        full = key not in _seen_programs and len(_seen_programs) >= PROGRAM_BUDGET
+    if full:
+        for fn in programs:
             fn.clear_cache()
         _seen_programs.clear()
     _seen_programs.add(key)
