@@ -54,9 +54,8 @@ from rdpjax._validation import check_int
 from rdpjax.binning import _scan_chunks, bin_accumulator, bin_chunk, bin_counts, count_chunk
 from rdpjax.bounds import DEFAULTS, Bound, _check_grid_size, _plan_options
 from rdpjax.grid import Grid
-from rdpjax.stream import (
+from rdpjax.stream.plan import (
     DEFAULT_PILOT,
-    DEFAULT_STREAM_CHUNK,
     _as_key,
     _bound_from_counts,
     _check_options,
@@ -65,6 +64,7 @@ from rdpjax.stream import (
     _Layout,
     _sizes,
 )
+from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
 
 __all__ = ["DEFAULT_BATCH", "blackbox_bound"]
 

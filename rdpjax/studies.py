@@ -26,7 +26,7 @@ from rdpjax.audit import exact_divergences
 from rdpjax.bounds import plan_bound
 from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
-from rdpjax.stream import _mechanism_fn, _Sampler
+from rdpjax.stream._samplers import _mechanism_fn, _Sampler
 
 __all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
 

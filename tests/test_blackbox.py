@@ -8,12 +8,11 @@ samples. Fixed keys throughout. The streamed-progress tests live here because th
 that owns them (``tests/test_stream.py`` is kept unchanged).
 """
 
-import contextlib
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from references import compilations
 
 import rdpjax
 from rdpjax import mechanisms
@@ -272,22 +271,6 @@ def test_project_maps_vectors_to_a_bound():
 # ----------------------------------------------------------------------------- stream progress
 
 
-@contextlib.contextmanager
-def _compilations():
-    """Names of the functions XLA compiles inside the block (jax.monitoring events)."""
-    compiles = []
-
-    def listen(event, duration, **kw):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(kw.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        yield compiles
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
-
-
 GAUSS = mechanisms.Gaussian(scale=SCALE)
 STREAM = dict(
     n=20 * 2**12 + 100, chunk=2**12, grid=(-30.0, 31.0), bandwidth=1.0, floor=2e-3,
@@ -304,7 +287,7 @@ def test_streamed_progress_is_monotone_ends_at_total_and_changes_nothing(monkeyp
     key, (x, x_prime) = jax.random.key(5), GAUSS.reference_pair()
     plain = mechanism_streamed_bound(key, GAUSS, x, x_prime, LAM, **STREAM)
     first, second = [], []
-    with _compilations() as compiles:
+    with compilations() as compiles:
         a = mechanism_streamed_bound(
             key, GAUSS, x, x_prime, LAM, progress=lambda d, t: first.append((d, t)), **STREAM
         )

@@ -6,7 +6,6 @@ out-of-range draws clamped by numpy, and jax's own compilation events. Fixed key
 the settings (bandwidth, floor, grid) are fixed so that the two pipelines see the same grid.
 """
 
-import contextlib
 import json
 import os
 import subprocess
@@ -18,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from references import compilations
 
 import rdpjax
 from rdpjax import mechanisms
@@ -239,22 +239,6 @@ def test_map_over_devices_keeps_order_and_replication_batches_fit_the_budget():
     assert replication_batch_size(10, 5, mesh) == 5
 
 
-@contextlib.contextmanager
-def _compilations():
-    """Names of the functions XLA compiles inside the block (jax.monitoring events)."""
-    compiles = []
-
-    def listen(event, duration, **kw):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(kw.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        yield compiles
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
-
-
 def test_replicated_bounds_compile_once_and_match_lower_bound():
     """R = 3 replications × P = 2 database pairs × L = 3 orders: one backend compilation of the
     study (counted by jax.monitoring); a second call with new keys and databases of the same
@@ -262,7 +246,7 @@ def test_replicated_bounds_compile_once_and_match_lower_bound():
     rr = RR
     pairs = [(np.array([1, 0, 0]), np.array([0, 0, 0])), (np.array([1, 1, 0]), np.array([1, 1, 1]))]
     other = [(np.array([0, 1, 0]), np.array([0, 1, 1])), (np.array([0, 0, 1]), np.array([1, 0, 1]))]
-    with _compilations() as compiles:
+    with compilations() as compiles:
         first = replicated_bounds(
             jax.random.key(4), rr, pairs, [2.0, 5.0, 7.0], n=2000, reps=3, second_order=False
         )
@@ -399,7 +383,7 @@ def test_bucketed_layout_reuses_the_compiled_stream_across_calls():
     def q(k, m):
         return 5.0 * jax.random.normal(k, (m,), jnp.float32)
 
-    with _compilations() as compiles:
+    with compilations() as compiles:
         first = streamed_bound(jax.random.key(10), p, q, [2.0, 5.0], n=30000, layout="bucketed")
         n_first = len(compiles)
         second = streamed_bound(jax.random.key(11), p, q, [2.0, 5.0], n=30000, layout="bucketed")

@@ -54,19 +54,7 @@ same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
 * :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`.
 """
 
-# The private names are re-exported for rdpjax.blackbox (the plan and bound steps) and
-# rdpjax.studies (the mechanism sampler), which import them from here.
-from rdpjax.stream._samplers import _mechanism_fn, _Sampler  # noqa: F401
-from rdpjax.stream.plan import (  # noqa: F401
-    DEFAULT_PILOT,
-    _as_key,
-    _bound_from_counts,
-    _check_options,
-    _fix_settings,
-    _Fixed,
-    _Layout,
-    _sizes,
-)
+from rdpjax.stream.plan import DEFAULT_PILOT
 from rdpjax.stream.replicate import replicated_bounds
 from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
 from rdpjax.stream.streamed import mechanism_streamed_bound, streamed_bound, streamed_samples
