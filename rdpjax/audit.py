@@ -168,39 +168,11 @@ def _with_projection(mechanism: Mechanism, project: Callable) -> Mechanism:
     return from_sampler(projected, name=mechanism.name)
 
 
-def _stream_mechanism(mechanism, x, x_prime, orders, n, key, progress, options):
-    from rdpjax.stream import mechanism_streamed_bound
-
+def _under_bar(n: int, progress, run):
+    """``run(advance)`` under a progress bar over the 2n draws of a streamed estimator, whose
+    ``progress=`` callback ``advance(done, total)`` moves the bar."""
     with _progress_bar(2 * n, progress, "drawing and binning") as bar:
-
-        def advance(done, total):
-            bar.update(int(done) - bar.n)
-
-        return mechanism_streamed_bound(
-            key, mechanism, x, x_prime, orders, n=n, progress=advance, **options
-        )
-
-
-def _stream_blackbox(sample, x, x_prime, orders, n, key, batch_size, project, progress, options):
-    from rdpjax.blackbox import blackbox_bound
-
-    with _progress_bar(2 * n, progress, "drawing and binning") as bar:
-
-        def advance(done, total):
-            bar.update(int(done) - bar.n)
-
-        return blackbox_bound(
-            sample,
-            key,
-            x,
-            x_prime,
-            orders,
-            n=n,
-            batch_size=batch_size,
-            project=project,
-            progress=advance,
-            **options,
-        )
+        return run(lambda done, total: bar.update(int(done) - bar.n))
 
 
 def audit(
@@ -298,11 +270,34 @@ def audit(
     streamed = 2 * n * dim * _BYTES_PER_OUTPUT > memory_budget
     options = dict(alpha=alpha, both_directions=both_directions, **estimator_options)
     if streamed and is_mechanism:
+        from rdpjax.stream import mechanism_streamed_bound
+
         mech = mechanism if project is None else _with_projection(mechanism, project)
-        bound = _stream_mechanism(mech, x, x_prime, orders, n, key, progress, options)
+        bound = _under_bar(
+            n,
+            progress,
+            lambda advance: mechanism_streamed_bound(
+                key, mech, x, x_prime, orders, n=n, progress=advance, **options
+            ),
+        )
     elif streamed:
-        bound = _stream_blackbox(
-            mechanism, x, x_prime, orders, n, key, batch_size, project, progress, options
+        from rdpjax.blackbox import blackbox_bound
+
+        bound = _under_bar(
+            n,
+            progress,
+            lambda advance: blackbox_bound(
+                mechanism,
+                key,
+                x,
+                x_prime,
+                orders,
+                n=n,
+                batch_size=batch_size,
+                project=project,
+                progress=advance,
+                **options,
+            ),
         )
     else:
         # A JAX draw is one compiled call per side (seconds): its bar only with progress=True.
@@ -324,7 +319,7 @@ def audit(
             bar.set_description("bounding")
             p, q = np.asarray(p), np.asarray(q)
             bound = lower_bound(p, q, orders, **options)
-            curves = _density_curves(p, q, orders, options) if densities else None
+            curves = _density_curves(p, q, orders, options, bound) if densities else None
     if streamed:
         curves = None
     lower = np.asarray(bound.lower)
@@ -357,13 +352,13 @@ def audit(
     )
 
 
-def _density_curves(p, q, orders, options):
-    """The densities behind the bound (``rdpjax.plots.density_curves``), or ``None`` for
+def _density_curves(p, q, orders, options, bound):
+    """The densities behind ``bound`` (``rdpjax.plots.density_curves``), or ``None`` for
     continuous outputs of d > 1, which have no 1-D picture."""
     from rdpjax.plots import density_curves
 
     try:
-        return density_curves(p, q, lam=orders, **options)
+        return density_curves(p, q, lam=orders, bound=bound, **options)
     except ValueError:  # d = 2, 3 continuous: the bound exists, the 1-D figure does not
         return None
 

@@ -112,21 +112,26 @@ def _frequencies(codes_p, codes_q, size: int, floor, beta):
         return p_hat, q_hat, np.asarray(q_floored)
 
 
-def density_curves(p_samples, q_samples, *, lam=2.0, **lower_bound_options) -> DensityCurves:
+def density_curves(
+    p_samples, q_samples, *, lam=2.0, bound: Bound | None = None, **lower_bound_options
+) -> DensityCurves:
     """p̂, q̂ and q̂_τ exactly as :func:`rdpjax.lower_bound` computes them for these samples.
 
-    Runs :func:`rdpjax.lower_bound` and takes h, τ, β and the grid shape from its
-    :class:`~rdpjax.Bound`; the grid margin and kernel width come from :func:`rdpjax.plan_bound`
-    with the same options (the layout :func:`rdpjax.lower_bound` uses: a deterministic function
-    of the data and options). Discrete samples (as :func:`rdpjax.lower_bound` decides, or
-    ``discrete=True``) give relative frequencies on the pooled support instead of KDEs.
-    The floor is on q̂, the denominator of ``D_λ(P‖Q)``. Cost: one bound computation plus one
-    KDE per sample, O(n + g log g).
+    Runs :func:`rdpjax.lower_bound` (unless given its result) and takes h, τ, β and the grid
+    shape from its :class:`~rdpjax.Bound`; the grid margin and kernel width come from
+    :func:`rdpjax.plan_bound` with the same options (the layout :func:`rdpjax.lower_bound`
+    uses: a deterministic function of the data and options). Discrete samples (as
+    :func:`rdpjax.lower_bound` decides, or ``discrete=True``) give relative frequencies on the
+    pooled support instead of KDEs. The floor is on q̂, the denominator of ``D_λ(P‖Q)``. Cost:
+    one bound computation (none when ``bound`` is given) plus one KDE per sample,
+    O(n + g log g).
 
     Args:
       p_samples, q_samples: ``(n,)`` or ``(n, 1)`` samples (outputs on x and x'); discrete
         samples may also be vectors ``(n, d)``.
       lam: order(s) passed to :func:`rdpjax.lower_bound`; the densities do not depend on them.
+      bound: the :class:`~rdpjax.Bound` :func:`rdpjax.lower_bound` already returned for these
+        samples and options (:func:`rdpjax.audit` passes it), so that it is not computed again.
       **lower_bound_options: any keyword of :func:`rdpjax.lower_bound` (``bandwidth``,
         ``floor``, ``beta``, ``grid_size``, ``alpha``, ``discrete``, …).
 
@@ -142,7 +147,8 @@ def density_curves(p_samples, q_samples, *, lam=2.0, **lower_bound_options) -> D
         plan, p, q = plan_bound(p_samples, q_samples, lam, **lower_bound_options)
     if not plan.discrete and len(plan.shape) != 1:
         raise ValueError(f"density plots need 1-D samples; got d = {len(plan.shape)} dimensions.")
-    bound = lower_bound(p_samples, q_samples, lam, **lower_bound_options)
+    if bound is None:
+        bound = lower_bound(p_samples, q_samples, lam, **lower_bound_options)
     if plan.shape != bound.grid_shape:  # cannot happen: the same data and options
         raise RuntimeError(f"grid {plan.shape} differs from the bound's {bound.grid_shape}")
     if plan.discrete:

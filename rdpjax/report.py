@@ -15,6 +15,7 @@ import numpy as np
 
 from rdpjax._pytree import pytree_dataclass
 from rdpjax.bounds import DIRECTION_NAMES, Bound
+from rdpjax.claims._claim import _json_floats
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "write_report"]
 
@@ -23,13 +24,11 @@ SCHEMA_VERSION = 2
 
 
 def _list(value):
-    """JSON-ready: arrays to lists, non-finite floats to None."""
+    """JSON-ready: arrays to lists, non-finite floats to None (as claims write them)."""
     if value is None:
         return None
     arr = np.asarray(value)
-    if arr.dtype.kind == "f":
-        return [None if not np.isfinite(v) else float(v) for v in arr.ravel()]
-    return arr.tolist()
+    return _json_floats(arr.ravel()) if arr.dtype.kind == "f" else arr.tolist()
 
 
 @pytree_dataclass(static=("claim", "mechanism", "n", "projected", "streamed", "settings"))
