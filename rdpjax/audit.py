@@ -36,7 +36,7 @@ from rdpjax._validation import check_int
 from rdpjax.bounds import lower_bound
 from rdpjax.mechanisms.base import Mechanism, from_sampler
 from rdpjax.orders import default_orders
-from rdpjax.report import AuditReport
+from rdpjax.report import AuditReport, json_ready
 
 __all__ = ["AuditReport", "audit", "draw_outputs", "exact_divergences", "DEFAULT_MEMORY_BUDGET"]
 
@@ -331,7 +331,7 @@ def audit(
         "both_directions": bool(both_directions),
         "batch_size": batch_size,
         "memory_budget": memory_budget,
-        "estimator_options": {k: _plain(v) for k, v in estimator_options.items()},
+        "estimator_options": json_ready(estimator_options),
     }
     return AuditReport(
         lam=np.asarray(bound.lam),
@@ -361,13 +361,3 @@ def _density_curves(p, q, orders, options, bound):
         return density_curves(p, q, lam=orders, bound=bound, **options)
     except ValueError:  # d = 2, 3 continuous: the bound exists, the 1-D figure does not
         return None
-
-
-def _plain(value):
-    """A JSON-ready version of an estimator option (arrays to lists, else its repr)."""
-    if isinstance(value, bool | int | float | str) or value is None:
-        return value
-    try:
-        return np.asarray(value, np.float64).tolist()
-    except (TypeError, ValueError):
-        return repr(value)

@@ -17,10 +17,24 @@ from rdpjax._pytree import pytree_dataclass
 from rdpjax.bounds import DIRECTION_NAMES, Bound
 from rdpjax.claims._claim import _json_floats
 
-__all__ = ["SCHEMA_VERSION", "AuditReport", "write_report"]
+__all__ = ["SCHEMA_VERSION", "AuditReport", "json_ready", "write_report"]
 
 SCHEMA_VERSION = 2
 """Version of the JSON layout of :meth:`AuditReport.to_dict` (1: before claims existed)."""
+
+
+def json_ready(value):
+    """A JSON-ready copy of a setting: scalars as they are, mappings and sequences element by
+    element, arrays as lists, anything else as its text (a function, a path, a dataclass)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    if isinstance(value, np.ndarray | np.generic) or hasattr(value, "__array__"):
+        return np.asarray(value).tolist()
+    return str(value)
 
 
 def _list(value):

@@ -436,19 +436,11 @@ def command_line(args) -> str:
 _NOT_SETTINGS = ("func", "argv", "command")
 
 
-def _plain(value):
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return str(value)
-
-
 def settings(args) -> dict:
     """Every option of the command as parsed (JSON-ready), keyed by its ``dest``."""
-    return {k: _plain(v) for k, v in vars(args).items() if k not in _NOT_SETTINGS}
+    from rdpjax.report import json_ready
+
+    return {k: json_ready(v) for k, v in vars(args).items() if k not in _NOT_SETTINGS}
 
 
 def run_meta(args, **fields) -> dict:
