@@ -156,9 +156,10 @@ def test_report_files(tmp_path):
     mech = Laplace(5.0)
     x, xp = mech.reference_pair()
     r = audit(mech, x, xp, [2, 5], n=5_000, key=jax.random.key(9), densities=True)
-    # The densities are those of the bound: same floor, and p̂ a density on the grid.
-    assert float(r.densities.bound.floor) == float(r.bound.floor)
-    assert abs(r.densities.cell_volume * r.densities.p_hat.sum() - 1) < 1e-6
+    # The densities behind the bound: p̂ a density on the grid, q̂_τ floored at the bound's τ.
+    curves = r.densities
+    assert abs(curves.cell_volume * curves.p_hat.sum() - 1) < 1e-6
+    assert np.all(curves.q_floored >= np.maximum(curves.q_hat, float(r.bound.floor)) * (1 - 1e-12))
     paths = write_report(r, tmp_path / "new" / "dir", meta={"seed": 9})
     names = {p.name for p in paths}
     assert {"report.json", "report.md", "bounds.png", "densities.png"} == names
