@@ -44,6 +44,7 @@ from scipy import stats
 import rdpjax
 from rdpjax.bounds import Defaults, plan_bound
 from rdpjax.databases import paper_pair
+from rdpjax.grid import LAYOUTS
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 
 ORDERS = (2.0, 5.0, 7.0)
@@ -136,7 +137,9 @@ def tight(lower, exact):
     return float(np.mean(lower / exact)) if exact else None
 
 
-def run_cell(name: str, n: int, reps: int, key, defaults: Defaults, batch: int, alpha: float):
+def run_cell(
+    name: str, n: int, reps: int, key, defaults: Defaults, batch: int, alpha: float, layout: str
+):
     draw_pair, exact_fn, support = MECHANISMS[name]
     exact = np.array([exact_fn(lam) for lam in ORDERS])
 
@@ -153,6 +156,7 @@ def run_cell(name: str, n: int, reps: int, key, defaults: Defaults, batch: int, 
             defaults=defaults,
             support_size=support,
             discrete=None if support else False,
+            layout=layout,
         )
 
         @jax.jit
@@ -212,6 +216,12 @@ def main(argv=None):
     ap.add_argument(
         "--discrete-floor-factor", type=float, default=rdpjax.DEFAULTS.discrete_floor_factor
     )
+    ap.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="exact",
+        help="grid layout of the continuous cells (rdpjax.plan_bound's layout=)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     defaults = dataclasses.replace(
@@ -222,7 +232,7 @@ def main(argv=None):
         floor_exponent=args.floor_exponent,
         discrete_floor_factor=args.discrete_floor_factor,
     )
-    print(f"# calibrate: {defaults}, R={args.reps}, alpha={args.alpha}")
+    print(f"# calibrate: {defaults}, R={args.reps}, alpha={args.alpha}, layout={args.layout}")
     print(
         f"{'mechanism':19} {'n':>9} {'lam':>4} {'exact':>9} {'coverage':>9} {'95% CI':>15} "
         f"{'lower/exact':>11} {'bias/se':>8} {'sd/se':>6}"
@@ -232,7 +242,9 @@ def main(argv=None):
         for n in (int(v) for v in args.n):
             key, sub = jax.random.split(key)
             batch = replication_batch_size(n, args.reps, draw_mesh())
-            rows, sim, secs = run_cell(name, n, args.reps, sub, defaults, batch, args.alpha)
+            rows, sim, secs = run_cell(
+                name, n, args.reps, sub, defaults, batch, args.alpha, args.layout
+            )
             for r in rows:
                 lo, hi = r["coverage_ci"]
                 tightness = (
@@ -257,6 +269,7 @@ def main(argv=None):
             + " ".join(sys.argv[1:] if argv is None else argv),
             "defaults": dataclasses.asdict(defaults),
             "reps": args.reps,
+            "layout": args.layout,
             "alpha": args.alpha,
             "seed": args.seed,
             "jax": jax.__version__,

@@ -35,6 +35,15 @@ COMMANDS = {
         "50",
         "--json",
     ],  # fmt: skip
+    "search laplace --steps 50 --restarts 4": [
+        "search",
+        "laplace",
+        "--steps",
+        "50",
+        "--restarts",
+        "4",
+        "--json",
+    ],  # fmt: skip
     "reproduce --quick": ["reproduce", "--quick", "--json"],
 }
 

@@ -10,6 +10,7 @@ from rdpjax._workarounds import cpu_pool_hang_workaround
 from rdpjax.audit import AuditReport, audit
 from rdpjax.bounds import DEFAULTS, Bound, BoundPlan, Defaults, lower_bound, plan_bound
 from rdpjax.claims import Claim, ClaimCheck, check_claim
+from rdpjax.compilation_cache import enable_compilation_cache
 from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
 from rdpjax.grid import Grid
 from rdpjax.kde import direct_kde, fft_kde
@@ -52,6 +53,7 @@ __all__ = [
     "claims",
     "databases",
     "direct_kde",
+    "enable_compilation_cache",
     "fft_kde",
     "float64",
     "histogram",

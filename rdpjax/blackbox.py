@@ -306,7 +306,7 @@ def blackbox_bound(
             variance=variance,
             second_order=second_order,
             defaults=DEFAULTS,
-            layout="exact",
+            layout="bucketed",
         )
         sides = [
             dict(rng=g_p, database=x, n=n_p, drawn=0, name="x (P)", carry=_empty(fixed)),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -38,10 +39,18 @@ from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax.binning import count_codes, linear_binning
 from rdpjax.divergence import plugin_divergence
-from rdpjax.grid import KERNEL_RADIUS, MAX_GRID_SIZE, Grid, grid_from_range, grid_layout
-from rdpjax.kde import fft_kde, kernel_half_width
+from rdpjax.grid import Grid, bucket_size, check_layout, grid_from_range, plan_layout
+from rdpjax.kde import fft_kde
 from rdpjax.orders import DEFAULT_ORDERS
 from rdpjax.second_order import Smoothing, second_order_terms, total_variance
+from rdpjax.settings import (
+    DEFAULTS,
+    Defaults,
+    continuous_settings,
+    discrete_settings,
+    padded_settings,
+    scale_subsample,
+)
 from rdpjax.variance import variance_autodiff, variance_eq18
 
 __all__ = [
@@ -54,57 +63,6 @@ __all__ = [
     "lower_bound",
 ]
 
-
-@dataclasses.dataclass(frozen=True)
-class Defaults:
-    """Tuning rules for (h, τ, β), in standardized units (data divided by a pooled scale).
-
-    Chosen by the calibration study ``benchmarks/calibrate.py`` (coverage of the 95% bound and
-    tightness, Gaussian and Laplace b = 5, n = 1e4 … 1e7, R = 200); the README shows its table.
-
-    Continuous (d dimensions, pooled robust scale ``s`` per axis, ``n = min(n_p, n_q)``):
-      * bandwidth ``h = bandwidth_factor · s · n^(−a_d)``, ``a_1 = bandwidth_exponent_1d``.
-        The plug-in ``∫ p̂^λ q̂_τ^{1−λ}`` is convex, so KDE noise biases it *upward* by
-        O(λ² · range / (n h)), which the first-order standard error O(n^(−1/2)) does not see;
-        the smoothing bias is downward (data processing). Measured before the second-order
-        correction existed: a = 1/3 left the Laplace mechanism's λ = 5, 7 bounds above the
-        truth in 30–60% of replications at n = 1e4–1e5; a = 1/4 with factor 1 kept coverage
-        ≥ 0.93 everywhere while the tightness still tends to one. The correction
-        (:mod:`rdpjax.second_order`, on by default) now removes that bias to second order;
-        the calibration was rerun with it (README table).
-      * floor ``τ = floor_factor · n^(−floor_exponent) / ∏s`` (a density), times the peak
-        ratio (2π)^(−(d−1)/2) when d > 1. Factor 0.03 since the second-order correction (0.1
-        before): at n = 1e6 the floor cost the Poisson-subsampled Laplace 22% of D_2 with 0.1
-        and 6% with 0.03, and coverage stayed ≥ 0.98 at n = 1e4–1e5 (R = 100).
-        It is decoupled from h: a floor ∝ h ("τ slightly
-        larger than h", paper §III-B) costs far more than D itself at small λ (the floored tail
-        mass lowers D_λ by about that mass / (λ−1), while D_2 = 0.04 for the Gaussian).
-      * ``β = 1/τ`` (paper: "fixing β = τ⁻¹ is a reasonable choice").
-    Discrete: ``τ = discrete_floor_factor · n^(−discrete_floor_exponent)`` (√n τ → ∞, as
-    Assumption 2 asks), ``β = 1/τ``. Calibrated on randomized response (ε0 = 1.5) with m = 1
-    (2 outputs) and m = 10 (1024 outputs). Before the second-order correction, factor 0.01 left
-    the m = 10 bound at λ = 7 above the truth in 37% of replications at n = 1e4 and 0.1 was
-    chosen. With the correction (R = 200, ``benchmarks/calibrate.py --mechanisms
-    randomized_response --n 1e4 1e5 --discrete-floor-factor F``): 0.1 sits 4–37 standard
-    errors below the truth (tightness 0.58–0.92) and lost 5% of D_2 at n = 1e7; 0.01 is valid
-    but close to the edge (bias/se −0.38 at λ = 7, n = 1e4, coverage 0.980); 0.03 keeps every
-    order ≥ 2.4 s.e. below (coverage 1.000) with tightness 0.79–0.96 at n = 1e4–1e5.
-    d > 1 is not calibrated; ``a_d = a_1 · 3/(2d+1)`` keeps the exponent below 1/(2d).
-    """
-
-    bandwidth_factor: float = 1.0
-    bandwidth_exponent_1d: float = 0.25
-    floor_factor: float = 0.03
-    floor_exponent: float = 1.0 / 3.0
-    discrete_floor_factor: float = 0.03
-    discrete_floor_exponent: float = 0.4
-
-    def bandwidth_exponent(self, dim: int) -> float:
-        """Exponent a_d of ``h ∝ n^(−a_d)``: ``a_1 · 3/(2d+1)`` (stays below 1/(2d))."""
-        return self.bandwidth_exponent_1d * 3.0 / (2 * dim + 1)
-
-
-DEFAULTS = Defaults()
 
 DIRECTION_NAMES = ("D(P||Q)", "D(Q||P)")
 """Labels of :attr:`Bound.direction`'s 0 and 1: P is the output law on x, Q on x'."""
@@ -205,78 +163,6 @@ class Bound:
             f"n_p={int(self.n_p)}, n_q={int(self.n_q)}"
         )
         return "\n".join(lines)
-
-
-def _sort_finite(x: jnp.ndarray) -> jnp.ndarray:
-    """``jnp.sort(x, axis=0)`` for finite float64, by sorting the bit patterns as integers.
-
-    Flipping the 63 low bits of negative floats makes their int64 patterns increase with the
-    value (an involution, so the same flip maps back). Exact, and on CPU about 10× faster than
-    XLA's float sort, whose comparator handles NaN (measured: 2.6 vs 32 ms for 50,000 values).
-    """
-    bits = jax.lax.bitcast_convert_type(x, jnp.int64)
-    low = jnp.int64(0x7FFFFFFFFFFFFFFF)
-
-    def flip(b):
-        return b ^ ((b >> 63) & low)
-
-    return jax.lax.bitcast_convert_type(flip(jnp.sort(flip(bits), axis=0)), jnp.float64)
-
-
-def _percentiles(x: jnp.ndarray, quantiles) -> list[jnp.ndarray]:
-    """Quantiles along axis 0 by linear interpolation (``jnp.percentile``'s default method,
-    same arithmetic), for finite float64 data."""
-    v = _sort_finite(x)
-    n = x.shape[0]
-    out = []
-    for q in quantiles:
-        pos = q * (n - 1)
-        low, high = math.floor(pos), math.ceil(pos)
-        out.append(v[low] * (1.0 - (pos - low)) + v[high] * (pos - low))
-    return out
-
-
-def _pooled_scale(p: jnp.ndarray, q: jnp.ndarray, max_points: int = 2**16) -> jnp.ndarray:
-    """Pooled robust scale per axis: the mean over both samples of ``min(sd, IQR/1.349)``
-    (Silverman 1986, eq. (3.30)), on strided subsamples (representative even for sorted data)."""
-
-    def one(x):
-        stride = max(1, math.ceil(x.shape[0] / max_points))
-        sub = x[::stride].astype(jnp.float64)
-        sd = jnp.std(sub, axis=0, ddof=1)
-        q75, q25 = _percentiles(sub, (0.75, 0.25))
-        iqr = (q75 - q25) / 1.349
-        return jnp.where(iqr > 0, jnp.minimum(sd, iqr), sd)
-
-    return 0.5 * (one(p) + one(q))
-
-
-def _continuous_settings(p, q, bandwidth, floor, beta, defaults: Defaults, n: int | None = None):
-    """Resolve (h, τ, β) for continuous data; ``None`` entries follow ``defaults``. Jittable.
-
-    The scale comes from ``p`` and ``q``; the rates use ``n`` (default ``min`` of their sizes;
-    the streamed pipeline passes the full sample size and a pilot sample).
-    """
-    d = p.shape[1]
-    n = min(p.shape[0], q.shape[0]) if n is None else n
-    scale = _pooled_scale(p, q)
-    h_std = defaults.bandwidth_factor * n ** (-defaults.bandwidth_exponent(d))
-    h = scale * h_std if bandwidth is None else jnp.broadcast_to(jnp.asarray(bandwidth), (d,))
-    if floor is None:
-        peak = (2 * jnp.pi) ** (-(d - 1) / 2)
-        tau_std = defaults.floor_factor * n ** (-defaults.floor_exponent) * peak
-        floor = tau_std / jnp.prod(scale)
-    floor = jnp.asarray(floor, jnp.float64)
-    beta = 1.0 / floor if beta is None else jnp.asarray(beta, jnp.float64)
-    return h.astype(jnp.float64), floor, beta
-
-
-def _discrete_settings(n, floor, beta, defaults: Defaults):
-    if floor is None:
-        floor = defaults.discrete_floor_factor * n ** (-defaults.discrete_floor_exponent)
-    floor = jnp.asarray(floor, jnp.float64)
-    beta = 1.0 / floor if beta is None else jnp.asarray(beta, jnp.float64)
-    return floor, beta
 
 
 def _orders(num, den, pmfs, sizes, lam, floor, beta, ops: Smoothing, method, second_order):
@@ -382,40 +268,67 @@ class BoundPlan:
         Samples outside the grid or support are counted in ``outside`` and not binned."""
         n_p, n_q = p.shape[0], q.shape[0]
         if self.discrete:
+            floor, beta = discrete_settings(min(n_p, n_q), self.floor, self.beta, self.defaults)
+            return self.bin_padded(p, q, n_p, n_q, (None, floor, beta))
+        p, q = p.reshape(n_p, -1), q.reshape(n_q, -1)
+        settings = continuous_settings(p, q, self.bandwidth, self.floor, self.beta, self.defaults)
+        return self.bin_padded(p, q, n_p, n_q, settings)
+
+    def bin_padded(self, p, q, n_p, n_q, settings=None) -> Binned:
+        """:meth:`bin` of the first ``n_p`` rows of ``p`` and ``n_q`` of ``q`` (sizes that may
+        be traced) with the later rows padding: NaN (continuous) or codes ≥ the support size
+        (discrete), neither binned nor counted. One compiled call then serves every n up to the
+        arrays' lengths (:func:`lower_bound` pads to :func:`rdpjax.grid.bucket_size`).
+
+        Args:
+          p, q: samples, or integer codes (discrete), padded as above.
+          n_p, n_q: the numbers of real samples.
+          settings: ``(bandwidth, floor, beta)`` already resolved for these samples
+            (:func:`rdpjax.settings.padded_settings`; ``bandwidth`` ``None`` when discrete),
+            or ``None``: discrete settings from the sizes (continuous ones need them given).
+        """
+        rows_p, rows_q = p.shape[0], q.shape[0]
+        padded = not (
+            isinstance(n_p, int) and n_p == rows_p and isinstance(n_q, int) and n_q == rows_q
+        )
+        sizes = dict(n_p=jnp.asarray(n_p, jnp.int64), n_q=jnp.asarray(n_q, jnp.int64))
+        if self.discrete:
+            if settings is None:
+                settings = (
+                    None,
+                    *discrete_settings(jnp.minimum(n_p, n_q), self.floor, self.beta, self.defaults),
+                )
+            _, floor, beta = settings
             size = self.shape[0]
             counts_p, counts_q = count_codes(p, size), count_codes(q, size)
-            floor, beta = _discrete_settings(min(n_p, n_q), self.floor, self.beta, self.defaults)
             return Binned(
                 counts_p=counts_p,
                 counts_q=counts_q,
-                n_p=jnp.asarray(n_p, jnp.int64),
-                n_q=jnp.asarray(n_q, jnp.int64),
                 outside=jnp.stack([n_p - counts_p.sum(), n_q - counts_q.sum()]),
                 grid=None,
                 bandwidth=jnp.zeros(1, jnp.float64),
                 floor=floor,
                 beta=beta,
+                **sizes,
             )
-        p = p.reshape(n_p, -1)
-        q = q.reshape(n_q, -1)
-        bandwidth, floor, beta = _continuous_settings(
-            p, q, self.bandwidth, self.floor, self.beta, self.defaults
-        )
-        lo = jnp.minimum(p.min(0), q.min(0)).astype(jnp.float64)
-        hi = jnp.maximum(p.max(0), q.max(0)).astype(jnp.float64)
+        bandwidth, floor, beta = settings
+        p, q = p.reshape(rows_p, -1), q.reshape(rows_q, -1)
+        low, high = (jnp.nanmin, jnp.nanmax) if padded else (jnp.min, jnp.max)
+        lo = jnp.minimum(low(p, axis=0), low(q, axis=0)).astype(jnp.float64)
+        hi = jnp.maximum(high(p, axis=0), high(q, axis=0)).astype(jnp.float64)
         grid = grid_from_range(lo, hi, self.shape, self.pad)
-        # Eq. (10) on the grid; the layout keeps every sample on it, so p̂·Δ is a pmf.
+        # Eq. (10) on the grid; the layout keeps every sample on it, so p̂·Δ is a pmf. The
+        # padding (NaN) lands outside the grid and is taken off the outside counts.
         (counts_p, out_p), (counts_q, out_q) = linear_binning(p, grid), linear_binning(q, grid)
         return Binned(
             counts_p=counts_p,
             counts_q=counts_q,
-            n_p=jnp.asarray(n_p, jnp.int64),
-            n_q=jnp.asarray(n_q, jnp.int64),
-            outside=jnp.stack([out_p, out_q]),
+            outside=jnp.stack([out_p - (rows_p - n_p), out_q - (rows_q - n_q)]),
             grid=grid,
             bandwidth=bandwidth,
             floor=floor,
             beta=beta,
+            **sizes,
         )
 
     def bound(self, binned: Binned) -> Bound:
@@ -448,15 +361,21 @@ class BoundPlan:
             )
             return est, se, bias, est - bias + z * se  # Eq. (16), bias-corrected
 
-        est, se, bias, lower = bound_on(fp, fq, (pmf_p, pmf_q), (n_p, n_q))
-        direction = jnp.zeros(lam.shape, jnp.int32)
         if self.both_directions:
-            rev_parts = bound_on(fq, fp, (pmf_q, pmf_p), (n_q, n_p))
-            rev = rev_parts[3] > lower
-            est, se, bias, lower = (
-                jnp.where(rev, b, a) for a, b in zip((est, se, bias, lower), rev_parts, strict=True)
+            # Both directions as one batched computation (a vmap, not a second copy of the
+            # program: half the compile time); per λ the larger bound is reported.
+            parts = jax.vmap(bound_on)(
+                jnp.stack([fp, fq]),
+                jnp.stack([fq, fp]),
+                (jnp.stack([pmf_p, pmf_q]), jnp.stack([pmf_q, pmf_p])),
+                (jnp.stack([n_p, n_q]), jnp.stack([n_q, n_p])),
             )
+            rev = parts[3][1] > parts[3][0]
+            est, se, bias, lower = (jnp.where(rev, a[1], a[0]) for a in parts)
             direction = rev.astype(jnp.int32)
+        else:
+            est, se, bias, lower = bound_on(fp, fq, (pmf_p, pmf_q), (n_p, n_q))
+            direction = jnp.zeros(lam.shape, jnp.int32)
         return Bound(
             lam=lam,
             estimate=est,
@@ -506,8 +425,8 @@ def _as_samples(x, name: str) -> np.ndarray:
 _ALIGN = 64  # bytes
 
 
-def _to_device(x: np.ndarray, dtype) -> jax.Array:
-    """Host samples → jax array, in one copy.
+def _to_device(x: np.ndarray, dtype, rows: int | None = None, fill=0) -> jax.Array:
+    """Host samples → jax array, in one copy (padded with ``fill`` rows up to ``rows``).
 
     ``jnp.asarray`` of a large NumPy array is slow on the CPU backend (0.13 s for 1e7 float64
     with jax 0.10.2, against 0.017 s for a NumPy copy), while ``jax.device_put`` of a 64-byte
@@ -516,10 +435,13 @@ def _to_device(x: np.ndarray, dtype) -> jax.Array:
     on other backends ``device_put`` copies it to the device as usual.
     """
     dtype = np.dtype(dtype)
-    raw = np.empty(x.size * dtype.itemsize + _ALIGN, np.uint8)
+    shape = (x.shape[0] if rows is None else rows, *x.shape[1:])
+    size = math.prod(shape)
+    raw = np.empty(size * dtype.itemsize + _ALIGN, np.uint8)
     start = -raw.ctypes.data % _ALIGN
-    out = raw[start : start + x.size * dtype.itemsize].view(dtype).reshape(x.shape)
-    np.copyto(out, x, casting="unsafe")  # the caller has checked the values (finite, in range)
+    out = raw[start : start + size * dtype.itemsize].view(dtype).reshape(shape)
+    np.copyto(out[: x.shape[0]], x, casting="unsafe")  # the caller has checked the values
+    out[x.shape[0] :] = fill
     return jax.device_put(out)
 
 
@@ -587,53 +509,6 @@ def _check_grid_size(grid_size) -> None:
         raise ValueError(f"grid_size must be an integer ≥ 8; got {grid_size!r}.")
 
 
-LAYOUTS = ("exact", "bucketed")
-
-
-def _check_layout(layout) -> None:
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}.")
-
-
-_BUCKET_MANTISSAS = (4, 5, 6, 7)  # grid sizes m · 2^k: four per octave, at most 25% finer
-_PAD_QUANTUM = 16  # margins (and kernel half-widths) rounded up to a multiple of 16 cells
-
-
-def _bucketed_layout(lo, hi, h):
-    """A layout from few possible ones, so that calls on other data and other n share one
-    compiled :meth:`BoundPlan.bound`: the size is rounded up to ``m · 2^k`` (m = 4…7), the
-    margin up to a multiple of 16 cells, and the kernel spans the whole margin (≥ 5h, never
-    truncated sooner than the exact layout's)."""
-    exact, _ = grid_layout(lo, hi, h)
-    shape, pad = [], []
-    for k, s0 in enumerate(exact):
-        width, hk = float(hi[k] - lo[k]), float(h[k])
-        e = max(0, (s0 - 1).bit_length() - 3)
-        size = min(m << e for m in (*_BUCKET_MANTISSAS, 8) if m << e >= s0)
-        if size > MAX_GRID_SIZE.get(len(exact), 128):
-            size = s0
-        while True:  # margin ≥ radius · h, as in grid_layout; grow when h ≫ the range
-            need = math.ceil(KERNEL_RADIUS * hk * (size - 1) / (width + 2 * KERNEL_RADIUS * hk))
-            p = -(-need // _PAD_QUANTUM) * _PAD_QUANTUM
-            if size - 1 - 2 * p >= 1:
-                break
-            size *= 2
-        shape.append(size)
-        pad.append(p)
-    return tuple(shape), tuple(pad), tuple(pad)
-
-
-def _continuous_layout(lo, hi, h, grid_size, layout: str = "exact"):
-    """``(shape, pad, half_width)`` of the grid whose interior is ``[lo, hi]`` (host-side)."""
-    if layout == "bucketed" and grid_size is None:
-        return _bucketed_layout(np.asarray(lo), np.asarray(hi), np.asarray(h))
-    shape, pad = grid_layout(lo, hi, h, grid_size=grid_size)
-    spacing = (hi - lo) / (np.asarray(shape) - 1 - 2 * np.asarray(pad))
-    half_width = kernel_half_width(h, spacing, KERNEL_RADIUS)
-    half_width = tuple(min(m, pd) for m, pd in zip(half_width, pad, strict=True))
-    return shape, pad, half_width
-
-
 def plan_bound(
     p_samples,
     q_samples,
@@ -650,7 +525,7 @@ def plan_bound(
     second_order: bool = True,
     defaults: Defaults = DEFAULTS,
     support_size: int | None = None,
-    layout: str = "exact",
+    layout: str = "bucketed",
 ):
     """Validate inputs and fix the static layout of a bound computation (host-side).
 
@@ -660,16 +535,73 @@ def plan_bound(
       support_size: for discrete data already coded as integers in ``[0, support_size)``
         (e.g. a mechanism's full output alphabet), skip the encoding and plan for that support,
         so that the plan fits every replication, not only the pilot's observed values.
-      layout: ``"exact"`` (default: about 16 cells per bandwidth over the data range) or
-        ``"bucketed"``: the grid size rounded up to one of four sizes per octave and the
-        margin to a multiple of 16 cells, so that bounds on other data or other n mostly share
-        one compiled :meth:`BoundPlan.bound` (the grid is at most 25% finer; results differ
-        from ``"exact"`` by the change of discretization only). Ignored with ``grid_size``.
+      layout: ``"bucketed"`` (default): the grid size (about 16 cells per bandwidth over the
+        data range) rounded up to one of four sizes per octave and the margin to a multiple
+        of 16 cells, so that bounds on other data or other n mostly share one compiled
+        :meth:`BoundPlan.bound`; or ``"exact"``: the size itself. The bucketed grid is at most
+        25% finer; on the calibration study's 27 continuous cells (Gaussian, Laplace, Gaussian
+        null × n = 10⁴, 10⁵, 10⁶, R = 200, the same draws) every coverage was the same and the
+        mean lower/exact moved by at most 3·10⁻⁵ relative (``docs/calibration.md``). Ignored
+        with ``grid_size``.
 
     Returns:
       ``(plan, p, q)``: the :class:`BoundPlan` and the samples in the form it takes (float
       arrays for continuous data, int32 codes for discrete data).
     """
+    planned = _plan(
+        p_samples,
+        q_samples,
+        lam,
+        pad=False,
+        alpha=alpha,
+        discrete=discrete,
+        bandwidth=bandwidth,
+        floor=floor,
+        beta=beta,
+        grid_size=grid_size,
+        both_directions=both_directions,
+        variance=variance,
+        second_order=second_order,
+        defaults=defaults,
+        support_size=support_size,
+        layout=layout,
+    )
+    return planned.plan, planned.p, planned.q
+
+
+class _Planned(NamedTuple):
+    """What :func:`_plan` fixed: the plan, the samples on the device (padded or not), their
+    real sizes and the settings resolved while planning (``(None, None, None)`` for discrete)."""
+
+    plan: BoundPlan
+    p: jax.Array
+    q: jax.Array
+    n_p: int
+    n_q: int
+    settings: tuple
+
+
+def _plan(
+    p_samples,
+    q_samples,
+    lam,
+    *,
+    pad: bool,
+    alpha,
+    discrete,
+    bandwidth,
+    floor,
+    beta,
+    grid_size,
+    both_directions,
+    variance,
+    second_order,
+    defaults,
+    support_size,
+    layout,
+) -> _Planned:
+    """:func:`plan_bound`; with ``pad`` the samples are padded to :func:`bucket_size` rows
+    (NaN rows, or the out-of-support code) for :meth:`BoundPlan.bin_padded`."""
     p = _as_samples(p_samples, "p_samples")
     q = _as_samples(q_samples, "q_samples")
     if p.ndim != q.ndim or p.shape[1:] != q.shape[1:]:
@@ -677,7 +609,9 @@ def plan_bound(
             "p_samples and q_samples must have the same dimension; "
             f"got shapes {p.shape} and {q.shape}."
         )
-    _check_layout(layout)
+    check_layout(layout)
+    n_p, n_q = len(p), len(q)
+    rows_p, rows_q = (bucket_size(n_p), bucket_size(n_q)) if pad else (n_p, n_q)
     if support_size is not None:
         if discrete is False:
             raise ValueError("support_size is for discrete codes; not with discrete=False.")
@@ -712,7 +646,9 @@ def plan_bound(
             codes_p, codes_q, support = _discrete.encode_pair(p, q)
             size = len(support)
         plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
-        return plan, _to_device(codes_p, np.int32), _to_device(codes_q, np.int32)
+        codes_p = _to_device(codes_p, np.int32, rows_p, fill=size)  # padding: not counted
+        codes_q = _to_device(codes_q, np.int32, rows_q, fill=size)
+        return _Planned(plan, codes_p, codes_q, n_p, n_q, (None, None, None))
 
     p2 = p.reshape(len(p), -1)
     q2 = q.reshape(len(q), -1)
@@ -733,32 +669,35 @@ def plan_bound(
             )
     bandwidth = _check_bandwidth(bandwidth, d)
     _check_grid_size(grid_size)
-    pj, qj = _to_device(p2, np.float64), _to_device(q2, np.float64)
-    h, _, _ = _settings(pj, qj, bandwidth, floor, beta, defaults)
+    pj = _to_device(p2, np.float64, rows_p, fill=np.nan)  # padding: NaN, off every grid
+    qj = _to_device(q2, np.float64, rows_q, fill=np.nan)
+    # The settings from the samples' strided subsamples, padded to bucketed lengths: one
+    # compiled program for every n (run eagerly it compiled about eight small programs, the
+    # sort's bit flips, std, …, for every new n, which a process bounding many data sets kept).
+    (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2), scale_subsample(q2)
+    settings = padded_settings(
+        sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=defaults
+    )
     (p_min, p_max), (q_min, q_max) = extremes
     lo, hi = np.minimum(p_min, q_min), np.maximum(p_max, q_max)
-    shape, pad, half_width = _continuous_layout(lo, hi, np.asarray(h), grid_size, layout)
-    plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common)
-    return plan, pj, qj
+    shape, margin, half_width = plan_layout(lo, hi, np.asarray(settings[0]), grid_size, layout)
+    plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=margin, half_width=half_width, **common)
+    return _Planned(plan, pj, qj, n_p, n_q, settings)
 
 
-# The planning's (h, τ, β) as one compiled program per sample shape: run eagerly it compiled about
-# eight small programs (the sort's bit flips, std, …) for every new n, which a process bounding
-# many data sets kept for good. Traced inside _bin it is the same computation.
-_settings = jax.jit(_continuous_settings, static_argnames=("defaults", "n"))
+PROGRAM_BUDGET = 64
+"""Compiled programs of one kind (settings, binning, bound) that :func:`lower_bound` keeps.
 
-PROGRAM_BUDGET = 32
-"""Sample-shape/layout combinations whose compiled programs :func:`lower_bound` keeps at once.
-
-Every new sample size compiles the binning (and the settings), every new grid layout the bound,
-and jax keeps each compiled program for the life of the process: bounding data set after data set
-of new sizes grew the process by about 380 memory maps and 17 MB of peak memory each (60 data
-sets: 23,940 maps, 1,471 MB), which killed it after 182 data sets (the system allows 65,530 maps).
-Past this many combinations, :func:`lower_bound` drops its own compiled programs and starts afresh
-(the next calls compile again; results are unchanged). With the budget, 250 data sets: the map
-count a sawtooth whose peaks stay at about 12,600, peak memory 996 MB after 40 data sets and
-1,168 MB after 250 (``python benchmarks/many_datasets.py``, ``--budget 0`` for none;
-``tests/test_bounds.py`` checks the budget)."""
+jax keeps every compiled program for the life of the process. Before sizes were bucketed, every
+new sample size compiled a new binning and every new grid layout a new bound: a process bounding
+data set after data set grew by about 380 memory maps and 17 MB of peak memory each and died
+after 182 data sets (the system allows 65,530 maps). Now samples are padded to one of four sizes
+per octave and layouts are bucketed, so the programs of a study saturate: 250 data sets of
+random sizes 1,000–20,000 a side compiled 17 settings, 30 binning and 7 bound programs in all,
+then nothing more (peak 5,976 maps, 633 MB; ``python benchmarks/many_datasets.py --budget 0``).
+The budget is the safety net for what buckets do not bound (e.g. every pair of unequal sizes):
+past it :func:`lower_bound` drops its own compiled programs and starts afresh (the next calls
+compile again; results are unchanged; ``tests/test_bounds.py`` checks it)."""
 
 _seen_programs: set = set()
 
@@ -777,7 +716,7 @@ def _keep_program_budget(key) -> None:
     other callers, e.g. :mod:`rdpjax.stream` reusing ``_bound``, count too); where a jax version
     lacks it, the distinct keys seen since the last drop.
     """
-    programs = (_settings, _bin, _bound)
+    programs = (padded_settings, _bin, _bound)
     if all(callable(getattr(fn, "_cache_size", None)) for fn in programs):
         full = max(fn._cache_size() for fn in programs) >= PROGRAM_BUDGET
     else:
@@ -790,8 +729,9 @@ def _keep_program_budget(key) -> None:
 
 
 @jax.jit
-def _bin(plan: BoundPlan, p, q) -> Binned:
-    return plan.bin(p, q)
+def _bin(plan: BoundPlan, p, q, n_p, n_q, settings) -> Binned:
+    # Sizes traced, samples padded to bucketed lengths: a new n in a seen bucket reuses it.
+    return plan.bin_padded(p, q, n_p, n_q, settings)
 
 
 @jax.jit
@@ -815,7 +755,7 @@ def lower_bound(
     both_directions: bool = False,
     variance: str = "autodiff",
     second_order: bool = True,
-    layout: str = "exact",
+    layout: str = "bucketed",
 ) -> Bound:
     """A statistical lower bound on ``D_λ(P‖Q)``, hence on ε(λ), from samples of P and Q.
 
@@ -846,9 +786,11 @@ def lower_bound(
         second-order variance (default; :mod:`rdpjax.second_order`). Without it the bound is
         the paper's eq. (16), which lands above the truth when P ≈ Q (the first-order error
         vanishes there while the plug-in keeps an upward bias of order support size / n).
-      layout: ``"exact"`` or ``"bucketed"`` (:func:`plan_bound`). The bound is compiled once
-        per grid layout and the binning once per sample size; ``"bucketed"`` makes calls on
-        new data or a new n reuse the (costly) compiled bound.
+      layout: ``"bucketed"`` (default) or ``"exact"`` (:func:`plan_bound`). The bound is
+        compiled once per grid layout and the binning once per padded sample size (samples
+        are padded to one of four sizes per octave, :func:`rdpjax.grid.bucket_size`, with
+        rows that are not binned); bucketed layouts make calls on new data or a new n reuse
+        both compiled programs (:data:`PROGRAM_BUDGET`).
 
     Returns:
       A :class:`Bound` whose array fields are numpy float64 arrays.
@@ -868,10 +810,11 @@ def lower_bound(
     if lam is None:
         lam = DEFAULT_ORDERS
     with float64():
-        plan, p, q = plan_bound(
+        planned = _plan(
             p_samples,
             q_samples,
             lam,
+            pad=True,
             alpha=alpha,
             discrete=discrete,
             bandwidth=bandwidth,
@@ -881,12 +824,17 @@ def lower_bound(
             both_directions=both_directions,
             variance=variance,
             second_order=second_order,
+            defaults=DEFAULTS,
+            support_size=None,
             layout=layout,
         )
+        plan, p, q = planned.plan, planned.p, planned.q
         _keep_program_budget(_program_key(plan, p, q))
+        settings = None if plan.discrete else planned.settings
+        binned = _bin(plan, p, q, planned.n_p, planned.n_q, settings)
         # Host numpy float64 leaves: arithmetic on the result after the float64 scope has
         # ended must not be truncated to float32 by JAX.
-        bound = jax.tree.map(np.asarray, _bound(plan, _bin(plan, p, q)))
+        bound = jax.tree.map(np.asarray, _bound(plan, binned))
         _check_finite(bound)
         return bound
 

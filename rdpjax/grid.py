@@ -11,6 +11,11 @@ estimated pmfs on the grid sum to one exactly.
 Spacing rule: the cell width is at most ``bandwidth / CELLS_PER_BANDWIDTH``. With linear binning
 the error of the binned KDE is O((Δ/h)²) relative to the density; at Δ = h/16 it is below 1e-4 of
 the peak (measured in ``tests/test_kde.py`` against the direct KDE), well inside the 1e-3 asked.
+
+Layout policy (:func:`plan_layout`): ``"exact"`` sizes the grid to the data as above;
+``"bucketed"`` rounds the size up to one of four sizes per octave (:func:`bucket_size`) and the
+margin up to a multiple of 16 cells, so that data sets of other ranges and sizes share one grid
+shape, hence one compiled bound.
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ __all__ = [
     "Grid",
     "grid_layout",
     "grid_from_range",
+    "LAYOUTS",
+    "bucket_size",
+    "kernel_half_width",
+    "plan_layout",
 ]
 
 KERNEL_RADIUS = 5.0
@@ -149,3 +158,67 @@ def grid_layout(
         shape.append(size)
         pad.append(p)
     return tuple(shape), tuple(pad)
+
+
+LAYOUTS = ("exact", "bucketed")
+"""Grid layout policies of :func:`plan_layout`."""
+
+_BUCKET_MANTISSAS = (4, 5, 6, 7, 8)  # sizes m · 2^k: four per octave, at most 25% above
+_PAD_QUANTUM = 16  # bucketed margins (and kernel half-widths) are multiples of 16 cells
+
+
+def bucket_size(size: int) -> int:
+    """The smallest ``m · 2^k ≥ size`` with ``m ∈ {4, 5, 6, 7}``: four sizes per octave, at
+    most 25% above ``size`` (and 4 for sizes up to 4). Used for grid sizes and for the padded
+    sample sizes of :func:`rdpjax.lower_bound`."""
+    size = max(int(size), 1)
+    e = max(0, (size - 1).bit_length() - 3)
+    return min(m << e for m in _BUCKET_MANTISSAS if m << e >= size)
+
+
+def check_layout(layout) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}.")
+
+
+def kernel_half_width(bandwidth, spacing, radius: float) -> tuple[int, ...]:
+    """Static half-width, in grid cells, of a kernel cut at ``radius`` bandwidths (host-side)."""
+    h = np.atleast_1d(np.asarray(bandwidth, np.float64))
+    dx = np.atleast_1d(np.asarray(spacing, np.float64))
+    return tuple(int(math.ceil(radius * hk / dk)) for hk, dk in zip(h, dx, strict=True))
+
+
+def _bucketed_layout(lo, hi, h):
+    """A layout from few possible ones: the size rounded up by :func:`bucket_size`, the margin
+    up to a multiple of 16 cells, and the kernel spanning the whole margin (≥ 5h, never
+    truncated sooner than the exact layout's)."""
+    exact, _ = grid_layout(lo, hi, h)
+    shape, pad = [], []
+    for k, s0 in enumerate(exact):
+        width, hk = float(hi[k] - lo[k]), float(h[k])
+        size = bucket_size(s0)
+        if size > MAX_GRID_SIZE.get(len(exact), 128):
+            size = s0
+        while True:  # margin ≥ radius · h, as in grid_layout; grow when h ≫ the range
+            need = math.ceil(KERNEL_RADIUS * hk * (size - 1) / (width + 2 * KERNEL_RADIUS * hk))
+            p = -(-need // _PAD_QUANTUM) * _PAD_QUANTUM
+            if size - 1 - 2 * p >= 1:
+                break
+            size *= 2
+        shape.append(size)
+        pad.append(p)
+    return tuple(shape), tuple(pad), tuple(pad)
+
+
+def plan_layout(lo, hi, h, grid_size: int | None = None, layout: str = "bucketed"):
+    """``(shape, pad, half_width)`` of the grid whose interior is ``[lo, hi]`` for bandwidths
+    ``h`` (host-side): ``layout`` ``"exact"`` or ``"bucketed"`` (module docstring); a given
+    ``grid_size`` is always honoured exactly."""
+    lo, hi, h = (np.asarray(a, np.float64) for a in (lo, hi, h))
+    if layout == "bucketed" and grid_size is None:
+        return _bucketed_layout(lo, hi, h)
+    shape, pad = grid_layout(lo, hi, h, grid_size=grid_size)
+    spacing = (hi - lo) / (np.asarray(shape) - 1 - 2 * np.asarray(pad))
+    half_width = kernel_half_width(h, spacing, KERNEL_RADIUS)
+    half_width = tuple(min(m, pd) for m, pd in zip(half_width, pad, strict=True))
+    return shape, pad, half_width

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from rdpjax.grid import Grid
+from rdpjax.grid import Grid, kernel_half_width  # noqa: F401 - re-exported
 
 __all__ = [
     "kernel_half_width",
@@ -34,13 +34,6 @@ __all__ = [
     "scale_estimate",
     "bandwidth_rule",
 ]
-
-
-def kernel_half_width(bandwidth, spacing, radius: float) -> tuple[int, ...]:
-    """Static half-width, in grid cells, of a kernel cut at ``radius`` bandwidths (host-side)."""
-    h = np.atleast_1d(np.asarray(bandwidth, np.float64))
-    dx = np.atleast_1d(np.asarray(spacing, np.float64))
-    return tuple(int(math.ceil(radius * hk / dk)) for hk, dk in zip(h, dx, strict=True))
 
 
 def discrete_gaussian_kernel(bandwidth, spacing, half_width: int) -> jnp.ndarray:

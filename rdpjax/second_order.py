@@ -98,8 +98,8 @@ class Smoothing:
 
     def __init__(self, grid: Grid | None = None, bandwidth=None, half_width=None):
         self.grid = grid
-        if grid is None:
-            self.cell = 1.0
+        if grid is None:  # relative frequencies: S = S′ = identity, Z = Z′ = 1
+            self.cell = self.square_const = self.pair_const = 1.0
             return
         self.cell = grid.cell_volume
         h = jnp.broadcast_to(jnp.asarray(bandwidth), (grid.dim,))
@@ -116,41 +116,14 @@ class Smoothing:
         self.pair_const = zh**2 / z**3  # B∘B′ ≈ (Z′²/Z³) m mᵀ ∘ S
 
     def s(self, x):
-        return x if self.grid is None else self._s(x)
-
-    def squared(self, pi):
-        """``(S∘S) π``: the kernel with squared weights applied to ``π``."""
-        return pi if self.grid is None else self.square_const * self._s_half(pi)
-
-    def pair_form(self, a, pi1, pi2):
-        """``Σ_jk a_j a_k B1_jk B2_jk`` with ``B = S diag(π) S`` (exact for frequencies)."""
+        """``S x``; with a leading batch axis, ``S`` of each slice in one batched FFT."""
         if self.grid is None:
-            return jnp.sum(a * a * pi1 * pi2)
-        m = jnp.sqrt(jnp.maximum(self._s_half(pi1), 0.0) * jnp.maximum(self._s_half(pi2), 0.0))
-        u = a * m
-        return self.pair_const * jnp.sum(u * self._s(u))
+            return x
+        return self._s(x) if x.ndim == self.grid.dim else jax.vmap(self._s)(x)
 
-
-def _trace_d_sigma(a, f, pi, n, ops: Smoothing):
-    """``tr(diag(a) Σ)`` for one sample: ``(1/n)[Σ a (S∘S)π / Δ² − Σ a f²]``."""
-    return (jnp.sum(a * ops.squared(pi)) / ops.cell**2 - jnp.sum(a * f * f)) / n
-
-
-def _trace_pair(a, f1, pi1, n1, f2, pi2, n2, ops: Smoothing):
-    """``Σ_jk a_j a_k Σ1_jk Σ2_jk`` for two samples' covariances (possibly the same one)."""
-    cell = ops.cell
-    bb = ops.pair_form(a, pi1, pi2)
-    x1 = jnp.sum(pi1 * ops.s(a * f2) ** 2)
-    x2 = jnp.sum(pi2 * ops.s(a * f1) ** 2)
-    y = jnp.sum(a * f1 * f2)
-    return (bb - cell**2 * (x1 + x2) + cell**4 * y * y) / (n1 * n2 * cell**4)
-
-
-def _sigma_times(g, pi, n, ops: Smoothing):
-    """``Σ g`` for one sample: ``S(π ⊙ (ψ − ψ̄)) / (nΔ)`` with ``ψ = S g / Δ``."""
-    psi = ops.s(g) / ops.cell
-    centred = pi * (psi - jnp.sum(pi * psi))
-    return ops.s(centred) / (n * ops.cell)
+    def half(self, pi):
+        """``S′ π``: the smoothing at bandwidth ``h/√2`` (``(S∘S) π = (Z′/Z²) S′π``)."""
+        return pi if self.grid is None else self._s_half(pi)
 
 
 def second_order_terms(p, q, pi_p, pi_q, n_p, n_q, lam, floor, beta, first_var, ops: Smoothing):
@@ -170,15 +143,42 @@ def second_order_terms(p, q, pi_p, pi_q, n_p, n_q, lam, floor, beta, first_var, 
     """
     g_p, g_q, d_pp, d_qq, d_pq = plugin_derivatives(p, q, lam, floor, beta, ops.cell)
     c = lam - 1.0
-    tr_d = _trace_d_sigma(d_pp, p, pi_p, n_p, ops) + _trace_d_sigma(d_qq, q, pi_q, n_q, ops)
+    cell = ops.cell
+    half_p, half_q = ops.half(pi_p), ops.half(pi_q)  # free of λ: a vmap over λ computes them once
+
+    def trace_d(a, f, half, n):  # tr(diag(a) Σ) = (1/n)[Σ a (S∘S)π / Δ² − Σ a f²]
+        return (ops.square_const * jnp.sum(a * half) / cell**2 - jnp.sum(a * f * f)) / n
+
+    tr_d = trace_d(d_pp, p, half_p, n_p) + trace_d(d_qq, q, half_q, n_q)
     bias = 0.5 * (tr_d - c * first_var)  # Eq. (S1): ½ tr((D − (λ−1) g gᵀ) Σ)
-    tr_dd = (
-        _trace_pair(d_pp, p, pi_p, n_p, p, pi_p, n_p, ops)
-        + 2.0 * _trace_pair(d_pq, p, pi_p, n_p, q, pi_q, n_q, ops)
-        + _trace_pair(d_qq, q, pi_q, n_q, q, pi_q, n_q, ops)
+
+    # Every λ-dependent smoothing of (S2) in one batched FFT (one program node, not nine).
+    # B∘B′ ≈ (Z′²/Z³) m mᵀ ∘ S with m the geometric mean of S′π1 and S′π2 (module docstring).
+    m_p, m_q = jnp.maximum(half_p, 0.0), jnp.maximum(half_q, 0.0)
+    u_pp, u_pq, u_qq = d_pp * m_p, d_pq * jnp.sqrt(m_p * m_q), d_qq * m_q
+    smoothed = ops.s(
+        jnp.stack([u_pp, u_pq, u_qq, d_pp * p, d_pq * q, d_pq * p, d_qq * q, g_p, g_q])
     )
-    x = _sigma_times(g_p, pi_p, n_p, ops)
-    y = _sigma_times(g_q, pi_q, n_q, ops)
+    s_upp, s_upq, s_uqq, s_pp, s_pq_q, s_pq_p, s_qq, s_gp, s_gq = smoothed
+
+    def pair(u, s_u, a, f1, f2, pi1, pi2, s_a_f2, s_a_f1, n1, n2):
+        """``Σ_jk a_j a_k Σ1_jk Σ2_jk`` for two samples' covariances (possibly the same)."""
+        bb = ops.pair_const * jnp.sum(u * s_u)  # Σ a a B1 B2, B = S diag(π) S
+        x1, x2 = jnp.sum(pi1 * s_a_f2**2), jnp.sum(pi2 * s_a_f1**2)
+        y = jnp.sum(a * f1 * f2)
+        return (bb - cell**2 * (x1 + x2) + cell**4 * y * y) / (n1 * n2 * cell**4)
+
+    tr_dd = (
+        pair(u_pp, s_upp, d_pp, p, p, pi_p, pi_p, s_pp, s_pp, n_p, n_p)
+        + 2.0 * pair(u_pq, s_upq, d_pq, p, q, pi_p, pi_q, s_pq_q, s_pq_p, n_p, n_q)
+        + pair(u_qq, s_uqq, d_qq, q, q, pi_q, pi_q, s_qq, s_qq, n_q, n_q)
+    )
+    # Σ g for each sample: S(π ⊙ (ψ − ψ̄)) / (nΔ) with ψ = S g / Δ.
+    psi_p, psi_q = s_gp / cell, s_gq / cell
+    centred = jnp.stack(
+        [pi_p * (psi_p - jnp.sum(pi_p * psi_p)), pi_q * (psi_q - jnp.sum(pi_q * psi_q))]
+    )
+    x, y = ops.s(centred) / (jnp.stack([n_p, n_q]) * cell).reshape((2,) + (1,) * p.ndim)
     g_sds_g = jnp.sum(d_pp * x * x + 2.0 * d_pq * x * y + d_qq * y * y)
     tr_hh = tr_dd - 2.0 * c * g_sds_g + c * c * first_var**2  # tr((HΣ)²)
     return bias, 0.5 * jnp.maximum(tr_hh, 0.0)  # Eq. (S2)

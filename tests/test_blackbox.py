@@ -18,9 +18,9 @@ import rdpjax
 from rdpjax import mechanisms
 from rdpjax.binning import linear_binning
 from rdpjax.blackbox import blackbox_bound
-from rdpjax.bounds import DEFAULTS, Binned, BoundPlan, _bound, _continuous_settings
-from rdpjax.grid import KERNEL_RADIUS, grid_from_range, grid_layout
-from rdpjax.kde import kernel_half_width
+from rdpjax.bounds import DEFAULTS, Binned, BoundPlan, _bound
+from rdpjax.grid import grid_from_range, plan_layout
+from rdpjax.settings import continuous_settings
 from rdpjax.stream import mechanism_streamed_bound, streamed_bound
 
 FIELDS = ("estimate", "lower", "std_error", "bias")
@@ -61,9 +61,8 @@ def _reference_1d(bound, pilots, sides, *, margin, second_order=True):
     hi = max(a.max() for a in pilots)
     lo, hi = lo - margin * (hi - lo), hi + margin * (hi - lo)
     h = float(bound.bandwidth[0])
-    shape, pad = grid_layout(np.array([lo]), np.array([hi]), np.array([h]))
-    spacing = (hi - lo) / (shape[0] - 1 - 2 * pad[0])
-    half = (min(kernel_half_width(h, spacing, KERNEL_RADIUS)[0], pad[0]),)
+    # The default (bucketed) layout policy for that range and bandwidth.
+    shape, pad, half = plan_layout(np.array([lo]), np.array([hi]), np.array([h]))
     with rdpjax.float64():  # float64 λ and α, as every public entry point makes them
         plan = BoundPlan(
             lam=jnp.asarray(LAM), alpha=jnp.asarray(0.05), bandwidth=None, floor=None, beta=None,
@@ -110,7 +109,7 @@ def test_blackbox_equals_plan_machinery_on_the_same_binned_samples(gaussian):
     np.testing.assert_array_equal(bound.outside, [0, 0])
     assert int(bound.n_p) == int(bound.n_q) == N
     with rdpjax.float64():
-        h, floor, beta = _continuous_settings(
+        h, floor, beta = continuous_settings(
             jnp.asarray(pilots[0][:, None]), jnp.asarray(pilots[1][:, None]), None, None, None,
             DEFAULTS, n=N,
         )  # fmt: skip

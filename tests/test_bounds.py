@@ -324,10 +324,11 @@ def test_samples_reach_jax_through_a_private_copy(x64):
 
 
 def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(monkeypatch):
-    """Data set after data set of new sizes (issue 20): with a budget of 4 combinations, the
-    compiled programs of lower_bound never number more than 4 (jax's own count), the process's
-    memory maps stop growing, and results after the caches were dropped equal the first ones."""
-    from rdpjax import bounds
+    """Past the budget the compiled programs are dropped (issue 20): with a budget of 4, data
+    sets whose sizes each fall into a new bucket never leave more than 4 programs of a kind
+    (jax's own count), the memory maps stop growing, and results after the drops equal the
+    first ones."""
+    from rdpjax import bounds, grid
 
     def maps() -> int:
         with open("/proc/self/maps") as f:
@@ -335,19 +336,81 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
 
     monkeypatch.setattr(bounds, "PROGRAM_BUDGET", 4)
     monkeypatch.setattr(bounds, "_seen_programs", set())
-    for fn in (bounds._settings, bounds._bin, bounds._bound):  # whatever earlier tests compiled
+    programs = (bounds.padded_settings, bounds._bin, bounds._bound)
+    for fn in programs:  # whatever earlier tests compiled
         fn.clear_cache()
     rng = np.random.default_rng(5)
-    data = [(1 + rng.standard_normal(n), rng.standard_normal(n)) for n in range(800, 1200, 25)]
-    first = rdpjax.lower_bound(*data[0], [2.0], layout="bucketed")
+    sizes = [int(700 * 1.25**k) for k in range(16)]
+    assert len({grid.bucket_size(n) for n in sizes}) == len(sizes)  # a new bucket each
+    data = [(1 + rng.standard_normal(n), rng.standard_normal(n)) for n in sizes]
+    first = rdpjax.lower_bound(*data[0], [2.0])
     counts = []
     for i, (p, q) in enumerate(data):
-        rdpjax.lower_bound(p, q, [2.0], layout="bucketed")
-        sizes = [fn._cache_size() for fn in (bounds._settings, bounds._bin, bounds._bound)]
-        assert max(sizes) <= 4, (i, sizes)
+        rdpjax.lower_bound(p, q, [2.0])
+        cached = [fn._cache_size() for fn in programs]
+        assert max(cached) <= 4, (i, cached)
         counts.append(maps())
-    # A sawtooth: each drop frees the programs; its peaks stay level (without the budget, the
-    # count grows by ~280 a new size: 16 sizes here would add ~4,500).
+    # A sawtooth: each drop frees the programs; its peaks stay level (without a budget and
+    # without buckets, the count grew by ~280 a new size: 16 sizes here would add ~4,500).
     assert max(counts[8:]) - max(counts[:8]) < 150, str(counts)
-    again = rdpjax.lower_bound(*data[0], [2.0], layout="bucketed")
+    again = rdpjax.lower_bound(*data[0], [2.0])
     np.testing.assert_array_equal(again.lower, first.lower)
+
+
+def test_a_new_size_in_a_seen_bucket_compiles_nothing():
+    """Samples are padded to a bucketed size and the layout is bucketed (issue 20): bounds on
+    9,000 … 9,900 samples a side (bucket 10,240; the data's range fixed, so one grid layout)
+    compile once, for the first size, and never again; the padding changes nothing but the
+    order of a few floating-point sums (against the plan on the unpadded samples)."""
+    from references import compilations
+
+    rng = np.random.default_rng(11)
+    base = 5.0 * rng.standard_normal(10_000)
+    base[:2] = [-25.0, 25.0]
+    pairs = [(1.0 + base[:n], base[::-1][:n]) for n in range(9_000, 10_000, 100)]
+    rdpjax.lower_bound(*pairs[0], [2, 5, 7])
+    with compilations() as compiled:
+        results = [rdpjax.lower_bound(p, q, [2, 5, 7]) for p, q in pairs[1:]]
+    assert len({b.grid_shape for b in results}) == 1  # the precondition: one layout
+    assert compiled == [], compiled
+    for (p, q), b in zip(pairs[1:], results, strict=True):
+        assert (int(b.n_p), int(b.n_q)) == (len(p), len(q)) and float(b.outside.sum()) == 0.0
+    with rdpjax.float64():
+        plan, pj, qj = plan_bound(*pairs[-1], [2, 5, 7])
+        reference = plan(pj, qj)
+    np.testing.assert_allclose(results[-1].lower, reference.lower, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("p", "q"),
+    [
+        (
+            np.random.default_rng(1).normal(size=(1500, 2)),
+            np.random.default_rng(2).normal(size=(1700, 2)),
+        ),
+        (
+            np.random.default_rng(3).integers(0, 7, 999),
+            np.random.default_rng(4).integers(0, 6, 1234),
+        ),
+        (
+            np.random.default_rng(5).laplace(size=70_001),
+            0.1 + np.random.default_rng(6).laplace(size=65_000),
+        ),
+    ],
+    ids=["2-d", "discrete", "subsampled-scale"],
+)
+def test_padded_bound_equals_the_plan_on_the_samples(p, q):
+    """lower_bound pads its samples (NaN rows, or codes past the support) and passes their real
+    sizes; the bound equals the plan's on the unpadded samples (2-D, discrete codes, and sizes
+    past the pooled scale's 2^16-point subsample), and the padding is neither counted nor
+    reported as outside."""
+    b = rdpjax.lower_bound(p, q, [2, 5], both_directions=True)
+    with rdpjax.float64():
+        plan, pj, qj = plan_bound(p, q, [2, 5], both_directions=True)
+        reference = plan(pj, qj)
+    assert (int(b.n_p), int(b.n_q)) == (len(p), len(q))
+    np.testing.assert_array_equal(b.outside, [0.0, 0.0])
+    for name in ("estimate", "lower", "std_error", "bandwidth", "floor"):
+        np.testing.assert_allclose(
+            getattr(b, name), np.asarray(getattr(reference, name)), rtol=1e-12, atol=1e-15
+        )

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rdpjax.cli._cache import cache_dir, enable_compilation_cache
+from rdpjax.compilation_cache import cache_dir, enable_compilation_cache
 
 
 def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):

@@ -18,7 +18,7 @@ and shared options in :mod:`rdpjax.cli._args`, loading the user's code in
 :mod:`rdpjax.cli._loading`.
 
 The ``rdpjax`` program (:func:`console_main`) keeps jax's compiled programs in a persistent cache
-between runs (:mod:`rdpjax.cli._cache`).
+between runs (:mod:`rdpjax.compilation_cache`).
 
 Exit status: 0 on success; 1 when ``audit`` or ``bound`` refutes the claim; 2 on a usage or input
 error, reported as one line on stderr, or on an error raised by the user's code, reported as its
@@ -86,9 +86,10 @@ def main(argv=None) -> int:
 
 
 def console_main() -> int:
-    """The ``rdpjax`` program: jax's persistent compilation cache on (:mod:`rdpjax.cli._cache`;
-    ``RDPJAX_NO_CACHE=1`` turns it off), then :func:`main` on ``sys.argv``."""
-    from rdpjax.cli._cache import enable_compilation_cache
+    """The ``rdpjax`` program: jax's persistent compilation cache on
+    (:mod:`rdpjax.compilation_cache`; ``RDPJAX_NO_CACHE=1`` turns it off), then :func:`main` on
+    ``sys.argv``."""
+    from rdpjax.compilation_cache import enable_compilation_cache
 
     enable_compilation_cache()
     return main()

@@ -33,12 +33,10 @@ from rdpjax.bounds import (
     _bound,
     _check_bandwidth,
     _check_grid_size,
-    _continuous_layout,
-    _continuous_settings,
-    _discrete_settings,
     _plan_options,
 )
-from rdpjax.grid import Grid, grid_from_range
+from rdpjax.grid import Grid, grid_from_range, plan_layout
+from rdpjax.settings import continuous_settings, discrete_settings
 
 DEFAULT_PILOT = 2**16
 """Pilot outputs per side: as many as :func:`rdpjax.lower_bound` uses for its scale anyway."""
@@ -101,7 +99,7 @@ def _check_options(*, pilot, outside, margin, progress) -> int:
 @functools.partial(jax.jit, static_argnames=("defaults", "n"))
 def _pilot_settings(pilot_p, pilot_q, bandwidth, floor, beta, *, defaults, n):
     # One compiled call instead of a few dozen eager ones on every streamed bound.
-    return _continuous_settings(pilot_p, pilot_q, bandwidth, floor, beta, defaults, n=n)
+    return continuous_settings(pilot_p, pilot_q, bandwidth, floor, beta, defaults, n=n)
 
 
 _grid = jax.jit(grid_from_range, static_argnames=("shape", "pad"))
@@ -176,7 +174,7 @@ def _fix_settings(
             size = int(codes.max()) + 1
         else:
             size = check_int(support_size, "support_size", 1)
-        floor_, beta_ = _discrete_settings(min(n_p, n_q), common["floor"], common["beta"], defaults)
+        floor_, beta_ = discrete_settings(min(n_p, n_q), common["floor"], common["beta"], defaults)
         plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
         # Clamped under "raise" too (it raises on any clamped draw): one compiled stream.
         return _Fixed(
@@ -233,7 +231,7 @@ def _fix_settings(
             defaults=defaults,
             n=min(n_p, n_q),
         )
-    shape, pad, half_width = _continuous_layout(lo, hi, np.asarray(h), grid_size, layout)
+    shape, pad, half_width = plan_layout(lo, hi, np.asarray(h), grid_size, layout)
     plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common)
     grid_obj = _grid(lo, hi, shape=shape, pad=pad)
     interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))

@@ -18,7 +18,8 @@ import numpy as np
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.binning import BINNING_METHODS
-from rdpjax.bounds import DEFAULTS, Bound, Defaults, _check_layout
+from rdpjax.bounds import DEFAULTS, Bound, Defaults
+from rdpjax.grid import check_layout
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.sharding import draw_mesh
 from rdpjax.stream._samplers import (
@@ -65,10 +66,10 @@ def _streamed(
     variance: str,
     second_order: bool,
     defaults: Defaults,
-    layout: str = "exact",
+    layout: str = "bucketed",
     progress: Callable | None = None,
 ) -> Bound:
-    _check_layout(layout)
+    check_layout(layout)
     n_p, n_q = _sizes(n)
     chunk = min(check_int(chunk, "chunk", 1), max(n_p, n_q))
     if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
@@ -185,7 +186,7 @@ def streamed_bound(
     variance: str = "autodiff",
     second_order: bool = True,
     defaults: Defaults = DEFAULTS,
-    layout: str = "exact",
+    layout: str = "bucketed",
     progress: Callable[[int, int], None] | None = None,
 ) -> Bound:
     """A lower bound on ``D_λ(P‖Q)`` from ``n`` draws per side that never exist in full.
@@ -219,10 +220,10 @@ def streamed_bound(
         :mod:`rdpjax.binning`).
       alpha, bandwidth, floor, beta, grid_size, both_directions, variance, second_order,
         defaults: as in :func:`rdpjax.lower_bound` and :func:`rdpjax.plan_bound`.
-      layout: ``"exact"`` or ``"bucketed"`` (:func:`rdpjax.plan_bound`). The grid follows each
-        call's pilot draw, so with ``"exact"`` a second call with new keys usually compiles the
-        stream and the bound again (5 s at n = 1e6 on 2 CPU cores); ``"bucketed"`` rounds the
-        layout so that such calls mostly reuse them.
+      layout: ``"bucketed"`` (default) or ``"exact"`` (:func:`rdpjax.plan_bound`). The grid
+        follows each call's pilot draw, so with ``"exact"`` a second call with new keys usually
+        compiles the stream and the bound again (5 s at n = 1e6 on 2 CPU cores); ``"bucketed"``
+        rounds the layout so that such calls mostly reuse them.
       progress: optional ``progress(done, total)``, called from inside the scan (a
         ``jax.debug.callback``, on a runtime thread) up to about 128 times (fewer on runs
         shorter than ~5e8 per side: at most once per 2^22 draws of a device) with the
@@ -298,7 +299,7 @@ def mechanism_streamed_bound(key, mechanism: Mechanism, x, x_prime, lam, *, n, *
         chunk=DEFAULT_STREAM_CHUNK, grid=None, pilot=DEFAULT_PILOT, margin=0.5, discrete=None,
         support_size=None, outside="clip", devices=None, binning="scatter", alpha=0.05,
         bandwidth=None, floor=None, beta=None, grid_size=None, both_directions=False,
-        variance="autodiff", second_order=True, defaults=DEFAULTS, layout="exact",
+        variance="autodiff", second_order=True, defaults=DEFAULTS, layout="bucketed",
         progress=None,
     )  # fmt: skip
     unknown = set(options) - set(defaults)

@@ -1,9 +1,10 @@
-"""jax's persistent compilation cache, on by default for the ``rdpjax`` command.
+"""jax's persistent compilation cache: on by default for the ``rdpjax`` command, opt-in for code.
 
 Most of a one-off command's wall time is XLA compilation, paid again by every run. The command
 (the ``rdpjax`` script and ``python -m rdpjax.cli``, not :func:`rdpjax.cli.main` called from a
 program, whose jax settings are the program's own) therefore keeps compiled programs in a
-folder that later runs read back:
+folder that later runs read back; a script or notebook opts in with
+``rdpjax.enable_compilation_cache()`` before its first bound:
 
 * where: ``$RDPJAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/rdpjax/jax``, else
   ``~/.cache/rdpjax/jax``; a ``JAX_COMPILATION_CACHE_DIR`` already set is left to jax;
@@ -39,6 +40,8 @@ def _disabled() -> bool:
 
 def enable_compilation_cache() -> Path | None:
     """Point jax's persistent compilation cache at :func:`cache_dir`, before any compilation.
+
+    Programs compiled before the call are not cached; the setting is process-wide (it is jax's).
 
     Returns:
       The folder in use (the user's ``JAX_COMPILATION_CACHE_DIR`` when set), or ``None`` when the
