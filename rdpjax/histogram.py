@@ -47,6 +47,7 @@ from rdpjax._pytree import pytree_dataclass
 from rdpjax._validation import check_int
 from rdpjax.bounds import DEFAULTS, Bound, lower_bound
 from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
+from rdpjax.settings import discrete_settings
 
 __all__ = [
     "STATUS_EMPTY_BUCKET",
@@ -502,9 +503,9 @@ class HistogramEstimate:
 
 
 def _default_floor(n):
-    """Paper 000's discrete floor rule (rdpjax Defaults): τ = 0.03 n^(−0.4), a probability."""
-    n = jnp.asarray(n, jnp.float64)
-    return DEFAULTS.discrete_floor_factor * n ** (-DEFAULTS.discrete_floor_exponent)
+    """Paper 000's discrete floor rule (:func:`rdpjax.settings.discrete_settings`), a
+    probability: τ = max(0.03 n^(−0.4), 4/n)."""
+    return discrete_settings(jnp.asarray(n, jnp.float64), None, None, DEFAULTS)[0]
 
 
 def _from_counts(
@@ -607,7 +608,7 @@ def from_counts(
       counts: ``(rows, k)`` integer counts, row i from n outputs at input i (rows ≥ 2).
       n: number of outputs per input (may be traced).
       lam: ``None`` for ε-LDP, or the Rényi order λ > 1.
-      floor: τ of the softmax floor on bucket probabilities; default ``0.03 n^(−0.4)``.
+      floor: τ of the softmax floor on bucket probabilities; default ``max(0.03 n^(−0.4), 4/n)``.
       beta: β of the softmax floor; default ``1/τ``.
       outside: ``(rows,)`` outputs outside ``[low, high]``; default none.
       inputs: ``(rows,)`` labels of the rows; default ``0 … rows−1``.
@@ -783,7 +784,7 @@ def estimate_ldp(
       buckets: number of buckets; default the guaranteed k. Needs ``n``; without the
         precondition ``L < 2/(b−a)²`` this is the only way to run (no guarantee).
       floor, beta: τ and β of the softmax floor on bucket probabilities (default
-        ``τ = 0.03 n^(−0.4)``, paper 000's discrete rule, and ``β = 1/τ``).
+        ``τ = max(0.03 n^(−0.4), 4/n)``, paper 000's discrete rule, and ``β = 1/τ``).
       with_lower_bound: also compute paper 000's bound (:func:`rdpjax.lower_bound`, KDE) on the
         first ``min(n, chunk_size)`` of the same draws.
       alpha: level of that bound (simultaneous over its orders and directions).

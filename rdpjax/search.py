@@ -62,6 +62,7 @@ from rdpjax.divergence import plugin_divergence
 from rdpjax.grid import KERNEL_RADIUS, Grid, grid_from_range, grid_layout
 from rdpjax.kde import kernel_half_width, scale_estimate, smooth
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.settings import discrete_settings
 
 __all__ = [
     "SearchKeys",
@@ -256,7 +257,7 @@ def _build_objective(mechanism, space: SearchSpace, keys, n: int) -> _Objective:
     if spec.is_discrete:
         codes = np.asarray(jax.vmap(jax.vmap(spec.encode))(jnp.asarray(samples)))
         size = spec.alphabet_size or int(codes.max()) + 1
-        floor = DEFAULTS.discrete_floor_factor * n ** (-DEFAULTS.discrete_floor_exponent)
+        floor = float(discrete_settings(n, None, None, DEFAULTS)[0])  # the bound's rule
         return _Objective(mechanism, n, True, spec.encode, size, None, None, (), floor, 1.0 / floor)
     d = 1 if samples.ndim == 3 else samples.shape[-1]
     if d > 3:
