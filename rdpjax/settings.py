@@ -64,9 +64,9 @@ class Defaults:
     of probability): a cell expected to hold fewer outputs than that cannot be told from an empty
     one, and where many cells were that sparse (n/K of a few samples per value) the bias
     correction undershot and the bound lost its validity — simultaneous coverage (λ = 2, 5, 7,
-    both directions) of a uniform null on 100 values 0.693 at n = 200, 0.810 at 500, 0.945 at
+    both directions) of a uniform null on 100 values 0.718 at n = 200, 0.820 at 500, 0.943 at
     1,000. With 4 counts every cell of ``benchmarks/calibrate_small_n.py`` (uniform nulls and
-    leaks, K = 10 … 1000, n = 200 … 10⁵, R = 400) holds ≥ 0.95 (``docs/calibration.md``); in
+    leaks, K = 10 … 1000, n = 200 … 10⁵, R = 400) holds ≥ 0.990 (``docs/calibration.md``); in
     the same kind of cells 2 counts did not (K = 100, n = 500: 0.953 for the null, 0.943 with a
     leak) and 3 held with less room (worst 0.965, K = 20, n = 200; 4 counts: 0.990 there). The
     term decides only below n ≈ 3,500 (where ``4/n > 0.03 n^(−0.4)``), so the

@@ -276,10 +276,10 @@ def test_empty_bucket_is_a_failure_status_and_the_floor_stays_finite():
     assert r.buckets == 4 and (int(r.failed_input), int(r.failed_bucket)) == (0, 2)
     assert "empty bucket 2 of input 0" in r.status_text
     assert np.isposinf(r.estimate) and not r.guaranteed  # n = 2000 < 5815
-    # Floored: max_j max(log p̂ − log q̂_τ, log q̂ − log p̂_τ), τ = 0.03 n^-0.4 (the documented
+    # Floored: max_j max(log p̂ − log q̂_τ, log q̂ − log p̂_τ), τ = max(0.03 n^-0.4, 4/n) (the
     # default), β = 1/τ.
     p, q = r.counts / 2000.0
-    tau = 0.03 * 2000**-0.4
+    tau = max(0.03 * 2000**-0.4, 4 / 2000)
     with np.errstate(divide="ignore"):
         want = max(
             np.max(np.log(p) - np.log(_floor(q, tau, 1 / tau))),
