@@ -6,7 +6,7 @@ Each variant draws chunks of ``N(0, 25)`` samples (float32, as the stream's samp
 bins them in one ``lax.scan``, so the cost beyond the draws is what the stream pays per sample;
 "draw only" sums the same draws instead. Timings are the best of interleaved runs in one
 process; both layouts must give the same counts (checked; in 1-D up to the rounding of each
-cell fraction to ``fraction_bits(chunk)`` bits, see :mod:`rdpjax.binning`).
+cell fraction to ``fraction_bits(chunk)`` bits, see :mod:`rdpjax.estimator.binning`).
 
     python benchmarks/binning_layouts.py            # writes results/binning_layouts.json
 """
@@ -23,8 +23,8 @@ import jax.numpy as jnp
 from jax import lax
 
 import rdpjax
-from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts, fraction_bits
-from rdpjax.grid import Grid
+from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, fraction_bits
+from rdpjax.estimator.grid import Grid
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SHAPES = {1: (4096,), 2: (256, 256), 3: (64, 64, 64)}

@@ -42,9 +42,9 @@ import numpy as np
 from scipy import stats
 
 import rdpjax
-from rdpjax.bounds import Defaults, plan_bound
 from rdpjax.databases import paper_pair
-from rdpjax.grid import LAYOUTS
+from rdpjax.estimator.api import Defaults, plan_bound
+from rdpjax.estimator.grid import LAYOUTS
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 
 ORDERS = (2.0, 5.0, 7.0)

@@ -31,7 +31,7 @@ import numpy as np
 from scipy import stats
 
 import rdpjax
-from rdpjax.bounds import plan_bound
+from rdpjax.estimator.api import plan_bound
 
 ORDERS = (2.0, 5.0, 7.0)
 SIZES = (200, 500, 1_000, 2_000, 5_000, 10_000, 100_000)

@@ -6,7 +6,7 @@ Draws ``count`` pairs of samples N(1, 25) vs N(0, 25) with sizes uniform in [100
 (seed 0), bounds each with :func:`rdpjax.lower_bound` at λ = 2, 5, 7, and prints every 10 data
 sets the process's memory-map count (``/proc/self/maps``), its peak resident memory, the number
 of XLA compilations so far (``jax.monitoring``) and the time so far. ``--budget`` sets
-``rdpjax.bounds.PROGRAM_BUDGET`` (``0``: no budget). Writes
+``rdpjax.estimator.api.PROGRAM_BUDGET`` (``0``: no budget). Writes
 ``benchmarks/results/many_datasets_<layout>_<budget>.json``.
 """
 
@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 import rdpjax
-from rdpjax import bounds
+from rdpjax.estimator import api as bounds
 
 
 def _maps() -> int:

@@ -33,9 +33,9 @@ from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec
 
 import rdpjax
-from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts, linear_binning
-from rdpjax.grid import Grid, grid_from_range
-from rdpjax.kde import direct_kde, fft_kde, kernel_half_width
+from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, linear_binning
+from rdpjax.estimator.grid import Grid, grid_from_range
+from rdpjax.estimator.kde import direct_kde, fft_kde, kernel_half_width
 from rdpjax.sharding import (
     AXIS,
     draw_mesh,

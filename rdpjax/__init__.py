@@ -4,21 +4,43 @@ Implements Kutta, Askin, Dunsche, *Lower Bounds for Rényi Differential Privacy 
 Setting* (arXiv:2212.04739v3). See ``README.md``; claims in ``docs/claims.md``.
 """
 
-from rdpjax import claims, databases, histogram, ldp, mechanisms
+import importlib as _importlib
+import sys as _sys
+
+from rdpjax import claims, databases, estimator, histogram, ldp, mechanisms
 from rdpjax._precision import float64
 from rdpjax._workarounds import cpu_pool_hang_workaround
 from rdpjax.audit import AuditReport, audit
-from rdpjax.bounds import DEFAULTS, Bound, BoundPlan, Defaults, lower_bound, plan_bound
 from rdpjax.claims import Claim, ClaimCheck, check_claim
 from rdpjax.compilation_cache import enable_compilation_cache
-from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
-from rdpjax.grid import Grid
-from rdpjax.kde import direct_kde, fft_kde
+from rdpjax.estimator.api import DEFAULTS, Defaults, lower_bound, plan_bound
+from rdpjax.estimator.divergence import plugin_divergence, renyi_divergence, softmax_floor
+from rdpjax.estimator.grid import Grid
+from rdpjax.estimator.kde import direct_kde, fft_kde
+from rdpjax.estimator.plan import Bound, BoundPlan
+from rdpjax.estimator.variance import variance_autodiff, variance_eq18
 from rdpjax.report import write_report
-from rdpjax.variance import variance_autodiff, variance_eq18
 
 cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_workarounds.py
 del cpu_pool_hang_workaround
+
+# The import paths from before the estimator/ package name the same module objects (so that
+# ``from rdpjax.bounds import lower_bound`` and ``rdpjax.bounds.PROGRAM_BUDGET = …`` still work).
+for _old, _new in {
+    "bounds": "api",
+    "binning": "binning",
+    "discrete": "support",
+    "divergence": "divergence",
+    "grid": "grid",
+    "kde": "kde",
+    "second_order": "second_order",
+    "settings": "settings",
+    "variance": "variance",
+}.items():
+    globals()[_old] = _sys.modules[f"rdpjax.{_old}"] = _importlib.import_module(
+        f"rdpjax.estimator.{_new}"
+    )
+del _old, _new
 
 __version__ = "0.1.0"
 
@@ -52,6 +74,7 @@ __all__ = [
     "check_claim",
     "claims",
     "databases",
+    "estimator",
     "direct_kde",
     "enable_compilation_cache",
     "fft_kde",

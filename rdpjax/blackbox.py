@@ -5,7 +5,8 @@ database, m)`` (numpy code, or another library's DP mechanism, called with a
 ``numpy.random.Generator``) drawn at n = 1e8 per side would hold 1.6 GB of float64 outputs
 before the bound starts. :func:`blackbox_bound` never holds more than a few batches: it draws
 ``batch_size`` outputs per side at a time, bins each batch on a grid fixed beforehand (the
-jitted kernels of :mod:`rdpjax.binning`), accumulates float64 counts, and computes eq. (16) of
+jitted kernels of :mod:`rdpjax.estimator.binning`), accumulates float64 counts, and computes eq.
+(16) of
 Kutta, Askin, Dunsche, arXiv:2212.04739v3 from the two histograms
 (:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound`'s plan machinery does on
 the same samples binned on the same grid with the same settings. It is the black-box twin of
@@ -51,9 +52,16 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
-from rdpjax.binning import _scan_chunks, bin_accumulator, bin_chunk, bin_counts, count_chunk
-from rdpjax.bounds import DEFAULTS, Bound, _check_grid_size, _plan_options
-from rdpjax.grid import Grid
+from rdpjax.estimator.api import DEFAULTS, _check_grid_size, _plan_options
+from rdpjax.estimator.binning import (
+    _scan_chunks,
+    bin_accumulator,
+    bin_chunk,
+    bin_counts,
+    count_chunk,
+)
+from rdpjax.estimator.grid import Grid
+from rdpjax.estimator.plan import Bound
 from rdpjax.stream.plan import (
     DEFAULT_PILOT,
     _as_key,
@@ -190,7 +198,8 @@ def blackbox_bound(
     fixed by a pilot draw (module docstring: draws, grid, outside mass). Departs from
     :func:`rdpjax.lower_bound` only in the grid: fixed from the pilot instead of the data's own
     range (outputs beyond it are clamped), and in 1-D the binning rounds each cell fraction to
-    :func:`rdpjax.binning.fraction_bits` bits (a fixed kernel too). Memory O(batch_size · d +
+    :func:`rdpjax.estimator.binning.fraction_bits` bits (a fixed kernel too). Memory O(batch_size ·
+    d +
     grid): a numpy Gaussian at n = 1e8 per side peaks well under 1 GB
     (``benchmarks/audit_memory.py``).
 

@@ -13,8 +13,8 @@ import time
 import jax
 import numpy as np
 
-from rdpjax.bounds import lower_bound
 from rdpjax.databases import paper_pair
+from rdpjax.estimator.api import lower_bound
 from rdpjax.mechanisms import Gaussian, Laplace
 
 ORDERS = (2.0, 5.0, 7.0)

@@ -45,9 +45,10 @@ import numpy as np
 from rdpjax._precision import float64, require_float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._validation import check_int
-from rdpjax.bounds import DEFAULTS, Bound, lower_bound
-from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
-from rdpjax.settings import discrete_settings
+from rdpjax.estimator.api import DEFAULTS, lower_bound
+from rdpjax.estimator.divergence import plugin_divergence, renyi_divergence, softmax_floor
+from rdpjax.estimator.plan import Bound
+from rdpjax.estimator.settings import discrete_settings
 
 __all__ = [
     "STATUS_EMPTY_BUCKET",
@@ -503,7 +504,7 @@ class HistogramEstimate:
 
 
 def _default_floor(n):
-    """Paper 000's discrete floor rule (:func:`rdpjax.settings.discrete_settings`), a
+    """Paper 000's discrete floor rule (:func:`rdpjax.estimator.settings.discrete_settings`), a
     probability: τ = max(0.03 n^(−0.4), 4/n)."""
     return discrete_settings(jnp.asarray(n, jnp.float64), None, None, DEFAULTS)[0]
 

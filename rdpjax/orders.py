@@ -5,7 +5,7 @@ question is whether *some* order refutes it, and the orders that do depend on th
 ε-DP claim is tightest against the truth at high orders (its curve, that of randomized response,
 tends to ε), a zCDP claim ρλ at any order where the estimate is precise. So with a claim the bound
 is computed on a wide grid, :data:`CLAIM_ORDERS`, every bound made simultaneous by the Bonferroni
-correction (``docs/methods.md`` §2.6, §6; ``rdpjax.bounds``), and the claim is
+correction (``docs/methods.md`` §2.6, §6; ``rdpjax.estimator.api``), and the claim is
 refuted when any of them exceeds it. A tabulated claim (``rdpjax.claims.rdp`` with orders) is
 checked at its own orders.
 

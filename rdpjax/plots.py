@@ -6,8 +6,10 @@ it with ``pip install matplotlib`` or ``pip install 'rdpjax[bench]'``). Every fu
 axes; every artist carries a label, so the plotted data can be read back from ``ax.lines`` and
 ``ax.containers`` (error bars).
 
-The densities are computed by the library's own kernels (:func:`rdpjax.binning.linear_binning`,
-:func:`rdpjax.kde.fft_kde`, :func:`rdpjax.divergence.softmax_floor`) on exactly the grid, bandwidth
+The densities are computed by the library's own kernels
+(:func:`rdpjax.estimator.binning.linear_binning`,
+:func:`rdpjax.estimator.kde.fft_kde`, :func:`rdpjax.estimator.divergence.softmax_floor`) on exactly
+the grid, bandwidth
 h, floor τ and β of the :class:`rdpjax.Bound` that :func:`rdpjax.lower_bound` returns for the
 same samples and options: the curves are the p̂, q̂ and q̂_τ of eq. (10) (or the relative
 frequencies of eq. (9) for discrete outputs) and (13) of Kutta, Askin, Dunsche,
@@ -27,12 +29,13 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax.audit import AuditReport
-from rdpjax.binning import linear_binning
-from rdpjax.bounds import Bound, lower_bound, plan_bound
-from rdpjax.discrete import encode_pair
-from rdpjax.divergence import softmax_floor
-from rdpjax.grid import grid_from_range
-from rdpjax.kde import fft_kde
+from rdpjax.estimator.api import lower_bound, plan_bound
+from rdpjax.estimator.binning import linear_binning
+from rdpjax.estimator.divergence import softmax_floor
+from rdpjax.estimator.grid import grid_from_range
+from rdpjax.estimator.kde import fft_kde
+from rdpjax.estimator.plan import Bound
+from rdpjax.estimator.support import encode_pair
 
 __all__ = [
     "DensityCurves",

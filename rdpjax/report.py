@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from rdpjax._pytree import pytree_dataclass
-from rdpjax.bounds import DIRECTION_NAMES, Bound
 from rdpjax.claims._claim import _json_floats
+from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "json_ready", "write_report"]
 

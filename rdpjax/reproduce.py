@@ -28,8 +28,8 @@ import jax
 import numpy as np
 
 from rdpjax.audit import exact_divergences
-from rdpjax.bounds import lower_bound
 from rdpjax.databases import paper_pair
+from rdpjax.estimator.api import lower_bound
 from rdpjax.mechanisms import registry
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.studies import coverage

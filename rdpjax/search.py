@@ -56,13 +56,14 @@ from jax import lax
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._validation import check_int
-from rdpjax.binning import linear_binning
-from rdpjax.bounds import DEFAULTS, Bound, lower_bound
-from rdpjax.divergence import plugin_divergence
-from rdpjax.grid import KERNEL_RADIUS, Grid, grid_from_range, grid_layout
-from rdpjax.kde import kernel_half_width, scale_estimate, smooth
+from rdpjax.estimator.api import DEFAULTS, lower_bound
+from rdpjax.estimator.binning import linear_binning
+from rdpjax.estimator.divergence import plugin_divergence
+from rdpjax.estimator.grid import KERNEL_RADIUS, Grid, grid_from_range, grid_layout
+from rdpjax.estimator.kde import kernel_half_width, scale_estimate, smooth
+from rdpjax.estimator.plan import Bound
+from rdpjax.estimator.settings import discrete_settings
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.settings import discrete_settings
 
 __all__ = [
     "SearchKeys",

@@ -8,7 +8,7 @@ be dealt out to devices: :func:`sum_over_devices` gives each device of a one-axi
 a chunk changes nothing about the chunk, so one device and D devices see the same samples and
 give the same counts up to the order of floating-point additions. Samples already in memory
 are split the same way by :func:`sum_over_blocks`: each device bins its contiguous block of them
-(:func:`rdpjax.binning.linear_binning` with ``mesh=``).
+(:func:`rdpjax.estimator.binning.linear_binning` with ``mesh=``).
 
 Cost: the per-device work is ⌈chunks / D⌉ chunks, the communication one all-reduce of the
 histogram (O(grid)) at the end. Chunk indices past the last are padding: the task function

@@ -23,7 +23,7 @@ from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._validation import check_int
 from rdpjax.audit import exact_divergences
-from rdpjax.bounds import plan_bound
+from rdpjax.estimator.api import plan_bound
 from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.stream._samplers import _mechanism_fn, _Sampler

@@ -2,8 +2,10 @@
 
 References are independent of the batched kernel: the documented draws rebuilt here from
 ``np.random.SeedSequence`` and materialized in memory, binned in one pass by
-``rdpjax.binning.linear_binning`` (in the same chunks, so the 1-D fraction rounding is the same)
-on a grid rebuilt from the pilot by ``rdpjax.grid``, and ``rdpjax.lower_bound`` on the same
+``rdpjax.estimator.binning.linear_binning`` (in the same chunks, so the 1-D fraction rounding is
+the same)
+on a grid rebuilt from the pilot by ``rdpjax.estimator.grid``, and ``rdpjax.lower_bound`` on the
+same
 samples. Fixed keys throughout. The streamed-progress tests live here because this is the file
 that owns them (``tests/test_stream.py`` is kept unchanged).
 """
@@ -16,11 +18,12 @@ from references import compilations
 
 import rdpjax
 from rdpjax import mechanisms
-from rdpjax.binning import linear_binning
 from rdpjax.blackbox import blackbox_bound
-from rdpjax.bounds import DEFAULTS, Binned, BoundPlan, _bound
-from rdpjax.grid import grid_from_range, plan_layout
-from rdpjax.settings import continuous_settings
+from rdpjax.estimator.api import DEFAULTS, _bound
+from rdpjax.estimator.binning import linear_binning
+from rdpjax.estimator.grid import grid_from_range, plan_layout
+from rdpjax.estimator.plan import Binned, BoundPlan
+from rdpjax.estimator.settings import continuous_settings
 from rdpjax.stream import mechanism_streamed_bound, streamed_bound
 
 FIELDS = ("estimate", "lower", "std_error", "bias")

@@ -9,7 +9,7 @@ import pytest
 from references import ORDERS, B, gaussian_exact, laplace_exact
 
 import rdpjax
-from rdpjax.bounds import plan_bound
+from rdpjax.estimator.api import plan_bound
 
 
 def _gauss(key, n_p, n_q):
@@ -300,7 +300,7 @@ def test_samples_reach_jax_through_a_private_copy(x64):
     """plan_bound hands samples to jax through one aligned copy (zero-copy device_put on the
     CPU): the values and dtype are kept, ints become float64, and changing the caller's array
     afterwards does not change the array jax holds."""
-    from rdpjax.bounds import _to_device
+    from rdpjax.estimator.api import _to_device
 
     x = np.random.default_rng(3).standard_normal((1001, 2))
     j = _to_device(x, np.float64)
@@ -328,7 +328,8 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
     sets whose sizes each fall into a new bucket never leave more than 4 programs of a kind
     (jax's own count), the memory maps stop growing, and results after the drops equal the
     first ones."""
-    from rdpjax import bounds, grid
+    from rdpjax.estimator import api as bounds
+    from rdpjax.estimator import grid
 
     def maps() -> int:
         with open("/proc/self/maps") as f:

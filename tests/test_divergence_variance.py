@@ -11,10 +11,10 @@ import pytest
 from references import B, gaussian_exact, laplace_exact
 from scipy import integrate, stats
 
-from rdpjax.divergence import plugin_divergence, renyi_divergence, softmax_floor
-from rdpjax.grid import grid_from_range
-from rdpjax.kde import smooth
-from rdpjax.variance import variance_autodiff, variance_eq18
+from rdpjax.estimator.divergence import plugin_divergence, renyi_divergence, softmax_floor
+from rdpjax.estimator.grid import grid_from_range
+from rdpjax.estimator.kde import smooth
+from rdpjax.estimator.variance import variance_autodiff, variance_eq18
 
 T = np.linspace(-80.0, 80.0, 64001)
 DX = T[1] - T[0]

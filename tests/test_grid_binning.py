@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rdpjax.binning import (
+from rdpjax.estimator.binning import (
     bin_accumulator,
     bin_chunk,
     bin_counts,
@@ -18,7 +18,7 @@ from rdpjax.binning import (
     fraction_bits,
     linear_binning,
 )
-from rdpjax.grid import grid_from_range, grid_layout
+from rdpjax.estimator.grid import grid_from_range, grid_layout
 
 
 def test_layout_margin_holds_kernel():
@@ -51,7 +51,7 @@ def test_linear_binning_conserves_mass_and_mean(x64, d):
 
 def _atol(d, method, chunk, n):
     """Tolerance against exact linear binning: float round-off, or, for the 1-D int64 path
-    (rdpjax.binning), each sample's fraction rounded to within 2^-(bits + 1) of a cell."""
+    (rdpjax.estimator.binning), each sample's fraction rounded to within 2^-(bits + 1) of a cell."""
     bits = fraction_bits(chunk)
     return n * 2.0 ** -(bits + 1) if d == 1 and method == "scatter" and bits else 1e-12
 
@@ -157,8 +157,8 @@ _SHARDED_BINNING = textwrap.dedent(
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import NamedSharding, PartitionSpec
     import rdpjax
-    from rdpjax.binning import linear_binning
-    from rdpjax.grid import grid_from_range
+    from rdpjax.estimator.binning import linear_binning
+    from rdpjax.estimator.grid import grid_from_range
     from rdpjax.sharding import AXIS, draw_mesh
     x, shape = np.asarray(json.loads(sys.argv[1])), tuple(json.loads(sys.argv[2]))
     d, mesh, out = len(shape), draw_mesh(4), {}

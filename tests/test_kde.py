@@ -3,9 +3,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rdpjax.binning import linear_binning
-from rdpjax.grid import grid_from_range, grid_layout
-from rdpjax.kde import direct_kde, fft_kde, kernel_half_width
+from rdpjax.estimator.binning import linear_binning
+from rdpjax.estimator.grid import grid_from_range, grid_layout
+from rdpjax.estimator.kde import direct_kde, fft_kde, kernel_half_width
 
 
 def _binned(d, n, h, grid_size=None):

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import rdpjax  # noqa: E402
 from rdpjax import plots  # noqa: E402
-from rdpjax.divergence import plugin_divergence  # noqa: E402
+from rdpjax.estimator.divergence import plugin_divergence  # noqa: E402
 from rdpjax.mechanisms import Laplace  # noqa: E402
 
 ORDERS = [2.0, 5.0, 7.0]

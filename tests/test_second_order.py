@@ -1,4 +1,4 @@
-"""The second-order correction (rdpjax.second_order) against independent references.
+"""The second-order correction (rdpjax.estimator.second_order) against independent references.
 
 References: the Hessian and gradient by ``jax.hessian``/``jax.grad`` of the plug-in functional
 (not the closed forms under test); traces by dense numpy matrices built from the multinomial
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import rdpjax
-from rdpjax.bounds import plan_bound
-from rdpjax.divergence import plugin_divergence
-from rdpjax.grid import Grid
-from rdpjax.kde import smooth
-from rdpjax.second_order import Smoothing, plugin_derivatives, second_order_terms
+from rdpjax.estimator.api import plan_bound
+from rdpjax.estimator.divergence import plugin_divergence
+from rdpjax.estimator.grid import Grid
+from rdpjax.estimator.kde import smooth
+from rdpjax.estimator.second_order import Smoothing, plugin_derivatives, second_order_terms
 
 pytestmark = pytest.mark.usefixtures("x64")
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import rdpjax
-from rdpjax.bounds import plan_bound
+from rdpjax.estimator.api import plan_bound
 
 K, N, REPS = 100, 500, 200
 

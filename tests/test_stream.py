@@ -21,8 +21,8 @@ from references import compilations
 
 import rdpjax
 from rdpjax import mechanisms
-from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts
-from rdpjax.grid import grid_from_range
+from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts
+from rdpjax.estimator.grid import grid_from_range
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.stream import (
     mechanism_streamed_bound,
@@ -307,7 +307,7 @@ def test_bin_chunk_methods_and_clamping_agree_with_numpy_clip(x64, method, d, pa
 def test_integer_key_sort_percentiles_equal_jnp_percentile(x64):
     """The pooled scale's fast exact sort (bit patterns as int64) against jnp.sort/percentile,
     with negative zeros, ties, tiny magnitudes and both signs."""
-    from rdpjax.settings import _percentiles, _sort_finite
+    from rdpjax.estimator.settings import _percentiles, _sort_finite
 
     x = jax.random.normal(jax.random.key(8), (1001, 2), jnp.float64) * jnp.array([1.0, 1e-300])
     x = x.at[:3, 0].set(jnp.array([-0.0, 0.0, -0.0])).at[3:6, 1].set(-2.5)

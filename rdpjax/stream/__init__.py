@@ -5,7 +5,8 @@ drawn inside the computation instead, from a *sampler* ``sample_fn(key, m) -> (m
 (e.g. ``lambda k, m: mech.sample(k, x, m)``):
 
 * :func:`streamed_bound` draws ``n`` outputs per side chunk by chunk inside one ``lax.scan`` and
-  bins each chunk as it is drawn (:func:`rdpjax.binning.bin_chunk`), so the samples never exist
+  bins each chunk as it is drawn (:func:`rdpjax.estimator.binning.bin_chunk`), so the samples never
+  exist
   in full: n up to 2^31 per side in memory O(chunk + grid). The bound is then eq. (16) of
   Kutta, Askin, Dunsche, arXiv:2212.04739v3 computed from the two histograms
   (:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound` computes it from the

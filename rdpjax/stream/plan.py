@@ -25,18 +25,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._validation import check_int
-from rdpjax.bounds import (
-    Binned,
-    Bound,
-    BoundPlan,
-    Defaults,
-    _bound,
-    _check_bandwidth,
-    _check_grid_size,
-    _plan_options,
-)
-from rdpjax.grid import Grid, grid_from_range, plan_layout
-from rdpjax.settings import continuous_settings, discrete_settings
+from rdpjax.estimator.api import Defaults, _bound, _check_bandwidth, _check_grid_size, _plan_options
+from rdpjax.estimator.grid import Grid, grid_from_range, plan_layout
+from rdpjax.estimator.plan import Binned, Bound, BoundPlan
+from rdpjax.estimator.settings import continuous_settings, discrete_settings
 
 DEFAULT_PILOT = 2**16
 """Pilot outputs per side: as many as :func:`rdpjax.lower_bound` uses for its scale anyway."""

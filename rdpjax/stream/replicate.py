@@ -18,7 +18,8 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
-from rdpjax.bounds import Bound, plan_bound
+from rdpjax.estimator.api import plan_bound
+from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.stream._samplers import _mechanism_samplers, _pilot_draw

@@ -1,7 +1,8 @@
 """The compiled draw-and-bin scan: ``n`` draws per side, chunk by chunk, never in memory at once.
 
 Chunk ``i < n // chunk`` of a side is ``sampler(fold_in(key, i), chunk)``, binned as it is drawn
-(:func:`rdpjax.binning.bin_chunk`, :func:`rdpjax.binning.count_chunk`) inside one ``lax.scan``;
+(:func:`rdpjax.estimator.binning.bin_chunk`, :func:`rdpjax.estimator.binning.count_chunk`) inside
+one ``lax.scan``;
 the chunks are dealt out to the devices of a mesh (:func:`rdpjax.sharding.sum_over_devices`),
 and the last ``n mod chunk`` draws come from ``fold_in(key, n // chunk)``. Memory O(chunk + grid)
 per device. :func:`_materialize` makes exactly the same draws in memory.
@@ -15,8 +16,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from rdpjax.binning import bin_accumulator, bin_chunk, bin_counts, count_chunk
-from rdpjax.grid import Grid
+from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, count_chunk
+from rdpjax.estimator.grid import Grid
 from rdpjax.sharding import sum_over_devices
 from rdpjax.stream.progress import _report_every, _scan_with_reports
 

@@ -17,9 +17,10 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
-from rdpjax.binning import BINNING_METHODS
-from rdpjax.bounds import DEFAULTS, Bound, Defaults
-from rdpjax.grid import check_layout
+from rdpjax.estimator.api import DEFAULTS, Defaults
+from rdpjax.estimator.binning import BINNING_METHODS
+from rdpjax.estimator.grid import check_layout
+from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.sharding import draw_mesh
 from rdpjax.stream._samplers import (
@@ -217,7 +218,7 @@ def streamed_bound(
       devices: devices to split the draws over (:func:`rdpjax.sharding.draw_mesh`): a list,
         a count, or ``None`` for all of ``jax.devices()``.
       binning: ``"scatter"`` (default) or ``"sort"`` (a workaround for slow GPU scatter-adds;
-        :mod:`rdpjax.binning`).
+        :mod:`rdpjax.estimator.binning`).
       alpha, bandwidth, floor, beta, grid_size, both_directions, variance, second_order,
         defaults: as in :func:`rdpjax.lower_bound` and :func:`rdpjax.plan_bound`.
       layout: ``"bucketed"`` (default) or ``"exact"`` (:func:`rdpjax.plan_bound`). The grid

@@ -1,4 +1,4 @@
-"""Kernel density estimates: binned FFT KDE, direct KDE, bandwidth rules.
+"""Kernel density estimates: binned FFT KDE, direct KDE, a host-side robust scale.
 
 The estimator of eq. (10) of Kutta, Askin, Dunsche, arXiv:2212.04739v3,
 ``p̂(t) = 1/(n h^d) Σ_i K((t − X_i)/h)`` with a Gaussian kernel (diagonal bandwidth), is computed
@@ -7,10 +7,11 @@ convolution, O(g log g) after the O(n) binning.
 
 The sampled kernel is cut at ±``radius`` bandwidths and normalized to sum to one, so smoothing
 moves mass between grid points without creating or losing any: the grid pmf ``p̂ · Δ`` sums to
-exactly one (when the grid margin holds the kernel, as :func:`rdpjax.grid.grid_layout` ensures).
-The estimate is then the pmf of a fixed post-processing of the data (binning, then a discrete
-Gaussian step), and the data-processing inequality makes the smoothing bias of the divergence
-always downward — the safe direction for a lower bound.
+exactly one (when the grid margin holds the kernel, as
+:func:`rdpjax.estimator.grid.grid_layout` ensures). The estimate is then the pmf of a fixed
+post-processing of the data (binning, then a discrete Gaussian step), and the data-processing
+inequality makes the smoothing bias of the divergence always downward — the safe direction for a
+lower bound.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from rdpjax.grid import Grid, kernel_half_width  # noqa: F401 - re-exported
+from rdpjax.estimator.grid import Grid, kernel_half_width  # noqa: F401 - re-exported
 
 __all__ = [
     "kernel_half_width",
@@ -32,7 +33,6 @@ __all__ = [
     "fft_kde",
     "direct_kde",
     "scale_estimate",
-    "bandwidth_rule",
 ]
 
 
@@ -68,7 +68,7 @@ def smooth(values: jnp.ndarray, grid: Grid, bandwidth, half_width: tuple[int, ..
     """Convolve grid values with the normalized discrete Gaussian kernel, axis by axis (FFT).
 
     "Same"-size output, zero outside the grid. The kernel is symmetric, so this is also the
-    correlation (the adjoint), which :mod:`rdpjax.variance` uses for influence functions.
+    correlation (the adjoint), which :mod:`rdpjax.estimator.variance` uses for influence functions.
 
     Args:
       values: array of shape ``grid.shape``.
@@ -158,13 +158,3 @@ def scale_estimate(samples: np.ndarray, *, max_points: int = 2**17) -> np.ndarra
     q75, q25 = np.percentile(sub, [75, 25], axis=0)
     iqr = (q75 - q25) / 1.349
     return np.where(iqr > 0, np.minimum(sd, iqr), sd)
-
-
-def bandwidth_rule(n: int, scale, *, factor: float, exponent: float) -> np.ndarray:
-    """Bandwidth ``h = factor · scale · n^(−exponent)``, per axis.
-
-    In standardized units (data divided by ``scale``) the bandwidth is ``factor · n^(−exponent)``.
-    An exponent above the MSE-optimal 1/(d+4) undersmooths, as Assumption 1 of
-    arXiv:2212.04739 requires; :mod:`rdpjax.bounds` documents the calibrated defaults.
-    """
-    return factor * np.asarray(scale, np.float64) * float(n) ** (-exponent)

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rdpjax.grid import bucket_size
+from rdpjax.estimator.grid import bucket_size
 
 __all__ = ["Defaults", "DEFAULTS", "continuous_settings", "discrete_settings", "padded_settings"]
 
@@ -41,7 +41,7 @@ class Defaults:
         correction existed: a = 1/3 left the Laplace mechanism's λ = 5, 7 bounds above the
         truth in 30–60% of replications at n = 1e4–1e5; a = 1/4 with factor 1 kept coverage
         ≥ 0.93 everywhere while the tightness still tends to one. The correction
-        (:mod:`rdpjax.second_order`, on by default) now removes that bias to second order;
+        (:mod:`rdpjax.estimator.second_order`, on by default) now removes that bias to second order;
         the calibration was rerun with it (README table).
       * floor ``τ = floor_factor · n^(−floor_exponent) / ∏s`` (a density), times the peak
         ratio (2π)^(−(d−1)/2) when d > 1. Factor 0.03 since the second-order correction (0.1
@@ -189,7 +189,8 @@ def discrete_settings(n, floor, beta, defaults: Defaults):
 
 def scale_subsample(x: np.ndarray) -> tuple[np.ndarray, int]:
     """Host side of :func:`padded_settings`: the strided subsample that :func:`_pooled_scale`
-    takes of ``x`` (``(n, d)``), padded with zero rows to :func:`rdpjax.grid.bucket_size` of
+    takes of ``x`` (``(n, d)``), padded with zero rows to :func:`rdpjax.estimator.grid.bucket_size`
+    of
     its length (at most :data:`SCALE_POINTS`), and that length."""
     sub = x[:: _stride(x.shape[0])]
     out = np.zeros((bucket_size(len(sub)), x.shape[1]), np.float64)

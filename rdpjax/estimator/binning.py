@@ -69,7 +69,7 @@ from jax import lax
 from jax.sharding import Mesh
 
 from rdpjax._precision import require_float64
-from rdpjax.grid import Grid
+from rdpjax.estimator.grid import Grid
 from rdpjax.sharding import sum_over_blocks
 
 __all__ = [

@@ -50,7 +50,7 @@ def renyi_divergence(p: jnp.ndarray, q: jnp.ndarray, lam, cell_volume=1.0) -> jn
 def plugin_divergence(p_hat, q_hat, lam, floor, beta, cell_volume=1.0) -> jnp.ndarray:
     """The estimator ``D_λ(p̂, q̂_τ)`` of eq. (14)–(16): the floor on the denominator only.
 
-    This is the functional ``F(p̂, q̂)`` whose gradient :mod:`rdpjax.variance` uses.
+    This is the functional ``F(p̂, q̂)`` whose gradient :mod:`rdpjax.estimator.variance` uses.
     """
     return renyi_divergence(p_hat, softmax_floor(q_hat, floor, beta), lam, cell_volume)
 

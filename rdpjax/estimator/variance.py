@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
-from rdpjax.divergence import _safe_log, softmax_floor
+from rdpjax.estimator.divergence import _safe_log, softmax_floor
 
 __all__ = ["variance_eq18", "influence_variance", "variance_autodiff"]
 
@@ -87,7 +87,7 @@ def variance_autodiff(
 
     Args:
       functional: ``F(p, q) -> scalar`` on density values (e.g.
-        :func:`rdpjax.divergence.plugin_divergence` with λ, τ, β, Δ bound).
+        :func:`rdpjax.estimator.divergence.plugin_divergence` with λ, τ, β, Δ bound).
       p, q: the estimated densities on the grid (or pmfs).
       cell_volume: Δ.
       smooth_fn: the kernel smoothing that produced p and q from binned counts (``None`` for

@@ -45,9 +45,9 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
-from rdpjax.divergence import _safe_log, softmax_floor
-from rdpjax.grid import Grid
-from rdpjax.kde import smooth
+from rdpjax.estimator.divergence import _safe_log, softmax_floor
+from rdpjax.estimator.grid import Grid
+from rdpjax.estimator.kde import smooth
 
 __all__ = ["plugin_derivatives", "Smoothing", "second_order_terms", "total_variance"]
 
@@ -61,7 +61,7 @@ def plugin_derivatives(p, q, lam, floor, beta, cell_volume=1.0):
 
     Args:
       p, q: densities on a grid (or pmfs, ``cell_volume = 1``), unfloored.
-      lam, floor, beta, cell_volume: as in :func:`rdpjax.divergence.plugin_divergence`.
+      lam, floor, beta, cell_volume: as in :func:`rdpjax.estimator.divergence.plugin_divergence`.
 
     Returns:
       ``(g_p, g_q, d_pp, d_qq, d_pq)``, each of ``p``'s shape. The full Hessian of F in the

@@ -1,0 +1,52 @@
+"""The estimator of paper 000 (Kutta, Askin, Dunsche, arXiv:2212.04739v3), one step a module.
+
+The data flow, in the order of the modules:
+
+* :mod:`~rdpjax.estimator.support` — discrete or continuous data; integer codes (eq. (9));
+* :mod:`~rdpjax.estimator.grid` — the grid as a pytree and its layout policy (exact / bucketed);
+* :mod:`~rdpjax.estimator.binning` — linear binning and code counts;
+* :mod:`~rdpjax.estimator.kde` — the binned FFT KDE (eq. (10)) and the direct KDE;
+* :mod:`~rdpjax.estimator.settings` — ``Defaults``: the h, τ, β rules and their resolvers;
+* :mod:`~rdpjax.estimator.divergence` — the softmax floor (13) and the plug-in divergence;
+* :mod:`~rdpjax.estimator.variance` — eq. (18) and the autodiff delta method;
+* :mod:`~rdpjax.estimator.second_order` — the second-order bias and variance;
+* :mod:`~rdpjax.estimator.plan` — ``Bound``, ``Binned``, ``BoundPlan``: the bound (16);
+* :mod:`~rdpjax.estimator.api` — ``plan_bound`` and ``lower_bound``, from samples.
+
+The import paths from before this package (``rdpjax.bounds`` for ``api``, ``rdpjax.discrete`` for
+``support``, ``rdpjax.kde``, ``rdpjax.grid``, …) name the same module objects
+(``rdpjax/__init__.py``).
+"""
+
+from rdpjax.estimator.api import PROGRAM_BUDGET, lower_bound, plan_bound
+from rdpjax.estimator.binning import count_codes, linear_binning
+from rdpjax.estimator.divergence import plugin_divergence, renyi_divergence, softmax_floor
+from rdpjax.estimator.grid import LAYOUTS, Grid, bucket_size
+from rdpjax.estimator.kde import direct_kde, fft_kde
+from rdpjax.estimator.plan import DIRECTION_NAMES, Binned, Bound, BoundPlan
+from rdpjax.estimator.settings import DEFAULTS, Defaults
+from rdpjax.estimator.variance import variance_autodiff, variance_eq18
+
+__all__ = [
+    "DEFAULTS",
+    "DIRECTION_NAMES",
+    "LAYOUTS",
+    "PROGRAM_BUDGET",
+    "Binned",
+    "Bound",
+    "BoundPlan",
+    "Defaults",
+    "Grid",
+    "bucket_size",
+    "count_codes",
+    "direct_kde",
+    "fft_kde",
+    "linear_binning",
+    "lower_bound",
+    "plan_bound",
+    "plugin_divergence",
+    "renyi_divergence",
+    "softmax_floor",
+    "variance_autodiff",
+    "variance_eq18",
+]

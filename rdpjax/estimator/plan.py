@@ -1,0 +1,366 @@
+"""The bound's pytrees: what is fixed before the data (:class:`BoundPlan`), the binned data
+(:class:`Binned`) and the result (:class:`Bound`); eq. (16) of Kutta, Askin, Dunsche,
+arXiv:2212.04739v3 in :meth:`BoundPlan.bound`.
+
+:meth:`BoundPlan.bin` takes samples to counts (O(n)) and :meth:`BoundPlan.bound` counts to the
+bound (independent of n), so that the streamed pipeline can feed counts it accumulated itself
+and one compiled bound serves every n. :mod:`rdpjax.estimator.api` makes plans from data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import ndtri
+
+from rdpjax._pytree import pytree_dataclass
+from rdpjax.estimator.binning import count_codes, linear_binning
+from rdpjax.estimator.divergence import plugin_divergence
+from rdpjax.estimator.grid import Grid, grid_from_range
+from rdpjax.estimator.kde import fft_kde
+from rdpjax.estimator.second_order import Smoothing, second_order_terms, total_variance
+from rdpjax.estimator.settings import Defaults, continuous_settings, discrete_settings
+from rdpjax.estimator.variance import variance_autodiff, variance_eq18
+
+__all__ = ["DIRECTION_NAMES", "Bound", "Binned", "BoundPlan"]
+
+
+DIRECTION_NAMES = ("D(P||Q)", "D(Q||P)")
+"""Labels of :attr:`Bound.direction`'s 0 and 1: P is the output law on x, Q on x'."""
+
+
+@pytree_dataclass(
+    static=("discrete", "n_bounds", "both_directions", "variance", "second_order", "grid_shape")
+)
+class Bound:
+    """Lower bounds on ε(λ), one per order. A pytree: arrays are leaves, flags are static.
+
+    Attributes:
+      lam: ``(L,)`` orders λ.
+      estimate: ``(L,)`` plug-in estimate ``D_λ(p̂, q̂_τ)`` of the reported direction.
+      lower: ``(L,)`` lower bounds ``estimate − bias + Φ⁻¹(level) · std_error``; with several
+        bounds they hold simultaneously.
+      std_error: ``(L,)`` estimated standard error of ``estimate`` (first- and, with
+        ``second_order``, second-order delta method).
+      bias: ``(L,)`` estimated second-order bias of ``estimate`` that was subtracted (zeros
+        without ``second_order``); see :mod:`rdpjax.estimator.second_order`.
+      direction: ``(L,)`` 0 where the bound is on ``D_λ(P‖Q)``, 1 on ``D_λ(Q‖P)`` (only with
+        ``both_directions``: the larger of the two is reported).
+      bandwidth: ``(d,)`` KDE bandwidths in data units (NaN-free; zeros for discrete data).
+      floor: τ of the softmax floor (density units, or probability for discrete data).
+      beta: β of the softmax floor.
+      n_p, n_q: sample sizes.
+      outside: ``(2,)`` numbers of P and Q samples that fell outside the grid or the planned
+        support (always 0 from :func:`lower_bound`). A plan reused on new data reports them
+        here and does not count them; :func:`rdpjax.stream.streamed_bound` clamps them onto
+        the edge of its range (a fixed map, so the bound stays valid) and reports them here.
+      alpha: the family-wise error level asked for.
+      level: the level of each single bound, ``alpha / n_bounds``.
+      discrete: whether relative frequencies (True) or KDEs (False) were used.
+      n_bounds: K, the number of bounds made simultaneous (orders × directions).
+      both_directions: whether both directions were bounded.
+      variance: ``"autodiff"`` or ``"eq18"``.
+      second_order: whether the second-order bias and variance correction was applied.
+      grid_shape: KDE grid shape, or ``(support size,)`` for discrete data.
+    """
+
+    lam: jnp.ndarray
+    estimate: jnp.ndarray
+    lower: jnp.ndarray
+    std_error: jnp.ndarray
+    bias: jnp.ndarray
+    direction: jnp.ndarray
+    bandwidth: jnp.ndarray
+    floor: jnp.ndarray
+    beta: jnp.ndarray
+    n_p: jnp.ndarray
+    n_q: jnp.ndarray
+    outside: jnp.ndarray
+    alpha: jnp.ndarray
+    level: jnp.ndarray
+    discrete: bool
+    n_bounds: int
+    both_directions: bool
+    variance: str
+    second_order: bool
+    grid_shape: tuple[int, ...]
+
+    @property
+    def simultaneous(self) -> bool:
+        """True when several bounds were made to hold together (Bonferroni)."""
+        return self.n_bounds > 1
+
+    def to_dict(self) -> dict:
+        """Plain Python values (JSON-ready), same field names."""
+        out = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = np.asarray(v).tolist() if isinstance(v, jax.Array | np.ndarray) else v
+        out["simultaneous"] = self.simultaneous
+        # Which divergence each order's bound is on (P: the output law on x, Q: on x').
+        out["direction_label"] = [DIRECTION_NAMES[int(d)] for d in np.atleast_1d(out["direction"])]
+        return out
+
+    def __str__(self) -> str:
+        lines = [
+            f"{'lambda':>8} {'estimate':>12} {'bias':>12} {'lower':>12} {'std_error':>12}"
+            "  direction"
+        ]
+        for i in range(len(np.atleast_1d(self.lam))):
+            arrow = DIRECTION_NAMES[int(np.asarray(self.direction)[i])]
+            lines.append(
+                f"{float(self.lam[i]):8g} {float(self.estimate[i]):12.6f} "
+                f"{float(self.bias[i]):12.6f} {float(self.lower[i]):12.6f} "
+                f"{float(self.std_error[i]):12.6f}  {arrow}"
+            )
+        kind = "relative frequencies" if self.discrete else f"KDE, h={np.asarray(self.bandwidth)}"
+        conf = f"{1 - float(self.alpha):.3g}"
+        if self.simultaneous:
+            note = f"simultaneous {conf} (Bonferroni over {self.n_bounds} bounds)"
+        else:
+            note = f"{conf} confidence"
+        lines.append(
+            f"{note}; {kind}, floor={float(self.floor):.4g}, beta={float(self.beta):.4g}, "
+            f"n_p={int(self.n_p)}, n_q={int(self.n_q)}"
+        )
+        return "\n".join(lines)
+
+
+def _orders(num, den, pmfs, sizes, lam, floor, beta, ops: Smoothing, method, second_order):
+    """Estimate, standard error and bias of ``D_λ(num ‖ den_τ)`` for every λ (vmapped).
+
+    ``pmfs`` are the binned pmfs the densities were smoothed from and ``sizes`` the two sample
+    sizes. Without ``second_order`` the bias is zero and the error first-order (eq. (16)).
+    """
+    cell = ops.cell
+    smooth_fn = None if ops.grid is None else ops.s
+    n_num, n_den = sizes
+
+    def one(lam_):
+        functional = functools.partial(
+            plugin_divergence, lam=lam_, floor=floor, beta=beta, cell_volume=cell
+        )
+        if method == "eq18":
+            var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
+            est = functional(num, den)
+        else:
+            est, var_num, var_den = variance_autodiff(functional, num, den, cell, smooth_fn)
+        var = var_num / n_num + var_den / n_den
+        if not second_order:
+            return est, jnp.sqrt(var), jnp.zeros_like(est)
+        bias, var2 = second_order_terms(num, den, *pmfs, n_num, n_den, lam_, floor, beta, var, ops)
+        return est, jnp.sqrt(total_variance(var, var2)), bias
+
+    return jax.vmap(one)(lam)
+
+
+@pytree_dataclass()
+class Binned:
+    """What a bound needs from the data: both samples binned, their sizes, the settings.
+
+    :meth:`BoundPlan.bin` makes it from samples in memory; :mod:`rdpjax.stream` makes it by
+    drawing and binning chunk by chunk, so that the samples never exist in full. Every field is
+    a leaf, the sizes included: one compiled :meth:`BoundPlan.bound` serves every n.
+
+    Attributes:
+      counts_p, counts_q: linear-binning counts on ``grid`` (shape ``grid.shape``), or counts
+        of the codes ``[0, size)`` (discrete), float64.
+      n_p, n_q: sample sizes (integer scalars); eq. (9) divides by them.
+      outside: ``(2,)`` numbers of P and Q samples that fell outside the grid or support.
+      grid: the :class:`~rdpjax.estimator.grid.Grid` (``None`` for discrete data).
+      bandwidth: ``(d,)`` KDE bandwidths (zeros for discrete data).
+      floor, beta: τ and β of the softmax floor (13).
+    """
+
+    counts_p: jnp.ndarray
+    counts_q: jnp.ndarray
+    n_p: jnp.ndarray
+    n_q: jnp.ndarray
+    outside: jnp.ndarray
+    grid: Grid | None
+    bandwidth: jnp.ndarray
+    floor: jnp.ndarray
+    beta: jnp.ndarray
+
+
+@pytree_dataclass(
+    static=(
+        "discrete",
+        "shape",
+        "pad",
+        "half_width",
+        "both_directions",
+        "variance",
+        "second_order",
+        "defaults",
+    )
+)
+class BoundPlan:
+    """Everything static about a bound computation, fixed from data by :func:`plan_bound`.
+
+    Calling the plan on samples of the planned sizes returns a :class:`Bound`; the call is
+    jittable and vmappable (e.g. over replications drawn inside a ``vmap``). It must run inside
+    ``rdpjax.float64()``. The call is two steps, usable separately: :meth:`bin` (samples →
+    :class:`Binned`, cost O(n)) and :meth:`bound` (:class:`Binned` → :class:`Bound`, cost
+    O(L · g log g) for L orders on g grid points, independent of n).
+    """
+
+    lam: jnp.ndarray
+    alpha: jnp.ndarray
+    bandwidth: jnp.ndarray | None
+    floor: jnp.ndarray | None
+    beta: jnp.ndarray | None
+    discrete: bool
+    shape: tuple[int, ...]
+    pad: tuple[int, ...]
+    half_width: tuple[int, ...]
+    both_directions: bool
+    variance: str
+    second_order: bool
+    defaults: Defaults
+
+    def __call__(self, p, q) -> Bound:
+        """Bound from samples (continuous) or integer codes in ``[0, shape[0])`` (discrete)."""
+        return self.bound(self.bin(p, q))
+
+    def bin(self, p, q) -> Binned:
+        """Resolve the settings from the samples and bin them (eq. (9) counts or the linear
+        binning behind eq. (10)); the grid spans the pooled data range plus the kernel margin.
+        Samples outside the grid or support are counted in ``outside`` and not binned."""
+        n_p, n_q = p.shape[0], q.shape[0]
+        if self.discrete:
+            floor, beta = discrete_settings(min(n_p, n_q), self.floor, self.beta, self.defaults)
+            return self.bin_padded(p, q, n_p, n_q, (None, floor, beta))
+        p, q = p.reshape(n_p, -1), q.reshape(n_q, -1)
+        settings = continuous_settings(p, q, self.bandwidth, self.floor, self.beta, self.defaults)
+        return self.bin_padded(p, q, n_p, n_q, settings)
+
+    def bin_padded(self, p, q, n_p, n_q, settings=None) -> Binned:
+        """:meth:`bin` of the first ``n_p`` rows of ``p`` and ``n_q`` of ``q`` (sizes that may
+        be traced) with the later rows padding: NaN (continuous) or codes ≥ the support size
+        (discrete), neither binned nor counted. One compiled call then serves every n up to the
+        arrays' lengths (:func:`lower_bound` pads to :func:`rdpjax.estimator.grid.bucket_size`).
+
+        Args:
+          p, q: samples, or integer codes (discrete), padded as above.
+          n_p, n_q: the numbers of real samples.
+          settings: ``(bandwidth, floor, beta)`` already resolved for these samples
+            (:func:`rdpjax.estimator.settings.padded_settings`; ``bandwidth`` ``None`` when
+            discrete),
+            or ``None``: discrete settings from the sizes (continuous ones need them given).
+        """
+        rows_p, rows_q = p.shape[0], q.shape[0]
+        padded = not (
+            isinstance(n_p, int) and n_p == rows_p and isinstance(n_q, int) and n_q == rows_q
+        )
+        sizes = dict(n_p=jnp.asarray(n_p, jnp.int64), n_q=jnp.asarray(n_q, jnp.int64))
+        if self.discrete:
+            if settings is None:
+                settings = (
+                    None,
+                    *discrete_settings(jnp.minimum(n_p, n_q), self.floor, self.beta, self.defaults),
+                )
+            _, floor, beta = settings
+            size = self.shape[0]
+            counts_p, counts_q = count_codes(p, size), count_codes(q, size)
+            return Binned(
+                counts_p=counts_p,
+                counts_q=counts_q,
+                outside=jnp.stack([n_p - counts_p.sum(), n_q - counts_q.sum()]),
+                grid=None,
+                bandwidth=jnp.zeros(1, jnp.float64),
+                floor=floor,
+                beta=beta,
+                **sizes,
+            )
+        bandwidth, floor, beta = settings
+        p, q = p.reshape(rows_p, -1), q.reshape(rows_q, -1)
+        low, high = (jnp.nanmin, jnp.nanmax) if padded else (jnp.min, jnp.max)
+        lo = jnp.minimum(low(p, axis=0), low(q, axis=0)).astype(jnp.float64)
+        hi = jnp.maximum(high(p, axis=0), high(q, axis=0)).astype(jnp.float64)
+        grid = grid_from_range(lo, hi, self.shape, self.pad)
+        # Eq. (10) on the grid; the layout keeps every sample on it, so p̂·Δ is a pmf. The
+        # padding (NaN) lands outside the grid and is taken off the outside counts.
+        (counts_p, out_p), (counts_q, out_q) = linear_binning(p, grid), linear_binning(q, grid)
+        return Binned(
+            counts_p=counts_p,
+            counts_q=counts_q,
+            outside=jnp.stack([out_p - (rows_p - n_p), out_q - (rows_q - n_q)]),
+            grid=grid,
+            bandwidth=bandwidth,
+            floor=floor,
+            beta=beta,
+            **sizes,
+        )
+
+    def bound(self, binned: Binned) -> Bound:
+        """The bound (16) from binned samples: densities, divergence, variance, all orders."""
+        n_p = binned.n_p.astype(jnp.float64)
+        n_q = binned.n_q.astype(jnp.float64)
+        counts_p, counts_q = binned.counts_p, binned.counts_q
+        floor, beta, bandwidth = binned.floor, binned.beta, binned.bandwidth
+        if self.discrete:
+            fp = counts_p / n_p  # Eq. (9)
+            fq = counts_q / n_q  # Eq. (9)
+            ops = Smoothing()
+            pmf_p, pmf_q = fp, fq
+        else:
+            grid = binned.grid
+            ops = Smoothing(grid, bandwidth, self.half_width)
+            fp = fft_kde(counts_p, grid, bandwidth, self.half_width)  # Eq. (10)
+            fq = fft_kde(counts_q, grid, bandwidth, self.half_width)  # Eq. (10)
+            pmf_p, pmf_q = counts_p / counts_p.sum(), counts_q / counts_q.sum()
+
+        lam = jnp.asarray(self.lam, jnp.float64)
+        n_bounds = lam.shape[0] * (2 if self.both_directions else 1)
+        level = self.alpha / n_bounds
+        z = ndtri(level)  # Φ⁻¹(α/K) < 0
+
+        def bound_on(num, den, pmfs, sizes):
+            """Estimate, standard error, bias and bound of D_λ(num ‖ den_τ), all λ."""
+            est, se, bias = _orders(
+                num, den, pmfs, sizes, lam, floor, beta, ops, self.variance, self.second_order
+            )
+            return est, se, bias, est - bias + z * se  # Eq. (16), bias-corrected
+
+        if self.both_directions:
+            # Both directions as one batched computation (a vmap, not a second copy of the
+            # program: half the compile time); per λ the larger bound is reported.
+            parts = jax.vmap(bound_on)(
+                jnp.stack([fp, fq]),
+                jnp.stack([fq, fp]),
+                (jnp.stack([pmf_p, pmf_q]), jnp.stack([pmf_q, pmf_p])),
+                (jnp.stack([n_p, n_q]), jnp.stack([n_q, n_p])),
+            )
+            rev = parts[3][1] > parts[3][0]
+            est, se, bias, lower = (jnp.where(rev, a[1], a[0]) for a in parts)
+            direction = rev.astype(jnp.int32)
+        else:
+            est, se, bias, lower = bound_on(fp, fq, (pmf_p, pmf_q), (n_p, n_q))
+            direction = jnp.zeros(lam.shape, jnp.int32)
+        return Bound(
+            lam=lam,
+            estimate=est,
+            lower=lower,
+            std_error=se,
+            bias=bias,
+            direction=direction,
+            bandwidth=bandwidth,
+            floor=floor,
+            beta=beta,
+            n_p=binned.n_p,
+            n_q=binned.n_q,
+            outside=binned.outside,
+            alpha=jnp.asarray(self.alpha, jnp.float64),
+            level=jnp.asarray(level, jnp.float64),
+            discrete=self.discrete,
+            n_bounds=n_bounds,
+            both_directions=self.both_directions,
+            variance=self.variance,
+            second_order=self.second_order,
+            grid_shape=self.shape,
+        )
