@@ -5,9 +5,8 @@ database, m)`` (numpy code, or another library's DP mechanism, called with a
 ``numpy.random.Generator``) drawn at n = 1e8 per side would hold 1.6 GB of float64 outputs
 before the bound starts. :func:`blackbox_bound` never holds more than a few batches: it draws
 ``batch_size`` outputs per side at a time, bins each batch on a grid fixed beforehand (the
-jitted kernels of :mod:`rdpjax.estimator.binning`), accumulates float64 counts, and computes eq.
-(16) of
-Kutta, Askin, Dunsche, arXiv:2212.04739v3 from the two histograms
+jitted kernels of :mod:`rdpjax.estimator.binning`), accumulates float64 counts, and computes
+eq. (16) of Kutta, Askin, Dunsche, arXiv:2212.04739v3 from the two histograms
 (:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound`'s plan machinery does on
 the same samples binned on the same grid with the same settings. It is the black-box twin of
 :func:`rdpjax.stream.streamed_bound` (JAX samplers drawn inside one compiled scan) and shares
@@ -198,9 +197,8 @@ def blackbox_bound(
     fixed by a pilot draw (module docstring: draws, grid, outside mass). Departs from
     :func:`rdpjax.lower_bound` only in the grid: fixed from the pilot instead of the data's own
     range (outputs beyond it are clamped), and in 1-D the binning rounds each cell fraction to
-    :func:`rdpjax.estimator.binning.fraction_bits` bits (a fixed kernel too). Memory O(batch_size ·
-    d +
-    grid): a numpy Gaussian at n = 1e8 per side peaks well under 1 GB
+    :func:`rdpjax.estimator.binning.fraction_bits` bits (a fixed kernel too). Memory
+    O(batch_size · d + grid): a numpy Gaussian at n = 1e8 per side peaks well under 1 GB
     (``benchmarks/audit_memory.py``).
 
     Args:

@@ -7,13 +7,12 @@ axes; every artist carries a label, so the plotted data can be read back from ``
 ``ax.containers`` (error bars).
 
 The densities are computed by the library's own kernels
-(:func:`rdpjax.estimator.binning.linear_binning`,
-:func:`rdpjax.estimator.kde.fft_kde`, :func:`rdpjax.estimator.divergence.softmax_floor`) on exactly
-the grid, bandwidth
-h, floor τ and β of the :class:`rdpjax.Bound` that :func:`rdpjax.lower_bound` returns for the
-same samples and options: the curves are the p̂, q̂ and q̂_τ of eq. (10) (or the relative
-frequencies of eq. (9) for discrete outputs) and (13) of Kutta, Askin, Dunsche,
-arXiv:2212.04739v3, whose plug-in divergence is the bound's ``estimate``.
+(:func:`rdpjax.estimator.binning.linear_binning`, :func:`rdpjax.estimator.kde.fft_kde`,
+:func:`rdpjax.estimator.divergence.softmax_floor`) on exactly the grid, bandwidth h, floor τ and β
+of the :class:`rdpjax.Bound` that :func:`rdpjax.lower_bound` returns for the same samples and
+options: the curves are the p̂, q̂ and q̂_τ of eq. (10) (or the relative frequencies of eq. (9) for
+discrete outputs) and (13) of Kutta, Askin, Dunsche, arXiv:2212.04739v3, whose plug-in divergence is
+the bound's ``estimate``.
 """
 
 from __future__ import annotations

@@ -437,9 +437,8 @@ def lower_bound(
       variance: ``"autodiff"`` (delta method by automatic differentiation at the actual h,
         default) or ``"eq18"`` (the paper's formula, its h → 0 limit).
       second_order: subtract the estimated second-order bias of the plug-in and add the
-        second-order variance (default; :mod:`rdpjax.estimator.second_order`). Without it the bound
-        is
-        the paper's eq. (16), which lands above the truth when P ≈ Q (the first-order error
+        second-order variance (default; :mod:`rdpjax.estimator.second_order`). Without it the
+        bound is the paper's eq. (16), which lands above the truth when P ≈ Q (the first-order error
         vanishes there while the plug-in keeps an upward bias of order support size / n).
       layout: ``"bucketed"`` (default) or ``"exact"`` (:func:`plan_bound`). The bound is
         compiled once per grid layout and the binning once per padded sample size (samples

@@ -249,9 +249,9 @@ class BoundPlan:
           p, q: samples, or integer codes (discrete), padded as above.
           n_p, n_q: the numbers of real samples.
           settings: ``(bandwidth, floor, beta)`` already resolved for these samples
-            (:func:`rdpjax.estimator.settings.padded_settings`; ``bandwidth`` ``None`` when
-            discrete),
-            or ``None``: discrete settings from the sizes (continuous ones need them given).
+            (:func:`rdpjax.estimator.settings.padded_settings`; ``bandwidth`` is ``None`` for
+            discrete data), or ``None``: discrete settings from the sizes (continuous data need
+            them given).
         """
         rows_p, rows_q = p.shape[0], q.shape[0]
         padded = not (

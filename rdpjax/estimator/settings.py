@@ -189,9 +189,9 @@ def discrete_settings(n, floor, beta, defaults: Defaults):
 
 def scale_subsample(x: np.ndarray) -> tuple[np.ndarray, int]:
     """Host side of :func:`padded_settings`: the strided subsample that :func:`_pooled_scale`
-    takes of ``x`` (``(n, d)``), padded with zero rows to :func:`rdpjax.estimator.grid.bucket_size`
-    of
-    its length (at most :data:`SCALE_POINTS`), and that length."""
+    takes of ``x`` (``(n, d)``), padded with zero rows to
+    :func:`rdpjax.estimator.grid.bucket_size` of its length (at most :data:`SCALE_POINTS`), and
+    that length."""
     sub = x[:: _stride(x.shape[0])]
     out = np.zeros((bucket_size(len(sub)), x.shape[1]), np.float64)
     out[: len(sub)] = sub

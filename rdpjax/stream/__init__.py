@@ -6,11 +6,10 @@ drawn inside the computation instead, from a *sampler* ``sample_fn(key, m) -> (m
 
 * :func:`streamed_bound` draws ``n`` outputs per side chunk by chunk inside one ``lax.scan`` and
   bins each chunk as it is drawn (:func:`rdpjax.estimator.binning.bin_chunk`), so the samples never
-  exist
-  in full: n up to 2^31 per side in memory O(chunk + grid). The bound is then eq. (16) of
+  exist in full: n up to 2^31 per side in memory O(chunk + grid). The bound is then eq. (16) of
   Kutta, Askin, Dunsche, arXiv:2212.04739v3 computed from the two histograms
-  (:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound` computes it from the
-  same draws binned on the same grid. The chunks can be dealt out to several devices
+  (:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound` computes it from the same
+  draws binned on the same grid. The chunks can be dealt out to several devices
   (:mod:`rdpjax.sharding`); one device and D devices draw the same samples.
 * :func:`replicated_bounds` runs R replications of an audit at n per side, on P database pairs,
   for L orders, as one compiled, vmapped call; a second call with the same shapes reuses it.

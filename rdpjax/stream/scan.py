@@ -2,10 +2,10 @@
 
 Chunk ``i < n // chunk`` of a side is ``sampler(fold_in(key, i), chunk)``, binned as it is drawn
 (:func:`rdpjax.estimator.binning.bin_chunk`, :func:`rdpjax.estimator.binning.count_chunk`) inside
-one ``lax.scan``;
-the chunks are dealt out to the devices of a mesh (:func:`rdpjax.sharding.sum_over_devices`),
-and the last ``n mod chunk`` draws come from ``fold_in(key, n // chunk)``. Memory O(chunk + grid)
-per device. :func:`_materialize` makes exactly the same draws in memory.
+one ``lax.scan``; the chunks are dealt out to the devices of a mesh
+(:func:`rdpjax.sharding.sum_over_devices`), and the last ``n mod chunk`` draws come from
+``fold_in(key, n // chunk)``. Memory O(chunk + grid) per device. :func:`_materialize` makes exactly
+the same draws in memory.
 """
 
 from __future__ import annotations
