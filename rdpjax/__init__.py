@@ -47,18 +47,26 @@ __version__ = "0.1.0"
 # Submodules with heavier imports, loaded on first use (PEP 562): ``rdpjax.stream`` and the rest
 # work after a plain ``import rdpjax``, which does not pay for them.
 _LAZY_SUBMODULES = ("blackbox", "plots", "reproduce", "search", "stream", "studies")
+# Headline functions of those submodules, reachable as ``rdpjax.NAME`` the same way.
+_LAZY_NAMES = {
+    "streamed_bound": "stream",
+    "mechanism_streamed_bound": "stream",
+    "blackbox_bound": "blackbox",
+    "find_pair": "search",
+    "coverage": "studies",
+}
 
 
 def __getattr__(name: str):
     if name in _LAZY_SUBMODULES:
-        import importlib
-
-        return importlib.import_module(f"rdpjax.{name}")
+        return _importlib.import_module(f"rdpjax.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(_importlib.import_module(f"rdpjax.{_LAZY_NAMES[name]}"), name)
     raise AttributeError(f"module 'rdpjax' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY_SUBMODULES])
+    return sorted([*globals(), *_LAZY_SUBMODULES, *_LAZY_NAMES])
 
 
 __all__ = [

@@ -20,9 +20,26 @@ def test_submodules_load_on_first_use_and_unknown_names_raise():
         "import sys, rdpjax; assert 'rdpjax.search' not in sys.modules; "
         "rdpjax.stream.streamed_bound; rdpjax.search.find_pair; rdpjax.studies.coverage; "
         "rdpjax.blackbox.blackbox_bound; rdpjax.plots.plot_bound_vs_lambda; "
-        "assert 'rdpjax.search' in sys.modules and 'stream' in dir(rdpjax)"
+        "assert 'rdpjax.search' in sys.modules and 'stream' in dir(rdpjax); "
+        "assert rdpjax.find_pair is rdpjax.search.find_pair; "
+        "assert rdpjax.streamed_bound is rdpjax.stream.streamed_bound; "
+        "assert rdpjax.coverage is rdpjax.studies.coverage; "
+        "assert 'coverage' in dir(rdpjax)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         rdpjax.nonexistent  # noqa: B018
+
+
+def test_the_former_module_paths_name_the_estimator_modules():
+    """``rdpjax.bounds``, ``rdpjax.kde``, … (before rdpjax/estimator/) are the same objects."""
+    import rdpjax.bounds
+    import rdpjax.discrete
+    import rdpjax.kde
+    from rdpjax.bounds import lower_bound
+
+    from rdpjax.estimator import api, kde, support
+
+    assert rdpjax.bounds is api and rdpjax.kde is kde and rdpjax.discrete is support
+    assert lower_bound is rdpjax.lower_bound is api.lower_bound
