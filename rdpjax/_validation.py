@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["check_int"]
+__all__ = ["check_int", "check_orders"]
 
 
 def check_int(value, name: str, minimum: int, maximum: int | None = None) -> int:
@@ -34,3 +34,19 @@ def _readable(value: int) -> str:
     if value >= 2**20 and value & (value - 1) == 0:
         return f"2^{value.bit_length() - 1}"
     return str(value)
+
+
+def check_orders(lam, name: str = "lam") -> np.ndarray:
+    """One order λ > 1 or a non-empty 1-D sequence of them, as a float64 array, or a
+    ``ValueError`` naming ``name`` (the one order check of the bounds, the search and the
+    studies)."""
+    try:
+        arr = np.atleast_1d(np.asarray(lam, dtype=np.float64))
+    except (TypeError, ValueError):
+        message = f"{name} must be a number or a sequence of numbers; got {lam!r}."
+        raise ValueError(message) from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a number or a non-empty 1-D sequence; got {lam!r}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 1):
+        raise ValueError(f"every order {name} must be finite and > 1; got {arr.tolist()}.")
+    return arr

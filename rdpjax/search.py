@@ -55,7 +55,7 @@ from jax import lax
 
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
-from rdpjax._validation import check_int
+from rdpjax._validation import check_int, check_orders
 from rdpjax.estimator.api import DEFAULTS, lower_bound
 from rdpjax.estimator.binning import linear_binning
 from rdpjax.estimator.divergence import plugin_divergence
@@ -310,7 +310,7 @@ def search_objective(
     space = search_space(mechanism) if space is None else space
     check_int(n, "n", 2)
     objective = _build_objective(mechanism, space, key[None], n)
-    lam = float(_as_orders(lam)[0])
+    lam = float(check_orders(lam)[0])
     return lambda x, x_prime: objective(x, x_prime, key, lam)
 
 
@@ -449,7 +449,7 @@ def certify(
     Returns:
       The :class:`rdpjax.Bound`; its ``level`` is ``alpha / family_size``.
     """
-    orders = _as_orders(lam)
+    orders = check_orders(lam)
     check_int(n, "n", 2)
     own = orders.size * (2 if both_directions else 1)
     family = own if family_size is None else family_size
@@ -588,13 +588,6 @@ def _fmt(values) -> str:
 # ----------------------------------------------------------------------------- validation
 
 
-def _as_orders(lam) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(lam, dtype=np.float64))
-    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 1):
-        raise ValueError(f"lam must be one finite order > 1 or a sequence of them; got {lam!r}")
-    return arr
-
-
 def _resolve_space(mechanism, space, m, domain, levels) -> SearchSpace:
     space = search_space(mechanism) if space is None else space
     if domain is not None:
@@ -685,7 +678,7 @@ def find_pair(
       >>> res.method
       'gradient'
     """
-    orders = _as_orders(lam)
+    orders = check_orders(lam)
     for name, value, least in (
         ("steps", steps, 1),
         ("restarts", restarts, 1),

@@ -21,7 +21,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
-from rdpjax._validation import check_int
+from rdpjax._validation import check_int, check_orders
 from rdpjax.audit import exact_divergences
 from rdpjax.estimator.api import plan_bound
 from rdpjax.mechanisms.base import Mechanism, identity_code
@@ -195,9 +195,7 @@ def coverage(
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", 1)
     mesh = draw_mesh(devices)
-    orders = [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
-    if not orders or not all(math.isfinite(v) and v > 1 for v in orders):
-        raise ValueError(f"every order lam must be finite and > 1; got {orders}.")
+    orders = [float(v) for v in check_orders(lam)]
     exact = exact_divergences(mechanism, x, x_prime, orders, both_directions)
     if exact is None:
         raise ValueError(f"{mechanism.name} has no exact divergence for this pair at {orders}.")

@@ -60,3 +60,24 @@ def test_entry_points_take_numpy_ints():
             batch_size=np.int64(1),
             key=jax.random.key(0),
         )
+
+
+@pytest.mark.parametrize(
+    ("lam", "match"),
+    [
+        (0.5, r"every order lam must be finite and > 1; got \[0.5\]"),
+        ([2.0, float("nan")], "every order lam must be finite and > 1"),
+        ([], "non-empty 1-D sequence"),
+        ([[2.0, 3.0]], "non-empty 1-D sequence"),
+        ("two", "must be a number or a sequence of numbers"),
+    ],
+)
+def test_one_order_check_for_bounds_search_and_studies(lam, match):
+    """rdpjax._validation.check_orders is what lower_bound, the search and coverage call."""
+    from rdpjax._validation import check_orders
+
+    with pytest.raises(ValueError, match=match):
+        check_orders(lam)
+    with pytest.raises(ValueError, match=match):
+        rdpjax.lower_bound(np.arange(100.0), np.arange(100.0) + 0.5, lam)
+    np.testing.assert_array_equal(check_orders([2, 5]), [2.0, 5.0])

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
+from rdpjax._validation import check_orders
 from rdpjax.estimator import support as _discrete
 from rdpjax.estimator.grid import bucket_size, check_layout, plan_layout
 from rdpjax.estimator.plan import Binned, Bound, BoundPlan
@@ -99,15 +100,6 @@ def _to_device(x: np.ndarray, dtype, rows: int | None = None, fill=0) -> jax.Arr
     return jax.device_put(out)
 
 
-def _as_orders(lam) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(lam, dtype=np.float64))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"lam must be a number or a non-empty 1-D sequence; got {lam!r}.")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 1):
-        raise ValueError(f"every order lam must be finite and > 1; got {arr.tolist()}.")
-    return arr
-
-
 def _check_positive(value, name: str, *, scalar: bool = False):
     if value is None:
         return None
@@ -127,7 +119,7 @@ def _plan_options(
 ) -> dict:
     """Validate the options every plan shares; the keyword arguments of :class:`BoundPlan`
     other than the layout and the bandwidth."""
-    lam = _as_orders(lam)
+    lam = check_orders(lam)
     try:
         alpha = float(alpha)
     except (TypeError, ValueError) as err:
