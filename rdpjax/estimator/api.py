@@ -318,8 +318,8 @@ def _plan(
     pj = _to_device(p2, np.float64, rows_p, fill=np.nan)  # padding: NaN, off every grid
     qj = _to_device(q2, np.float64, rows_q, fill=np.nan)
     # The settings from the samples' strided subsamples, padded to bucketed lengths: one
-    # compiled program for every n (run eagerly it compiled about eight small programs, the
-    # sort's bit flips, std, …, for every new n, which a process bounding many data sets kept).
+    # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
+    # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
     (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2), scale_subsample(q2)
     settings = padded_settings(
         sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=defaults
