@@ -217,14 +217,15 @@ def plan_bound(
 
 class _Planned(NamedTuple):
     """What :func:`_plan` fixed: the plan, the samples on the device (padded or not), their
-    real sizes and the settings resolved while planning (``(None, None, None)`` for discrete)."""
+    real sizes and the settings ``(h, τ, β)`` resolved while planning (``None`` for discrete data,
+    whose settings :meth:`BoundPlan.bin_padded` takes from the sizes)."""
 
     plan: BoundPlan
     p: jax.Array
     q: jax.Array
     n_p: int
     n_q: int
-    settings: tuple
+    settings: tuple | None
 
 
 def _plan(
@@ -294,7 +295,7 @@ def _plan(
         plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
         codes_p = _to_device(codes_p, np.int32, rows_p, fill=size)  # padding: not counted
         codes_q = _to_device(codes_q, np.int32, rows_q, fill=size)
-        return _Planned(plan, codes_p, codes_q, n_p, n_q, (None, None, None))
+        return _Planned(plan, codes_p, codes_q, n_p, n_q, None)
 
     p2 = p.reshape(len(p), -1)
     q2 = q.reshape(len(q), -1)
@@ -476,8 +477,7 @@ def lower_bound(
         )
         plan, p, q = planned.plan, planned.p, planned.q
         _keep_program_budget(_program_key(plan, p, q))
-        settings = None if plan.discrete else planned.settings
-        binned = _bin(plan, p, q, planned.n_p, planned.n_q, settings)
+        binned = _bin(plan, p, q, planned.n_p, planned.n_q, planned.settings)
         # Host numpy float64 leaves: arithmetic on the result after the float64 scope has
         # ended must not be truncated to float32 by JAX.
         bound = jax.tree.map(np.asarray, _bound(plan, binned))
