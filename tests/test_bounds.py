@@ -415,3 +415,15 @@ def test_padded_bound_equals_the_plan_on_the_samples(p, q):
         np.testing.assert_allclose(
             getattr(b, name), np.asarray(getattr(reference, name)), rtol=1e-12, atol=1e-15
         )
+
+
+def test_plan_bound_outside_float64_scope():
+    # plan_bound is public: called without rdpjax.float64() (jax in its default 32-bit mode) it
+    # must plan in float64 itself, not fail on a 64-bit constant (it raised OverflowError).
+    rng = np.random.default_rng(3)
+    p, q = rng.normal(0.5, 1.0, 4000), rng.normal(0.0, 1.0, 4000)
+    plan, pj, qj = rdpjax.plan_bound(p, q, [2.0])
+    assert pj.dtype == jnp.float64 and plan.shape[0] >= 8
+    with rdpjax.float64():
+        direct = plan(pj, qj)
+    assert np.isfinite(float(direct.lower[0]))

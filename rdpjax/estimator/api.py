@@ -194,24 +194,25 @@ def plan_bound(
       ``(plan, p, q)``: the :class:`BoundPlan` and the samples in the form it takes (float
       arrays for continuous data, int32 codes for discrete data).
     """
-    planned = _plan(
-        p_samples,
-        q_samples,
-        lam,
-        pad=False,
-        alpha=alpha,
-        discrete=discrete,
-        bandwidth=bandwidth,
-        floor=floor,
-        beta=beta,
-        grid_size=grid_size,
-        both_directions=both_directions,
-        variance=variance,
-        second_order=second_order,
-        defaults=defaults,
-        support_size=support_size,
-        layout=layout,
-    )
+    with float64():  # the planning arithmetic is float64 whatever the caller's jax config
+        planned = _plan(
+            p_samples,
+            q_samples,
+            lam,
+            pad=False,
+            alpha=alpha,
+            discrete=discrete,
+            bandwidth=bandwidth,
+            floor=floor,
+            beta=beta,
+            grid_size=grid_size,
+            both_directions=both_directions,
+            variance=variance,
+            second_order=second_order,
+            defaults=defaults,
+            support_size=support_size,
+            layout=layout,
+        )
     return planned.plan, planned.p, planned.q
 
 
