@@ -154,13 +154,14 @@ def density_curves(
     if plan.shape != bound.grid_shape:  # cannot happen: the same data and options
         raise RuntimeError(f"grid {plan.shape} differs from the bound's {bound.grid_shape}")
     if plan.discrete:
-        size = plan.shape[0]
+        # plan_bound's codes index the pooled support of encode_pair; recover its values. The
+        # plan's support may be padded with empty cells (bucketed layout): drawn without them.
+        _, _, support = encode_pair(np.asarray(p_samples), np.asarray(q_samples))
+        support = np.asarray(support)
+        size = len(support)
         p_hat, q_hat, q_floored = _frequencies(
             np.asarray(p), np.asarray(q), size, bound.floor, bound.beta
         )
-        # plan_bound's codes index the pooled support of encode_pair; recover its values.
-        _, _, support = encode_pair(np.asarray(p_samples), np.asarray(q_samples))
-        support = np.asarray(support)
         points = (
             support.astype(np.float64) if support.ndim == 1 else np.arange(size, dtype=np.float64)
         )
@@ -250,7 +251,7 @@ def plot_density_curves(curves: DensityCurves, *, ax=None, log: bool = True, pat
         ax.set_ylim(min(float(bound.floor), top) * 1e-2, top * 3)
     if bound.discrete:
         title = f"relative frequencies, τ = {float(bound.floor):.3g}, β = {float(bound.beta):.3g}"
-        title += f", support {bound.grid_shape[0]}"
+        title += f", support {int(bound.support)}"
     else:
         h = float(np.asarray(bound.bandwidth).ravel()[0])
         title = (

@@ -168,7 +168,9 @@ def test_discrete_relative_frequencies_randomized_response():
     p = np.asarray(jax.random.bernoulli(kp, a, (n,))).astype(np.int8)
     q = np.asarray(jax.random.bernoulli(kq, 1 - a, (n,))).astype(np.int8)
     b = rdpjax.lower_bound(p, q, 2.0)
-    assert b.discrete and b.grid_shape == (2,)
+    # Two values, the support padded to the smallest bucket (4); the exact layout keeps 2.
+    assert b.discrete and b.grid_shape == (4,)
+    assert rdpjax.lower_bound(p, q, 2.0, layout="exact").grid_shape == (2,)
     assert float(b.lower[0]) <= exact
     assert abs(float(b.estimate[0]) - exact) < 4 * float(b.std_error[0])
 
@@ -382,6 +384,23 @@ def test_a_new_size_in_a_seen_bucket_compiles_nothing():
     np.testing.assert_allclose(results[-1].lower, reference.lower, rtol=1e-12, atol=0)
 
 
+def test_discrete_data_sets_of_new_supports_compile_nothing_in_a_seen_bucket():
+    """Discrete supports are bucketed like grids: integer data on 41 … 47 observed values
+    (support bucket 48) and 3,100 … 3,440 samples (bucket 3,584) compile once, then never."""
+    from references import compilations
+
+    rng = np.random.default_rng(12)
+    sets = [
+        (rng.integers(0, k, 3100 + 50 * i), rng.integers(0, k, 3200 + 40 * i))
+        for i, k in enumerate(range(41, 48))
+    ]
+    rdpjax.lower_bound(*sets[0], [2, 5, 7])
+    with compilations() as compiled:
+        results = [rdpjax.lower_bound(p, q, [2, 5, 7]) for p, q in sets[1:]]
+    assert compiled == [], compiled
+    assert {b.grid_shape for b in results} == {(48,)} and all(b.discrete for b in results)
+
+
 @pytest.mark.parametrize(
     ("p", "q"),
     [
@@ -427,3 +446,21 @@ def test_plan_bound_outside_float64_scope():
     with rdpjax.float64():
         direct = plan(pj, qj)
     assert np.isfinite(float(direct.lower[0]))
+
+
+@pytest.mark.parametrize("support", [3, 37, 300])
+def test_discrete_padded_support_changes_nothing(support):
+    # The bucketed layout pads the support with codes neither sample has: every term of the
+    # estimate, its variance and the second-order terms carries a factor p̂ (or p̂^λ), so the
+    # padded cells add nothing. Both directions, unequal n.
+    rng = np.random.default_rng(support)
+    w = rng.uniform(0.5, 1.5, support)
+    p = rng.choice(support, 3000, p=w / w.sum())
+    q = rng.integers(0, support, 2000)
+    exact_layout = rdpjax.lower_bound(p, q, ORDERS, both_directions=True, layout="exact")
+    padded = rdpjax.lower_bound(p, q, ORDERS, both_directions=True)
+    assert padded.grid_shape[0] > exact_layout.grid_shape[0] == len(np.union1d(p, q))
+    for name in ("estimate", "std_error", "bias", "lower"):
+        np.testing.assert_allclose(
+            getattr(padded, name), getattr(exact_layout, name), rtol=1e-12, atol=1e-15
+        )

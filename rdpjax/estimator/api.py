@@ -188,7 +188,9 @@ def plan_bound(
         25% finer; on the calibration study's 36 continuous cells (Gaussian, Laplace, Gaussian
         null × n = 10⁴ … 10⁷ × λ = 2, 5, 7, R = 200, the same draws) every coverage was the
         same and the mean lower/exact moved by at most 2.4·10⁻⁵ relative
-        (``docs/calibration.md``). Ignored with ``grid_size``.
+        (``docs/calibration.md``). Ignored with ``grid_size``. For discrete data the bucketed
+        layout pads the observed support with empty cells the same way (the bound is unchanged:
+        an empty cell adds nothing to any term); ``support_size`` is kept as given.
 
     Returns:
       ``(plan, p, q)``: the :class:`BoundPlan` and the samples in the form it takes (float
@@ -292,7 +294,11 @@ def _plan(
             codes_p, codes_q = p.astype(np.int32), q.astype(np.int32)
         else:
             codes_p, codes_q, support = _discrete.encode_pair(p, q)
-            size = len(support)
+            # The support padded like the samples (bucketed layout): codes past the observed
+            # ones count nothing in either sample, and a cell empty in both adds nothing to the
+            # divergence, its variance or its second-order terms (every term has a factor p̂ or
+            # a weight p̂^λ), so data sets of nearby support sizes share one compiled bound.
+            size = bucket_size(len(support)) if layout == "bucketed" else len(support)
         plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
         codes_p = _to_device(codes_p, np.int32, rows_p, fill=size)  # padding: not counted
         codes_q = _to_device(codes_q, np.int32, rows_q, fill=size)

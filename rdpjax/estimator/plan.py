@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -54,6 +55,9 @@ class Bound:
       floor: τ of the softmax floor (density units, or probability for discrete data).
       beta: β of the softmax floor.
       n_p, n_q: sample sizes.
+      support: discrete data: the number of values seen in either sample (the support the
+        frequencies live on; ``grid_shape`` may be larger, padded with empty cells); continuous
+        data: the number of grid points.
       outside: ``(2,)`` numbers of P and Q samples that fell outside the grid or the planned
         support (always 0 from :func:`lower_bound`). A plan reused on new data reports them
         here and does not count them; :func:`rdpjax.stream.streamed_bound` clamps them onto
@@ -65,7 +69,8 @@ class Bound:
       both_directions: whether both directions were bounded.
       variance: ``"autodiff"`` or ``"eq18"``.
       second_order: whether the second-order bias and variance correction was applied.
-      grid_shape: KDE grid shape, or ``(support size,)`` for discrete data.
+      grid_shape: KDE grid shape, or ``(support size,)`` for discrete data (with the bucketed
+        layout: the observed support padded with empty cells to one of four sizes per octave).
     """
 
     lam: jnp.ndarray
@@ -79,6 +84,7 @@ class Bound:
     beta: jnp.ndarray
     n_p: jnp.ndarray
     n_q: jnp.ndarray
+    support: jnp.ndarray
     outside: jnp.ndarray
     alpha: jnp.ndarray
     level: jnp.ndarray
@@ -315,6 +321,10 @@ class BoundPlan:
             fq = fft_kde(counts_q, grid, bandwidth, self.half_width)  # Eq. (10)
             pmf_p, pmf_q = counts_p / counts_p.sum(), counts_q / counts_q.sum()
 
+        if self.discrete:
+            support = jnp.sum((counts_p > 0) | (counts_q > 0)).astype(jnp.int64)
+        else:
+            support = jnp.asarray(math.prod(self.shape), jnp.int64)
         lam = jnp.asarray(self.lam, jnp.float64)
         n_bounds = lam.shape[0] * (2 if self.both_directions else 1)
         level = self.alpha / n_bounds
@@ -354,6 +364,7 @@ class BoundPlan:
             beta=beta,
             n_p=binned.n_p,
             n_q=binned.n_q,
+            support=support,
             outside=binned.outside,
             alpha=jnp.asarray(self.alpha, jnp.float64),
             level=jnp.asarray(level, jnp.float64),
