@@ -275,7 +275,7 @@ def test_rounded_continuous_data_stay_continuous():
 
 def test_huge_floats_are_coded_exactly_not_cast():
     b = rdpjax.lower_bound([1e19, 2e19, 1e19, 1e19], [2e19, 2e19, 2e19, 1e19], 2.0, discrete=True)
-    assert b.grid_shape == (2,)
+    assert int(b.support) == 2
 
 
 def test_small_integer_dtypes_do_not_wrap_around():
@@ -457,10 +457,31 @@ def test_discrete_padded_support_changes_nothing(support):
     w = rng.uniform(0.5, 1.5, support)
     p = rng.choice(support, 3000, p=w / w.sum())
     q = rng.integers(0, support, 2000)
-    exact_layout = rdpjax.lower_bound(p, q, ORDERS, both_directions=True, layout="exact")
-    padded = rdpjax.lower_bound(p, q, ORDERS, both_directions=True)
+    options = dict(both_directions=True, discrete=True)
+    exact_layout = rdpjax.lower_bound(p, q, ORDERS, layout="exact", **options)
+    padded = rdpjax.lower_bound(p, q, ORDERS, **options)
     assert padded.grid_shape[0] > exact_layout.grid_shape[0] == len(np.union1d(p, q))
     for name in ("estimate", "std_error", "bias", "lower"):
         np.testing.assert_allclose(
             getattr(padded, name), getattr(exact_layout, name), rtol=1e-12, atol=1e-15
         )
+
+
+@pytest.mark.parametrize(
+    ("values", "discrete"),
+    [
+        (lambda rng, n: rng.integers(0, 2, n), True),  # binary
+        (lambda rng, n: rng.integers(0, 40, n).astype(np.float64), True),  # 40 values as floats
+        # Discrete Laplace of scale 30 (hundreds of values): ordinal, the KDE at every n.
+        (lambda rng, n: rng.geometric(0.033, n) - rng.geometric(0.033, n), False),
+        # float32 with an offset of 1e6: ties from rounding, a continuous law.
+        (lambda rng, n: (1e6 + 5.0 * rng.standard_normal(n)).astype(np.float32), False),
+    ],
+)
+@pytest.mark.parametrize("n", [300, 3_000, 30_000])
+def test_discrete_or_ordinal_decision(values, discrete, n):
+    """discrete=None: few values (≤ 64) get relative frequencies, many values are ordinal and
+    get the KDE, whatever the dtype and n (docs: looks_discrete, calibrate_ordinal.py)."""
+    rng = np.random.default_rng(n)
+    p, q = values(rng, n), values(rng, n)
+    assert rdpjax.estimator.support.looks_discrete(p, q) is discrete

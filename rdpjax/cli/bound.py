@@ -2,7 +2,8 @@
 
     rdpjax bound P Q [--lam 2 5 7] [--alpha A] [--discrete | --continuous] [--both-directions]
                  [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,...]
-                 [--bandwidth H] [--floor TAU] [--beta B] [--grid-size G] [--json]
+                 [--bandwidth H] [--floor TAU] [--beta B] [--grid-size G] [--transform quantile]
+                 [--json]
 
 Exit status: 0, or 1 when the claim is refuted, 2 on an input error.
 """
@@ -84,6 +85,7 @@ def run(args) -> int:
             beta=args.beta,
             grid_size=args.grid_size,
             both_directions=both,
+            transform=args.transform,
         )
         check = None
         if claim is not None:
@@ -171,6 +173,13 @@ def add_command(sub):
         "--beta", type=positive_float, default=None, help="softmax sharpness β (default 1/τ)"
     )
     b.add_argument("--grid-size", type=count, default=None, help="KDE grid points per axis")
+    b.add_argument(
+        "--transform",
+        choices=["quantile"],
+        default=None,
+        help="continuous outputs: map them by a quantile map fitted on a pilot split (every 8th "
+        "row, set aside) before the KDE; tighter for multimodal, spiky or heavy-tailed outputs",
+    )
     b.add_argument(
         "--json",
         action="store_true",

@@ -35,7 +35,15 @@ DIRECTION_NAMES = ("D(P||Q)", "D(Q||P)")
 
 
 @pytree_dataclass(
-    static=("discrete", "n_bounds", "both_directions", "variance", "second_order", "grid_shape")
+    static=(
+        "discrete",
+        "n_bounds",
+        "both_directions",
+        "variance",
+        "second_order",
+        "grid_shape",
+        "transform",
+    )
 )
 class Bound:
     """Lower bounds on ε(λ), one per order. A pytree: arrays are leaves, flags are static.
@@ -69,6 +77,8 @@ class Bound:
       both_directions: whether both directions were bounded.
       variance: ``"autodiff"`` or ``"eq18"``.
       second_order: whether the second-order bias and variance correction was applied.
+      transform: the map applied to continuous outputs before the KDE (``None``, or
+        ``"quantile"``: :mod:`rdpjax.estimator.transform`).
       grid_shape: KDE grid shape, or ``(support size,)`` for discrete data (with the bucketed
         layout: the observed support padded with empty cells to one of four sizes per octave).
     """
@@ -94,6 +104,7 @@ class Bound:
     variance: str
     second_order: bool
     grid_shape: tuple[int, ...]
+    transform: str | None = None
 
     @property
     def simultaneous(self) -> bool:
@@ -124,6 +135,8 @@ class Bound:
                 f"{float(self.std_error[i]):12.6f}  {arrow}"
             )
         kind = "relative frequencies" if self.discrete else f"KDE, h={np.asarray(self.bandwidth)}"
+        if self.transform is not None:
+            kind = f"{kind} after the {self.transform} map"
         conf = f"{1 - float(self.alpha):.3g}"
         if self.simultaneous:
             note = f"simultaneous {conf} (Bonferroni over {self.n_bounds} bounds)"

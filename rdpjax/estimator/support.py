@@ -12,21 +12,35 @@ import math
 
 import numpy as np
 
-__all__ = ["MAX_SUPPORT", "looks_discrete", "encode_pair"]
+__all__ = ["MAX_CATEGORIES", "MAX_SUPPORT", "looks_discrete", "encode_pair"]
 
 MAX_SUPPORT = 2**20
 """The dense limit: discrete data with more distinct values than this are rejected."""
 
 
-def looks_discrete(p: np.ndarray, q: np.ndarray, *, max_points: int = 2**16) -> bool:
-    """Decide whether samples are discrete: integer or boolean dtype, or many ties.
+MAX_CATEGORIES = 64
+"""One-dimensional outputs with at most this many distinct values get relative frequencies."""
 
-    Otherwise the decision is made on a strided subsample of at most ``max_points`` rows of
-    the pooled data: integers are discrete when at most a tenth of the rows are distinct
-    (relative frequencies need many repeats per value); floats only when at most √rows are
-    distinct. Rounded continuous data (a CSV written with two decimals, float32 with a large
-    offset) tie often but spread over thousands of values, and are better served by a kernel
-    density estimate; pass ``discrete=True`` to override. Booleans are always discrete.
+
+def looks_discrete(p: np.ndarray, q: np.ndarray, *, max_points: int = 2**16) -> bool:
+    """Decide whether samples get relative frequencies (eq. (9)) rather than a KDE (eq. (10)).
+
+    Made on a strided subsample of at most ``max_points`` rows of the pooled data. Booleans are
+    always discrete. One-dimensional outputs of any dtype are discrete when they take at most
+    :data:`MAX_CATEGORIES` distinct values, each seen four times on average; with more values
+    they are treated as *ordinal* and smoothed along their order by the KDE, which is then the
+    binned KDE of the integers as numbers (valid for any output by the data-processing
+    inequality, like every smoothing here). Measured (``benchmarks/calibrate_ordinal.py``,
+    R = 200, discrete Laplace and rounded Gaussian, scales 1–200, n = 10³–10⁵, every cell of
+    both estimators with simultaneous coverage ≥ 0.98): with more than about 64 values the KDE
+    was as tight or tighter in every cell, e.g. discrete Laplace, scale 30 at n = 10⁵: mean
+    lower/exact 0.91 / 0.93 / 0.94 at λ = 2, 5, 7 against 0.72 / 0.88 / 0.90 for frequencies,
+    and at scale 200 0.91 / 0.93 / 0.94 against −0.61 / 0.47 / 0.60; with fewer the two were
+    within a few hundredths. Codes of unordered categories (more than 64 of them) should be
+    passed with ``discrete=True``.
+
+    Vectors ``(n, d)``: integers are discrete when at most a tenth of the rows are distinct,
+    floats when at most √rows are distinct.
     """
     if all(a.dtype.kind == "b" for a in (p, q)):
         return True
@@ -35,7 +49,10 @@ def looks_discrete(p: np.ndarray, q: np.ndarray, *, max_points: int = 2**16) -> 
     # where p's stride left off.
     sub = np.concatenate([p[::stride], q[-len(p) % stride :: stride]])
     sub = sub.reshape(len(sub), -1)
-    distinct = len(np.unique(sub[:, 0])) if sub.shape[1] == 1 else len(np.unique(sub, axis=0))
+    if sub.shape[1] == 1:
+        distinct = len(np.unique(sub[:, 0]))
+        return distinct <= min(MAX_CATEGORIES, max(1, len(sub) // 4))
+    distinct = len(np.unique(sub, axis=0))
     if sub.dtype.kind in "biu":
         return distinct <= max(1, len(sub) // 10)
     return distinct <= max(1, math.isqrt(len(sub)))

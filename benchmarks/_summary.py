@@ -1,0 +1,50 @@
+"""What the calibration studies of issue 22 report per cell and estimator (shared)."""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+
+import jax
+import numpy as np
+from scipy import stats
+
+
+def summarize(lower: np.ndarray, exact: np.ndarray, oracle: np.ndarray) -> dict:
+    """Simultaneous coverage of ``lower`` ``(R, orders)`` against ``exact`` ``(orders,)`` with its
+    Wilson 95% interval (scipy), mean lower/exact, and mean deficit / oracle deficit per order."""
+    held = lower <= exact
+    k_all = int(held.all(axis=1).sum())
+    ci = stats.binomtest(k_all, len(lower)).proportion_ci(method="wilson")
+    return {
+        "simultaneous": k_all / len(lower),
+        "simultaneous_ci": [float(ci.low), float(ci.high)],
+        "tightness": (lower.mean(axis=0) / exact).tolist(),
+        "deficit_over_oracle": ((exact - lower).mean(axis=0) / oracle).tolist(),
+    }
+
+
+def table_cells(summary: dict) -> str:
+    """``simultaneous | lower/exact per order | deficit/oracle per order`` for a markdown row."""
+    return (
+        f"{summary['simultaneous']:.3f} | "
+        + " / ".join(f"{v:.2f}" for v in summary["tightness"])
+        + " | "
+        + " / ".join(f"{v:.1f}" for v in summary["deficit_over_oracle"])
+    )
+
+
+def write_study(out: Path, command: str, orders, alpha: float, cells: list, table: str) -> None:
+    """Write ``{"meta", "cells"}`` JSON to ``out`` and print the markdown table."""
+    meta = {
+        "command": command,
+        "orders": list(orders),
+        "alpha": alpha,
+        "jax": jax.__version__,
+        "machine": platform.platform(),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "cells": cells}, indent=1) + "\n")
+    print(table)
+    print(f"wrote {out}")
