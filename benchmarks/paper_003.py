@@ -23,7 +23,7 @@ are not: each sweep uses common random numbers (one key, so nested samples along
 draws along α), which keeps every point unbiased and makes the slopes less noisy than that
 standard error says. Beside each fitted slope: the paper's exponent and the slope of the exact
 risk of the unprojected estimator on the same grid (:func:`rdpjax.ldp.multinomial_risk`,
-``series_risk``, ``histogram_risk`` below).
+:func:`rdpjax.ldp.series_risk`, :func:`rdpjax.ldp.histogram_risk`).
 
 Privacy audits. Each channel at α = 1 audited with :func:`rdpjax.audit.audit` on a worst-case
 pair of inputs: relative frequencies for discrete outputs, the Laplace histogram through the two
@@ -363,37 +363,6 @@ density_errors_fast_compile = jax.jit(
 )
 
 
-def series_risk(density: PolynomialDensity, alpha: float | None, k: int, n: int) -> float:
-    """Exact risk of estimator (22): ``Σ_{j≤k} (E Z_j² − θ_j²)/n + Σ_{j>k} θ_j²``, with
-    ``E Z_j² = B²`` for sampler (20) (split ties: unbiased) and ``∫ f φ_j²`` without privacy."""
-    from scipy.integrate import quad
-
-    theta = density.coefficients(k)
-    if alpha is None:
-        second = [
-            quad(
-                lambda t, j=j: density.pdf(t) * float(trigonometric_basis(t, k, xp=np)[j]) ** 2,
-                0,
-                1,
-                limit=400,
-            )[0]
-            for j in range(k)
-        ]
-    else:
-        second = [float(OrthogonalSeries(alpha, k).bound) ** 2] * k
-    return float(np.sum(np.asarray(second) - theta**2) / n + density.norm_sq - np.sum(theta**2))
-
-
-def histogram_risk(density: PolynomialDensity, alpha: float | None, k: int, n: int) -> float:
-    """Exact risk of the *unprojected* histogram (an upper bound for the projected one, since Π_k
-    is non-expansive toward kF ∈ kΔ_k): ``(k/n) Σ_j (F_j(1−F_j) + 8/α²) + ∫f² − kΣ_j F_j²``;
-    the 8/α² (variance of Laplace noise of scale 2/α) is absent without privacy."""
-    masses = density.bin_masses(k)
-    noise = 0.0 if alpha is None else 8.0 / alpha**2
-    variance = k / n * np.sum(masses * (1 - masses) + noise)
-    return float(variance + density.norm_sq - k * np.sum(masses**2))
-
-
 def density_points(
     key, density, kind, k, reps, *, n_private, alpha, n_plain, fast_compile=False
 ) -> tuple[dict, dict]:
@@ -415,11 +384,13 @@ def density_points(
     p.update(summarize(private))
     q.update(summarize(plain))
     if kind == "series":
-        p["exact"] = series_risk(density, alpha, k, n_private)
-        q["exact"] = series_risk(density, None, k, n_plain)
+        coef = density.coefficients(k)
+        p["exact"] = ldp.series_risk(coef, density.norm_sq, alpha, n_private)
+        q["exact"] = ldp.series_risk(coef, density.norm_sq, None, n_plain, pdf=density.pdf)
     else:
-        p["exact"] = histogram_risk(density, alpha, k, n_private)
-        q["exact"] = histogram_risk(density, None, k, n_plain)
+        masses = density.bin_masses(k)
+        p["exact"] = ldp.histogram_risk(masses, density.norm_sq, alpha, n_private)
+        q["exact"] = ldp.histogram_risk(masses, density.norm_sq, None, n_plain)
     return p, q
 
 

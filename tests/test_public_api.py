@@ -43,3 +43,32 @@ def test_the_former_module_paths_name_the_estimator_modules():
 
     assert rdpjax.bounds is api and rdpjax.kde is kde and rdpjax.discrete is support
     assert lower_bound is rdpjax.lower_bound is api.lower_bound
+
+
+# The public names of rdpjax/histogram.py and rdpjax/ldp.py before they became packages.
+HISTOGRAM_NAMES = {
+    "STATUS_EMPTY_BUCKET", "STATUS_OK", "STATUS_OUTSIDE", "HistogramEstimate", "bucket_counts",
+    "draw_counts", "estimate_global_ldp", "estimate_global_lrdp", "estimate_ldp", "estimate_lrdp",
+    "from_counts", "global_ldp_sample_size", "global_lrdp_sample_size", "ldp_sample_size",
+    "lrdp_sample_size",
+}  # fmt: skip
+LDP_NAMES = {
+    "HistogramDensity", "SeriesDensity", "histogram_bins", "histogram_density",
+    "multinomial_bitwise_rr", "multinomial_kary_rr", "multinomial_laplace", "multinomial_risk",
+    "private_histogram", "private_series", "privatize", "project_simplex", "series_density",
+    "series_terms",
+}  # fmt: skip
+
+
+def test_the_histogram_and_ldp_packages_export_the_former_modules_names():
+    from rdpjax import histogram, ldp
+    from rdpjax.histogram import estimate_ldp
+    from rdpjax.ldp import series_risk
+
+    assert set(histogram.__all__) == HISTOGRAM_NAMES
+    assert set(ldp.__all__) == LDP_NAMES | {"histogram_risk", "series_risk"}
+    for module in (histogram, ldp):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+    assert rdpjax.histogram is histogram and estimate_ldp is histogram.algorithms.estimate_ldp
+    assert series_risk is rdpjax.ldp.risk.series_risk
