@@ -1,4 +1,4 @@
-"""Kernel density estimates: binned FFT KDE, direct KDE, a host-side robust scale.
+"""Kernel density estimates: the binned FFT KDE (eq. (10)) and the direct KDE.
 
 The estimator of eq. (10) of Kutta, Askin, Dunsche, arXiv:2212.04739v3,
 ``p̂(t) = 1/(n h^d) Σ_i K((t − X_i)/h)`` with a Gaussian kernel (diagonal bandwidth), is computed
@@ -17,11 +17,9 @@ lower bound.
 from __future__ import annotations
 
 import functools
-import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from rdpjax.estimator.grid import Grid, kernel_half_width  # noqa: F401 - re-exported
@@ -32,7 +30,6 @@ __all__ = [
     "smooth",
     "fft_kde",
     "direct_kde",
-    "scale_estimate",
 ]
 
 
@@ -140,21 +137,3 @@ def direct_kde(samples, points, bandwidth, *, chunk_size: int = 4096) -> jnp.nda
     if n - full * chunk_size:
         acc = add(acc, x[full * chunk_size :])
     return acc / norm
-
-
-def scale_estimate(samples: np.ndarray, *, max_points: int = 2**17) -> np.ndarray:
-    """Robust per-axis scale ``min(sd, IQR / 1.349)`` (Silverman 1986, eq. (3.30)).
-
-    Computed on a strided subsample of at most ``max_points`` points (a stride keeps the
-    quantiles representative even when the data are stored sorted). Host-side numpy.
-
-    Returns:
-      ``(d,)`` scales; zero where the sample has no spread.
-    """
-    x = np.asarray(samples).reshape(len(samples), -1)
-    stride = max(1, math.ceil(x.shape[0] / max_points))
-    sub = x[::stride].astype(np.float64)
-    sd = sub.std(axis=0, ddof=1)
-    q75, q25 = np.percentile(sub, [75, 25], axis=0)
-    iqr = (q75 - q25) / 1.349
-    return np.where(iqr > 0, np.minimum(sd, iqr), sd)
