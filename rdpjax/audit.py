@@ -227,8 +227,9 @@ def audit(
       densities: also keep the densities behind the bound (``AuditReport.densities``, for
         :func:`rdpjax.write_report`'s figure): one more pass over the draws; only for draws in
         memory with 1-D or discrete outputs (else ``None``).
-      **estimator_options: passed to :func:`rdpjax.lower_bound` (``bandwidth``, ``floor``, …),
-        or to the streamed estimators.
+      **estimator_options: passed to :func:`rdpjax.lower_bound` (``bandwidth``, ``floor``,
+        ``transform``, …), or to the streamed estimators (``transform`` needs the draws in
+        memory).
 
     Returns:
       An :class:`rdpjax.AuditReport`.
@@ -268,6 +269,12 @@ def audit(
             probe = np.asarray(project(probe))
         dim = int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
     streamed = 2 * n * dim * _BYTES_PER_OUTPUT > memory_budget
+    if streamed and estimator_options.get("transform") is not None:
+        raise ValueError(
+            f"transform={estimator_options['transform']!r} needs the draws in memory: "
+            f"{2 * n * dim * _BYTES_PER_OUTPUT:,} bytes exceed memory_budget={memory_budget:,} "
+            "(raise it, or lower n)."
+        )
     options = dict(alpha=alpha, both_directions=both_directions, **estimator_options)
     if streamed and is_mechanism:
         from rdpjax.stream import mechanism_streamed_bound

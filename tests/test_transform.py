@@ -2,6 +2,7 @@
 bound's validity on laws off the zoo (small fixed-key versions of benchmarks/calibrate_offzoo.py),
 and its errors."""
 
+import jax
 import numpy as np
 import pytest
 from scipy import integrate, stats
@@ -129,3 +130,17 @@ def test_command_line(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert code == 0 and "after the quantile map" in out
+
+
+def test_audit_passes_the_transform_and_needs_the_draws_in_memory(tmp_path, capsys):
+    from rdpjax.mechanisms import Laplace
+
+    mech = Laplace(1.0)
+    x, xp = mech.reference_pair()
+    key = jax.random.key(6)
+    report = rdpjax.audit(mech, x, xp, [2.0, 5.0], n=40_000, key=key, transform="quantile")
+    assert report.bound.transform == "quantile" and np.all(report.lower <= report.exact)
+    with pytest.raises(ValueError, match="needs the draws in memory"):
+        rdpjax.audit(mech, x, xp, 2.0, n=40_000, key=key, transform="quantile", memory_budget=0)
+    code = main(["audit", "laplace", "--n", "2e4", "--transform", "quantile", "--quiet"])
+    assert code in (0, 1) and capsys.readouterr().out.strip()
