@@ -215,7 +215,11 @@ def audit(
       alpha: family-wise error level of the reported bounds.
       both_directions: also bound ``D_λ(Q‖P)`` (ε(λ) is a supremum over *ordered* pairs).
       project: a fixed function applied to the outputs (arrays in, array out) before bounding;
-        it must be a JAX function when a JAX sampler is streamed.
+        it must be a JAX function when a JAX sampler is streamed. ``"learn"``: learn one
+        (:mod:`rdpjax.learn`) on a training part of the n outputs a side
+        (:data:`rdpjax.learn.TRAIN_FRACTION`, drawn from a key of its own), freeze it and
+        certify on the rest, with ``transform="quantile"`` unless given; the report's ``n`` is
+        the certifying part and its settings name the family chosen.
       claim: an :class:`rdpjax.claims.Claim`; default the zoo mechanism's own (``None`` for a
         black box: then nothing is checked).
       claimed_epsilon: shorthand for ``claim=rdpjax.claims.pure_dp(claimed_epsilon)``.
@@ -254,6 +258,10 @@ def audit(
             f"sample(rng, database, n); got {type(mechanism).__name__}."
         )
     claim = _resolve_claim(claim, claimed_epsilon, mechanism)
+    learned = None
+    if isinstance(project, str):
+        learned, n = _learned_projection(project, mechanism, key, x, x_prime, n, batch_size)
+        project = learned
     orders = _orders(lam, claim, n)
     claimed = None if claim is None else np.asarray(claim(orders), np.float64)
     kp, kq = jax.random.split(key)
@@ -269,6 +277,9 @@ def audit(
             probe = np.asarray(project(probe))
         dim = int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
     streamed = 2 * n * dim * _BYTES_PER_OUTPUT > memory_budget
+    if learned is not None and not streamed:
+        # Scores are skewed (a norm's, a likelihood ratio's): the quantile map suits them.
+        estimator_options.setdefault("transform", "quantile")
     if streamed and estimator_options.get("transform") is not None:
         raise ValueError(
             f"transform={estimator_options['transform']!r} needs the draws in memory: "
@@ -340,6 +351,8 @@ def audit(
         "memory_budget": memory_budget,
         "estimator_options": json_ready(estimator_options),
     }
+    if learned is not None:
+        settings["projection"] = learned.to_dict()
     return AuditReport(
         lam=np.asarray(bound.lam),
         estimate=np.asarray(bound.estimate),
@@ -357,6 +370,29 @@ def audit(
         settings=json.dumps(settings),
         densities=curves,
     )
+
+
+def _learned_projection(project, mechanism, key, x, x_prime, n: int, batch_size: int):
+    """``project="learn"``: draw the training part from a key of its own (independent of the
+    certifying draws), learn and freeze a score (:func:`rdpjax.learn.learn_projection`).
+
+    Returns:
+      ``(projection, n_certify)``: the frozen score and the outputs per side left to certify.
+    """
+    from rdpjax.learn import TRAIN_FRACTION, learn_projection
+
+    if project != "learn":
+        raise ValueError(f"project must be a function or 'learn'; got {project!r}.")
+    n_train = max(20, round(TRAIN_FRACTION * n))
+    if n - n_train < 80:
+        raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
+    kp, kq = jax.random.split(jax.random.fold_in(key, 0x1EA2))  # not a key the bound uses
+    if isinstance(mechanism, Mechanism):
+        p, q = mechanism.sample(kp, x, n_train), mechanism.sample(kq, x_prime, n_train)
+    else:
+        p = draw_outputs(mechanism, kp, x, n_train, batch_size=batch_size)
+        q = draw_outputs(mechanism, kq, x_prime, n_train, batch_size=batch_size)
+    return learn_projection(np.asarray(p), np.asarray(q)), n - n_train
 
 
 def _density_curves(p, q, orders, options, bound):

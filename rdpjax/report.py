@@ -177,6 +177,12 @@ class AuditReport:
     def __str__(self) -> str:
         claim = f"; claim: {self.claim}" if self.claim is not None else ""
         lines = [f"audit of {self.mechanism}, n = {self.n:,} per database{claim}"]
+        learned = json.loads(self.settings).get("projection")
+        if learned:
+            lines.append(
+                f"projection learned on {learned['n_train']:,} other outputs per database: "
+                f"{learned['family']}"
+            )
         lines.append(f"{self._HEADER[0]:>8} " + " ".join(f"{h:>10}" for h in self._HEADER[1:6]))
         for row in self._rows():
             line = f"{row[0]:>8} " + " ".join(f"{v:>10}" for v in row[1:6])

@@ -2,7 +2,7 @@
 
     rdpjax audit MECHANISM [--param NAME=VALUE ...] [--x JSON|FILE.npy --x-prime JSON|FILE.npy]
     rdpjax audit FILE.py:FUNCTION --x JSON|FILE.npy --x-prime JSON|FILE.npy [--numpy] [--discrete]
-                 [--project FILE.py:FUNCTION]
+                 [--project FILE.py:FUNCTION | --project learn]
                  [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,...]
                  [--lam λ ...] [--n N] [--alpha A] [--seed S] [--one-direction]
                  [--transform quantile] [--json | --quiet] [--plot FILE.png] [--report DIR]
@@ -119,7 +119,9 @@ def run(args) -> int:
     claim = claim_from_args(args)
     modules: dict = {}
     mechanism, x, x_prime = _mechanism(args, modules)
-    project = None if args.project is None else load_function(args.project, cache=modules)
+    project = args.project
+    if project is not None and project != "learn":
+        project = load_function(project, cache=modules)
     plot = None
     if args.plot is not None:
         if not use_agg():
@@ -233,9 +235,10 @@ def add_command(sub):
     )
     a.add_argument(
         "--project",
-        metavar="FILE.py:FUNCTION",
+        metavar="FILE.py:FUNCTION|learn",
         default=None,
-        help="a fixed function applied to the outputs (arrays in, array out) before bounding",
+        help="a fixed function applied to the outputs (arrays in, array out) before bounding; "
+        "'learn': learn a 1-D score on a fifth of the draws, freeze it, certify on the rest",
     )
     add_claim_options(a)
     add_lam(

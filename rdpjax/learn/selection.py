@@ -1,0 +1,91 @@
+"""Choose a score on held-out training draws, then freeze it (``project="learn"``).
+
+The training draws are split in two halves: every family of :data:`rdpjax.learn.FAMILIES` is
+fitted on the first, and each fitted score is judged on the second by the lower bound it gives
+there (λ = 2, both directions, :func:`rdpjax.lower_bound`) — the quantity the certification
+will report. The best family is refitted on all training draws and frozen. Nothing here sees the
+certifying draws, which :func:`rdpjax.audit` draws afterwards from an independent key, so the
+certified bound is valid whatever was chosen (data processing, :mod:`rdpjax.learn.scores`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from rdpjax._precision import float64
+from rdpjax.estimator.api import lower_bound
+from rdpjax.learn.scores import FAMILIES, Score, fit_score
+
+__all__ = ["TRAIN_FRACTION", "LearnedProjection", "learn_projection"]
+
+TRAIN_FRACTION = 0.2
+"""Share of an audit's n outputs per side drawn to train the score (the rest certify it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnedProjection:
+    """A frozen score and how it was chosen.
+
+    Attributes:
+      score: the :class:`~rdpjax.learn.scores.Score` applied to the certifying draws.
+      family: its family.
+      criteria: held-out lower bound on D_2 (both directions) of every family tried.
+      n_train: training outputs per side.
+    """
+
+    score: Score
+    family: str
+    criteria: dict
+    n_train: int
+
+    def __call__(self, x):
+        return self.score(x)
+
+    def to_dict(self) -> dict:
+        return {
+            "family": self.family,
+            "criteria": {k: float(v) for k, v in self.criteria.items()},
+            "n_train": self.n_train,
+        }
+
+
+def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
+    """Fit every family on half the training draws, keep the best on the other half, refit it.
+
+    Args:
+      p, q: ``(m, d)`` training outputs on x and on x' (m ≥ 20 a side).
+      families: the families to try (default all of :data:`rdpjax.learn.FAMILIES`).
+
+    Returns:
+      A :class:`LearnedProjection`.
+
+    Raises:
+      ValueError: for fewer than 20 training outputs a side, outputs that are not finite
+        numbers, or an unknown family.
+    """
+    p = np.asarray(p, np.float64).reshape(len(p), -1)
+    q = np.asarray(q, np.float64).reshape(len(q), -1)
+    if min(len(p), len(q)) < 20:
+        raise ValueError(f"a learned projection needs ≥ 20 training outputs a side; got {len(p)}.")
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
+        raise ValueError("the training outputs must be finite numbers.")
+    families = tuple(families)
+    for family in families:
+        if family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}; got {family!r}.")
+    half_p, half_q = len(p) // 2, len(q) // 2
+    criteria = {}
+    with float64():
+        for family in families:
+            score = fit_score(family, p[:half_p], q[:half_q])
+            s_p, s_q = score(p[half_p:]), score(q[half_q:])
+            if np.ptp(s_p) == 0 or np.ptp(s_q) == 0:
+                criteria[family] = -np.inf  # a constant score separates nothing
+                continue
+            held_out = lower_bound(s_p, s_q, 2.0, both_directions=True, discrete=False)
+            criteria[family] = float(held_out.lower[0])
+        best = max(criteria, key=criteria.get)
+        score = fit_score(best, p, q)
+    return LearnedProjection(score=score, family=best, criteria=criteria, n_train=len(p))

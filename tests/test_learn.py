@@ -1,0 +1,115 @@
+"""Learned projections (rdpjax.learn, audit(project="learn")): the score families, the choice on
+held-out draws, and the certified bound on fresh draws (small fixed-key versions of
+benchmarks/learned_projection.py)."""
+
+import jax
+import numpy as np
+import pytest
+
+import rdpjax
+from rdpjax.cli import main
+from rdpjax.learn import FAMILIES, fit_score, learn_projection
+from rdpjax.mechanisms import Gaussian
+
+
+def _gaussian_pair(d: int, seed: int = 0):
+    """Rows in [0, 1]^d whose sums differ by a random direction; the zoo Gaussian's scale makes
+    D_2 = ‖Δ‖²/b² = 0.25 exactly (λ‖Δ‖²/(2b²), paper 000 §V)."""
+    rng = np.random.default_rng(seed)
+    u = rng.standard_normal(d)
+    x = np.full((3, d), 0.5)
+    x_prime = x.copy()
+    x_prime[0] = 0.5 + 0.5 * u / np.abs(u).max()
+    shift = np.linalg.norm(x.sum(0) - x_prime.sum(0))
+    return Gaussian(float(2.0 * shift)), x, x_prime
+
+
+def _scale_laws(d: int = 10, ratio: float = 1.3):
+    """N(0, ratio² I_d) against N(0, I_d): no mean leak; D_λ per coordinate is
+    log(1/r) + log(1/σ_λ²)/(2(λ−1)), σ_λ² = λ + (1 − λ) r² (Gil, Alajaji, Linder 2013)."""
+
+    def exact(lam):
+        s_lam = lam + (1 - lam) * ratio**2
+        return d * (np.log(1 / ratio) + np.log(1 / s_lam) / (2 * (lam - 1)))
+
+    return exact
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_finds_a_mean_shift(family):
+    rng = np.random.default_rng(1)
+    d, u = 10, np.r_[1.0, -1.0, np.zeros(8)] / np.sqrt(2)
+    p, q = rng.standard_normal((4000, d)) + 0.5 * u, rng.standard_normal((4000, d))
+    score = fit_score(family, p, q)
+    direction = np.asarray(score.w) / np.asarray(score.scale)
+    cos2 = (direction @ u) ** 2 / (direction @ direction)
+    assert cos2 > 0.9, cos2
+
+
+def test_scores_trace_and_run_on_host_alike():
+    rng = np.random.default_rng(2)
+    p, q = rng.standard_normal((500, 4)) * 1.5, rng.standard_normal((500, 4))
+    score = fit_score("quadratic", p, q)
+    x = rng.standard_normal((7, 4))
+    with rdpjax.float64():
+        traced = jax.jit(lambda s, v: s(v))(score, x)
+    np.testing.assert_allclose(np.asarray(traced), score(x), rtol=1e-12)
+
+
+def test_a_scale_leak_is_found_by_the_quadratic_score_only():
+    exact = _scale_laws()(2.0)
+    rng = np.random.default_rng(3)
+    p, q = 1.3 * rng.standard_normal((10_000, 10)), rng.standard_normal((10_000, 10))
+    learned = learn_projection(p, q)
+    assert learned.family == "quadratic"
+    assert learned.criteria["quadratic"] > 0.3 * exact
+    # A 1-D projection of N(0, r² I) against N(0, I) keeps one coordinate's worth, exact / d.
+    linear = max(learned.criteria[f] for f in ("mean_difference", "fisher", "logistic"))
+    assert linear < exact / 10 and learned.criteria["quadratic"] > 3 * linear
+
+
+def test_audit_learns_and_certifies_on_fresh_draws():
+    """d = 10, exact D_2 = 0.25, n = 20,000 a side in total: 10 replications, every
+    simultaneous bound ≤ exact, and the learned bound near the oracle projection's."""
+    mech, x, x_prime = _gaussian_pair(10)
+    diff = x.sum(0) - x_prime.sum(0)
+    lows, oracle = [], []
+    for r in range(10):
+        key = jax.random.key(r)
+        report = rdpjax.audit(mech, x, x_prime, [2.0, 5.0], n=20_000, key=key, project="learn")
+        assert np.all(report.lower <= report.exact) and report.n == 16_000
+        lows.append(report.lower[0])
+        direct = rdpjax.audit(
+            mech, x, x_prime, [2.0, 5.0], n=20_000, key=key, project=lambda v: v @ diff
+        )
+        oracle.append(direct.lower[0])
+    assert np.mean(lows) > 0.85 * np.mean(oracle)
+    learned = report.to_dict()["settings"]["projection"]
+    assert learned["n_train"] == 4000 and learned["family"] in FAMILIES
+
+
+def test_black_box_and_command_line(tmp_path, capsys):
+    mech_file = tmp_path / "mech.py"
+    mech_file.write_text(
+        "import numpy as np\n"
+        "def update(rng, database, n):\n"
+        "    database = np.asarray(database, float)\n"
+        "    return database + 2.0 * rng.standard_normal((n, database.shape[0]))\n"
+    )
+    x, x_prime = "[1, 0, 0, 0, 0]", "[0, 0, 0, 0, 0]"
+    argv = ["audit", f"{mech_file}:update", "--numpy", "--x", x, "--x-prime", x_prime]
+    code = main([*argv, "--project", "learn", "--n", "2e4", "--lam", "2", "--claim-zcdp", "0.01"])
+    out = capsys.readouterr().out
+    assert code == 1 and "projection learned on 4,000" in out  # D_2 = 1/8 > 0.02 claimed
+
+
+def test_errors():
+    mech, x, x_prime = _gaussian_pair(3)
+    with pytest.raises(ValueError, match="function or 'learn'"):
+        rdpjax.audit(mech, x, x_prime, 2.0, n=1000, key=jax.random.key(0), project="guess")
+    with pytest.raises(ValueError, match="n ≥ 100"):
+        rdpjax.audit(mech, x, x_prime, 2.0, n=60, key=jax.random.key(0), project="learn")
+    with pytest.raises(ValueError, match="family must be"):
+        learn_projection(np.ones((50, 2)), np.zeros((50, 2)), families=["mlp"])
+    with pytest.raises(ValueError, match="≥ 20 training outputs"):
+        learn_projection(np.ones((5, 2)), np.zeros((5, 2)))
