@@ -34,7 +34,8 @@ import numpy as np
 
 from rdpjax._validation import check_int
 from rdpjax.estimator.api import lower_bound
-from rdpjax.mechanisms.base import Mechanism, from_sampler
+from rdpjax.mechanisms.base import Mechanism
+from rdpjax.mechanisms.user import from_sampler
 from rdpjax.orders import default_orders
 from rdpjax.report import AuditReport, json_ready
 

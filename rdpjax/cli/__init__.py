@@ -14,8 +14,8 @@
 
 One module per subcommand (``bound``, ``audit``, ``coverage``, ``reproduce``, ``demo``,
 ``search``), each with ``add_command(subparsers)`` and its handler ``run(args)``; argument types
-and shared options in :mod:`rdpjax.cli._args`, loading the user's code in
-:mod:`rdpjax.cli._loading`.
+in :mod:`rdpjax.cli._types`, shared options in :mod:`rdpjax.cli._args`, files and records in
+:mod:`rdpjax.cli._files`, loading the user's code in :mod:`rdpjax.cli._loading`.
 
 The ``rdpjax`` program (:func:`console_main`) keeps jax's compiled programs in a persistent cache
 between runs (:mod:`rdpjax.compilation_cache`).
@@ -30,8 +30,9 @@ from __future__ import annotations
 import sys
 
 from rdpjax.cli import audit, bound, coverage, demo, reproduce, search
-from rdpjax.cli._args import CliError, Parser, set_cpu_devices
+from rdpjax.cli._args import set_cpu_devices
 from rdpjax.cli._loading import UserCodeError, format_user_error
+from rdpjax.cli._types import CliError, Parser
 from rdpjax.cli.bound import read_samples
 
 __all__ = ["CliError", "UserCodeError", "build_parser", "console_main", "main", "read_samples"]

@@ -1,21 +1,43 @@
-"""Argument types, shared options and helpers of every ``rdpjax`` subcommand.
+"""Shared options of every ``rdpjax`` subcommand, and the helpers that act on them.
 
-A mistake in the input is a :class:`CliError`: :func:`rdpjax.cli.main` prints it as one line on
-stderr and exits with status 2. Argument types raise ``argparse.ArgumentTypeError``, which the
-parser reports the same way (:class:`Parser`).
+The functions here add option groups to a subcommand's parser (``--lam``, ``MECHANISM --param``,
+``--claim-*``, ``--cpu-devices``, …) and turn the parsed values into what the library takes (a
+zoo mechanism, a claim, JAX's CPU devices). A mistake in the input is a :class:`CliError`:
+:func:`rdpjax.cli.main` prints it as one line on stderr and exits with status 2.
+
+The argument types and :class:`CliError` live in :mod:`rdpjax.cli._types`, the files and records
+in :mod:`rdpjax.cli._files`; both are re-exported here.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import os
-import shlex
 import textwrap
-from pathlib import Path
 
-import numpy as np
+# The argument types, files and records, re-exported here (``rdpjax.cli._args.count``, …).
+from rdpjax.cli._files import (  # noqa: F401
+    command_line,
+    output_dir,
+    output_file,
+    plot_suffixes,
+    read_database,
+    run_meta,
+    settings,
+    use_agg,
+)
+from rdpjax.cli._types import (  # noqa: F401
+    CliError,
+    Parser,
+    alpha_level,
+    count,
+    cpu_devices,
+    finite_float,
+    order,
+    positive_float,
+    rdp_table,
+    reps,
+    whole,
+)
 
 __all__ = [
     "CliError",
@@ -46,92 +68,6 @@ __all__ = [
     "whole",
     "zoo_mechanism",
 ]
-
-
-class CliError(Exception):
-    """An input problem, reported as one line with exit status 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line on stderr (exit status 2)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
-
-
-# --------------------------------------------------------------------------------------------
-# Argument types.
-
-
-def _number(text: str, valid, requirement: str) -> float:
-    """``float(text)`` if it is finite and ``valid``; else an argparse error naming the rule."""
-    try:
-        value = float(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from err
-    if not math.isfinite(value) or not valid(value):
-        raise argparse.ArgumentTypeError(f"{requirement}: {text!r}")
-    return value
-
-
-def finite_float(text: str) -> float:
-    """A finite number."""
-    return _number(text, lambda v: True, "must be a finite number")
-
-
-def positive_float(text: str) -> float:
-    """A finite number > 0."""
-    return _number(text, lambda v: v > 0, "must be a finite positive number")
-
-
-def whole(text: str, least: int) -> int:
-    """A whole number ≥ ``least`` (``1e6`` is accepted, ``2.5`` is not)."""
-    rule = f"must be a whole number ≥ {least}"
-    return int(_number(text, lambda v: v == int(v) and v >= least, rule))
-
-
-def count(text: str) -> int:
-    """A sample size: a whole number ≥ 2 (``1e6`` is accepted)."""
-    return whole(text, 2)
-
-
-def reps(text: str) -> int:
-    """A number of replications: a whole number ≥ 1."""
-    return whole(text, 1)
-
-
-def cpu_devices(text: str) -> int:
-    """``auto`` (one per core this process may run on) or a whole number ≥ 1."""
-    if text.strip().lower() != "auto":
-        return whole(text, 1)
-    from rdpjax.sharding import cpu_cores  # imports jax, but starts no backend
-
-    return cpu_cores()
-
-
-def order(text: str) -> float:
-    """An order λ: a finite number > 1."""
-    return _number(text, lambda v: v > 1, "an order λ must be finite and > 1")
-
-
-def alpha_level(text: str) -> float:
-    """A family-wise error level in (0, 0.5)."""
-    return _number(text, lambda v: 0 < v < 0.5, "must be in (0, 0.5)")
-
-
-def rdp_table(text: str) -> dict[float, float]:
-    """``2=0.1,5=0.4`` → ``{2.0: 0.1, 5.0: 0.4}``: claimed ε(λ) at orders λ > 1."""
-    table: dict[float, float] = {}
-    usage = "expects ORDER=EPSILON[,ORDER=EPSILON...], e.g. 2=0.1,5=0.4"
-    for item in text.split(","):
-        lam_text, sep, eps_text = item.partition("=")
-        if not sep:
-            raise argparse.ArgumentTypeError(f"{usage}; got {text!r}")
-        lam = order(lam_text)
-        if lam in table:
-            raise argparse.ArgumentTypeError(f"order {lam:g} given twice in {text!r}")
-        table[lam] = _number(eps_text, lambda v: v >= 0, f"ε({lam:g}) must be a number ≥ 0")
-    return table
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,105 +234,7 @@ def claim_from_args(args):
 
 
 # --------------------------------------------------------------------------------------------
-# Inputs and outputs.
-
-
-def read_database(text: str, option: str) -> np.ndarray:
-    """A database from the command line: a JSON list (``'[1, 0]'``) or a ``.npy`` file.
-
-    Raises:
-      CliError: naming ``option``, for a missing or unreadable file, bad JSON, or entries that
-        are not finite numbers.
-    """
-    stripped = text.strip()
-    if stripped.lower().endswith(".npy"):
-        path = Path(stripped)
-        if not path.is_file():
-            raise CliError(f"{option} {text}: no such file")
-        try:
-            arr = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as err:
-            raise CliError(f"{option} {text}: could not read it ({err})") from err
-    else:
-        try:
-            value = json.loads(stripped)
-        except json.JSONDecodeError as err:
-            raise CliError(
-                f"{option} {text!r}: expected a JSON list such as '[1, 0]' or a .npy file "
-                f"({err.msg} at character {err.pos + 1})"
-            ) from err
-        try:
-            arr = np.asarray(value)
-        except ValueError as err:  # ragged nested lists
-            raise CliError(f"{option} {text!r}: the rows have different lengths") from err
-    if arr.dtype.kind not in "biuf":
-        raise CliError(f"{option} {text!r}: entries must be numbers; got {arr.dtype} entries")
-    if arr.size == 0:
-        raise CliError(f"{option} {text!r}: the database is empty")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise CliError(f"{option} {text!r}: entries must be finite")
-    return arr
-
-
-def output_file(text: str, option: str, *, suffixes=None) -> Path:
-    """The path of a file to write, its folder created now, before any long computation.
-
-    Raises:
-      CliError: if the path is a folder, its suffix is not one of ``suffixes``, or its folder
-        cannot be created or written.
-    """
-    path = Path(text)
-    if path.is_dir():
-        raise CliError(f"{option} {text}: is a folder; name a file in it")
-    if suffixes is not None and path.suffix.lower().lstrip(".") not in suffixes:
-        shown = ", ".join(f".{s}" for s in sorted(suffixes))
-        raise CliError(f"{option} {text}: unsupported file type {path.suffix!r} (use {shown})")
-    _make_folder(path.parent, option, text)
-    return path
-
-
-def output_dir(text: str, option: str) -> Path:
-    """A folder to write into, created now with its parents (CliError if that fails)."""
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise CliError(f"{option} {text}: exists and is not a folder")
-    _make_folder(path, option, text)
-    return path
-
-
-def _make_folder(folder: Path, option: str, text: str) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError) as err:
-        raise CliError(
-            f"{option} {text}: {err.filename or folder} is a file, not a folder"
-        ) from err
-    except OSError as err:
-        reason = err.strerror or str(err)
-        raise CliError(f"{option} {text}: cannot create the folder {folder} ({reason})") from err
-    if not os.access(folder, os.W_OK):
-        raise CliError(f"{option} {text}: the folder {folder} is not writable")
-
-
-def use_agg() -> bool:
-    """Select matplotlib's file-only backend; False when matplotlib is not installed."""
-    try:
-        import matplotlib
-    except ImportError:
-        return False
-    matplotlib.use("Agg")
-    return True
-
-
-def plot_suffixes() -> set[str]:
-    """The file types matplotlib can write (``png``, ``pdf``, ``svg``, …)."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    return set(FigureCanvasBase.get_supported_filetypes())
-
-
-# --------------------------------------------------------------------------------------------
-# Mechanisms, devices and records.
+# Mechanisms and devices.
 
 
 def zoo_mechanism(name: str, param_items: list[str]):
@@ -426,37 +264,3 @@ def set_cpu_devices(k: int | None) -> None:
                 "device(s); the count can only be set before JAX's first computation (run "
                 "rdpjax in a fresh process)"
             ) from err
-
-
-def command_line(args) -> str:
-    """The command as typed (for the records that results files keep)."""
-    return shlex.join(["rdpjax", *args.argv])
-
-
-_NOT_SETTINGS = ("func", "argv", "command")
-
-
-def settings(args) -> dict:
-    """Every option of the command as parsed (JSON-ready), keyed by its ``dest``."""
-    from rdpjax.report import json_ready
-
-    return {k: json_ready(v) for k, v in vars(args).items() if k not in _NOT_SETTINGS}
-
-
-def run_meta(args, **fields) -> dict:
-    """The settings and environment a results file records beside its numbers: the command,
-    ``fields``, rdpjax's and jax's versions, the devices and the machine."""
-    import platform
-
-    import jax
-
-    import rdpjax
-
-    return {
-        "command": command_line(args),
-        **fields,
-        "rdpjax": rdpjax.__version__,
-        "jax": jax.__version__,
-        "devices": f"{len(jax.devices())} {jax.default_backend()}",
-        "machine": platform.platform(),
-    }

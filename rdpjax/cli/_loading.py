@@ -3,7 +3,7 @@
 A reference is ``FILE.py:FUNCTION`` (a file imported by path) or ``package.module:function``
 (imported by name, the current folder first on the path, as ``python -m`` does); ``FUNCTION`` may
 be dotted (``Class.method``). A reference that cannot be resolved — no such file or module, no
-such attribute, not callable — is a :class:`~rdpjax.cli._args.CliError` (one line, exit status 2).
+such attribute, not callable — is a :class:`~rdpjax.cli._types.CliError` (one line, exit status 2).
 
 An exception raised *by the user's code*, while its module is imported or when rdpjax calls the
 function, becomes a :class:`UserCodeError` holding the original exception. The function is wrapped
@@ -27,7 +27,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from rdpjax.cli._args import CliError
+from rdpjax.cli._types import CliError
 
 __all__ = ["UserCodeError", "format_user_error", "guard", "is_reference", "load_function"]
 

@@ -19,26 +19,26 @@ import json
 import sys
 
 from rdpjax.cli._args import (
-    CliError,
     add_claim_options,
     add_lam,
     add_level_and_seed,
     add_zoo_options,
     claim_from_args,
-    count,
-    order,
+    subcommand,
+    zoo_listing,
+    zoo_mechanism,
+)
+from rdpjax.cli._files import (
     output_dir,
     output_file,
     plot_suffixes,
     read_database,
     run_meta,
     settings,
-    subcommand,
     use_agg,
-    zoo_listing,
-    zoo_mechanism,
 )
 from rdpjax.cli._loading import is_reference, load_function
+from rdpjax.cli._types import CliError, count, order
 
 __all__ = ["add_command", "run"]
 

@@ -15,15 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rdpjax.cli._args import (
-    CliError,
-    add_claim_options,
-    add_lam,
-    claim_from_args,
-    count,
-    positive_float,
-    subcommand,
-)
+from rdpjax.cli._args import add_claim_options, add_lam, claim_from_args, subcommand
+from rdpjax.cli._types import CliError, count, positive_float
 
 __all__ = ["add_command", "read_samples", "run"]
 

@@ -9,20 +9,18 @@ from __future__ import annotations
 import json
 
 from rdpjax.cli._args import (
-    CliError,
     add_cpu_devices,
     add_experiments,
     add_lam,
     add_level_and_seed,
     add_sizes,
     add_zoo_options,
-    order,
-    reps,
-    run_meta,
     subcommand,
     zoo_listing,
     zoo_mechanism,
 )
+from rdpjax.cli._files import run_meta
+from rdpjax.cli._types import CliError, order, reps
 
 __all__ = ["add_command", "run"]
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rdpjax.cli._args import count, subcommand
+from rdpjax.cli._args import subcommand
+from rdpjax.cli._types import count
 
 __all__ = ["add_command", "run"]
 

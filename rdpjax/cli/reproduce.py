@@ -9,18 +9,14 @@ import json
 import sys
 
 from rdpjax.cli._args import (
-    CliError,
     add_cpu_devices,
     add_experiments,
     add_level_and_seed,
     add_sizes,
-    count,
-    output_dir,
-    reps,
-    run_meta,
     subcommand,
-    use_agg,
 )
+from rdpjax.cli._files import output_dir, run_meta, use_agg
+from rdpjax.cli._types import CliError, count, reps
 
 __all__ = ["add_command", "run"]
 

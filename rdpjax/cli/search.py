@@ -14,17 +14,8 @@ import json
 
 import numpy as np
 
-from rdpjax.cli._args import (
-    CliError,
-    add_zoo_options,
-    alpha_level,
-    count,
-    order,
-    subcommand,
-    whole,
-    zoo_listing,
-    zoo_mechanism,
-)
+from rdpjax.cli._args import add_zoo_options, subcommand, zoo_listing, zoo_mechanism
+from rdpjax.cli._types import CliError, alpha_level, count, order, whole
 
 __all__ = ["add_command", "run"]
 

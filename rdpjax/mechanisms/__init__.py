@@ -14,7 +14,6 @@ from rdpjax.mechanisms.base import (
     continuous,
     count_ones,
     discrete,
-    from_sampler,
     identity_code,
 )
 from rdpjax.mechanisms.local import (
@@ -30,6 +29,7 @@ from rdpjax.mechanisms.shuffle import ShuffledRandomizedResponse
 from rdpjax.mechanisms.sparse_vector import SparseVector
 from rdpjax.mechanisms.subsampled import PoissonSubsampled
 from rdpjax.mechanisms.truncated import TruncatedGaussian, TruncatedLaplace
+from rdpjax.mechanisms.user import from_sampler
 from rdpjax.mechanisms.zoo import ZooEntry, format_table, reference_zoo
 
 __all__ = [

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
-from rdpjax.mechanisms.base import finite_or_inf
+from rdpjax.mechanisms.checks import finite_or_inf
 
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(24)
 _NEG_INF = -np.inf

@@ -21,16 +21,13 @@ import numpy as np
 
 from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact
-from rdpjax.mechanisms.base import (
-    Mechanism,
-    OutputSpec,
+from rdpjax.mechanisms.base import Mechanism, OutputSpec, continuous, pytree_dataclass
+from rdpjax.mechanisms.checks import (
     as_database,
     check_lam,
     check_positive,
-    continuous,
     host_database,
     param_value,
-    pytree_dataclass,
     scalar_param,
 )
 

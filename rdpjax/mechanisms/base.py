@@ -1,4 +1,4 @@
-"""The small base of the mechanism zoo: pytree dataclasses, output descriptions, validation.
+"""The small base of the mechanism zoo: pytree dataclasses, output descriptions, the base class.
 
 A mechanism is an immutable pytree whose numeric parameters (scales, rates, privacy levels) are
 leaves, so ``jax.vmap`` and ``jax.grad`` reach them, and whose shape-determining parameters (number
@@ -17,6 +17,10 @@ of categories, number of steps, variant names) are static metadata. Every mechan
 * ``reference_pair()``: the pair of databases on which its divergence is reported.
 
 Direction convention (docs/methods.md §3): ``p = law A(x)``, ``q = law A(x')``, ``D_λ(p, q)``.
+
+The validation helpers live in :mod:`rdpjax.mechanisms.checks` and the mechanisms built from a
+user's sampling function (:func:`from_sampler`) in :mod:`rdpjax.mechanisms.user`; both are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -24,17 +28,32 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
+import importlib
 import math
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from rdpjax._pytree import register_dataclass_pytree
 from rdpjax._validation import check_int as _check_int
-from rdpjax.databases import paper_pair
+
+# The validation helpers, re-exported here (``rdpjax.mechanisms.base.check_range``, …).
+from rdpjax.mechanisms.checks import (  # noqa: F401
+    as_database,
+    check_choice,
+    check_int,
+    check_lam,
+    check_positive,
+    check_range,
+    check_sample_size,
+    concrete,
+    finite_or_inf,
+    host_database,
+    param_value,
+    scalar_param,
+)
 
 __all__ = [
     "Mechanism",
@@ -43,7 +62,7 @@ __all__ = [
     "continuous",
     "count_ones",
     "discrete",
-    "from_sampler",
+    "from_sampler",  # noqa: F822 (loaded on first use, see __getattr__ below)
     "identity_code",
     "pytree_dataclass",
     "static_field",
@@ -170,130 +189,6 @@ def binary_vector_output(k: int) -> OutputSpec:
 
 
 # --------------------------------------------------------------------------------------------
-# Validation helpers. Parameters may be Python numbers, arrays (batched for vmap), tracers, or
-# placeholders that JAX passes when it unflattens a pytree; only concrete numbers are checked.
-
-
-def concrete(value: Any) -> np.ndarray | None:
-    """``value`` as a float64 numpy array, or ``None`` if it is traced or not numeric."""
-    if isinstance(value, jax.core.Tracer):
-        return None
-    if isinstance(value, (bool, np.bool_)):
-        return None
-    if isinstance(value, (int, float, np.ndarray, np.generic, jax.Array)):
-        try:
-            return np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            return None
-    return None
-
-
-def param_value(value: Any) -> float | np.ndarray | None:
-    """A concrete parameter as a float (or float64 array when batched); ``None`` if traced."""
-    arr = concrete(value)
-    if arr is None:
-        return None
-    return float(arr) if arr.ndim == 0 else arr
-
-
-def check_range(
-    name: str,
-    value: Any,
-    *,
-    low: float = -math.inf,
-    high: float = math.inf,
-    low_open: bool = True,
-    high_open: bool = True,
-) -> None:
-    """Raise ``ValueError`` naming ``name`` unless every concrete entry lies in the interval."""
-    arr = concrete(value)
-    if arr is None:
-        return
-    ok = np.isfinite(arr)
-    ok &= arr > low if low_open else arr >= low
-    ok &= arr < high if high_open else arr <= high
-    if not np.all(ok):
-        lo = "(" if low_open else "["
-        hi = ")" if high_open else "]"
-        raise ValueError(f"{name} must be finite and in {lo}{low}, {high}{hi}; got {value!r}")
-
-
-def check_positive(name: str, value: Any) -> None:
-    """``value > 0`` and finite."""
-    check_range(name, value, low=0.0)
-
-
-def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> None:
-    """A static int (Python or NumPy) in ``[minimum, maximum]``; see ``rdpjax._validation``."""
-    _check_int(value, name, minimum, maximum)
-
-
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
-
-
-def check_lam(lam: Any, *, allow_inf: bool = True) -> float:
-    """The order λ as a float > 1 (``math.inf`` allowed where D_∞ is computed)."""
-    try:
-        value = float(lam)
-    except (TypeError, ValueError):
-        raise ValueError(f"lam must be a real number > 1; got {lam!r}") from None
-    if math.isnan(value) or value <= 1.0 or (math.isinf(value) and not allow_inf):
-        accepted = "(1, inf]" if allow_inf else "(1, inf)"
-        raise ValueError(f"lam must be in {accepted}; got {lam!r}")
-    return value
-
-
-def scalar_param(name: str, value: Any) -> float:
-    """A parameter as a host float, for exact (host-side) computations."""
-    arr = concrete(value)
-    if arr is None or arr.shape != ():
-        raise ValueError(
-            f"divergence needs a concrete scalar {name}; got {value!r} "
-            "(call it outside jit/vmap, on an unbatched mechanism)"
-        )
-    return float(arr)
-
-
-def as_database(database: Any, *, ndims: tuple[int, ...] = (1, 2)) -> jax.Array:
-    """``database`` as a floating jnp array whose rank is in ``ndims``."""
-    x = jnp.asarray(database)
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        x = x.astype(float)
-    if x.ndim not in ndims:
-        raise ValueError(f"database must have rank in {ndims}; got shape {x.shape}")
-    if x.size == 0:
-        raise ValueError("database must not be empty")
-    return x
-
-
-def host_database(database: Any, *, ndims: tuple[int, ...] = (1, 2)) -> np.ndarray:
-    """``database`` as a float64 numpy array (for exact computations), rank checked."""
-    if isinstance(database, jax.core.Tracer):
-        raise ValueError("divergence needs concrete databases, not traced values")
-    x = np.asarray(database, dtype=np.float64)
-    if x.ndim not in ndims:
-        raise ValueError(f"database must have rank in {ndims}; got shape {x.shape}")
-    if x.size == 0 or not np.all(np.isfinite(x)):
-        raise ValueError("database must be non-empty and finite")
-    return x
-
-
-def check_sample_size(n: Any) -> int:
-    """``n`` is the static number of samples."""
-    check_int("n", n, 1)
-    return int(n)
-
-
-def finite_or_inf(value: float, what: str) -> float:
-    """Guard the host computations: never hand back a NaN."""
-    if math.isnan(value):
-        raise FloatingPointError(f"{what} evaluated to NaN")
-    return float(max(value, 0.0))  # D_λ ≥ 0; tiny negative values are rounding.
-
-
-# --------------------------------------------------------------------------------------------
 # The base class.
 
 
@@ -392,135 +287,18 @@ def _sample_kernel(mechanism: Mechanism, key: jax.Array, database: jax.Array, n:
 
 
 # --------------------------------------------------------------------------------------------
-# User-defined mechanisms.
+# User-defined mechanisms (rdpjax/mechanisms/user.py), reachable from here as before. They are
+# loaded on first use (PEP 562): user.py imports this module, so importing it here would be
+# circular.
+
+_USER_NAMES = ("SamplerMechanism", "from_sampler")
 
 
-@pytree_dataclass
-class SamplerMechanism(Mechanism):
-    """A mechanism defined by a plain sampling function; built by :func:`from_sampler`."""
-
-    sample_fn: Callable[..., jax.Array] = static_field()
-    is_discrete: bool = static_field(default=False)
-    label: str | None = static_field(default=None)
-    alphabet_size: int | None = static_field(default=None)
-    encoder: Callable[[jax.Array], jax.Array] | None = static_field(default=None)
-    claimed_epsilon: float | None = static_field(default=None)
-    user_claim: Any = static_field(default=None)  # an rdpjax.claims.Claim (hashable) or None
-
-    @property
-    def name(self) -> str:
-        return self.label or getattr(self.sample_fn, "__name__", "SamplerMechanism")
-
-    def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
-        out = jnp.asarray(self.sample_fn(key, database, n))
-        if out.ndim not in (1, 2) or out.shape[0] != n:
-            raise ValueError(
-                f"{self.name}: sample_fn must return shape (n,) or (n, d) with n={n}; "
-                f"got {out.shape}"
-            )
-        if self.is_discrete and not jnp.issubdtype(out.dtype, jnp.integer):
-            raise ValueError(f"{self.name}: a discrete sample_fn must return integers")
-        if not self.is_discrete and not jnp.issubdtype(out.dtype, jnp.floating):
-            out = out.astype(float)
-        return out
-
-    def output(self, database: jax.Array | None = None) -> OutputSpec:
-        if database is None:
-            database = self.reference_pair()[0]
-        shape = jax.eval_shape(lambda x: self.sample(jax.random.key(0), x, 2), database).shape
-        dim = 1 if len(shape) == 1 else int(shape[1])
-        if not self.is_discrete:
-            return continuous(dim)
-        if dim > 1 and self.encoder is None:
-            return binary_vector_output(dim)
-        return discrete(
-            self.alphabet_size,
-            encoding="user encoder" if self.encoder is not None else "identity",
-            encoder=self.encoder,
-            dim=dim,
-        )
-
-    def reference_pair(self) -> tuple[jax.Array, jax.Array]:
-        return paper_pair()
-
-    @property
-    def epsilon(self) -> float | None:
-        """The ``epsilon`` given to :func:`from_sampler`, or the ε of a ``pure_dp`` claim."""
-        if self.claimed_epsilon is None and self.user_claim is not None:
-            if self.user_claim.kind == "pure_dp":
-                return float(self.user_claim.params["epsilon"])
-        return self.claimed_epsilon
-
-    @property
-    def claim(self) -> Any:
-        """The ``claim`` given to :func:`from_sampler`, else ``pure_dp(epsilon)``, else ``None``."""
-        if self.user_claim is not None:
-            return self.user_claim
-        return super().claim
+def __getattr__(name: str):
+    if name in _USER_NAMES:
+        return getattr(importlib.import_module("rdpjax.mechanisms.user"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def from_sampler(
-    sample_fn: Callable[[jax.Array, jax.Array, int], jax.Array],
-    *,
-    discrete: bool = False,
-    name: str | None = None,
-    alphabet_size: int | None = None,
-    encode: Callable[[jax.Array], jax.Array] | None = None,
-    epsilon: float | None = None,
-    claim: Any = None,
-) -> Mechanism:
-    """Wrap a plain JAX sampling function as a mechanism.
-
-    Args:
-        sample_fn: ``sample_fn(key, database, n)`` returning ``n`` outputs, shape ``(n,)`` or
-            ``(n, d)``: floats for a continuous mechanism, integers for a discrete one. It must be
-            pure and jittable with ``n`` static.
-        discrete: whether outputs are discrete (integer codes, or vectors of bits).
-        name: display name (default: the function's name).
-        alphabet_size: discrete only: the number of codes, if known.
-        encode: discrete only: map from raw samples to int32 codes; default identity for scalar
-            codes and little-endian binary numbers for ``(n, d)`` bit vectors.
-        epsilon: a claimed ε-DP level to audit against, if any (the same as
-            ``claim=pure_dp(epsilon)``).
-        claim: a claimed privacy curve to check against, an :class:`rdpjax.claims.Claim`
-            (``pure_dp``, ``zcdp``, ``gdp``, ``rdp``, ``from_dp_accounting``), if any; not
-            together with ``epsilon``.
-
-    Returns:
-        A :class:`Mechanism` whose ``divergence`` is ``None`` (no exact law is known) and whose
-        reference pair is the paper pair (21).
-
-    Example:
-        >>> import jax, jax.numpy as jnp
-        >>> from rdpjax import mechanisms
-        >>> def noisy_sum(key, x, n):
-        ...     return jnp.sum(x) + 2.0 * jax.random.normal(key, (n,))
-        >>> mech = mechanisms.from_sampler(noisy_sum, name="noisy sum")
-        >>> x, x_prime = mech.reference_pair()
-        >>> mech.sample(jax.random.key(0), x, 5).shape
-        (5,)
-    """
-    if not callable(sample_fn):
-        raise ValueError(f"sample_fn must be callable; got {sample_fn!r}")
-    if not discrete and (alphabet_size is not None or encode is not None):
-        raise ValueError("alphabet_size and encode apply only to discrete=True")
-    if epsilon is not None:
-        check_range("epsilon", epsilon, low=0.0, low_open=False)
-    if claim is not None:
-        from rdpjax.claims import as_claim  # lazy: see Mechanism.claim
-
-        claim = as_claim(claim)
-        if epsilon is not None:
-            raise ValueError(
-                f"give epsilon or claim, not both (epsilon={epsilon!r} is "
-                f"claim=pure_dp({epsilon!r})); got claim={claim}"
-            )
-    return SamplerMechanism(
-        sample_fn=sample_fn,
-        is_discrete=bool(discrete),
-        label=name,
-        alphabet_size=alphabet_size,
-        encoder=encode,
-        claimed_epsilon=None if epsilon is None else float(epsilon),
-        user_claim=claim,
-    )
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_USER_NAMES])

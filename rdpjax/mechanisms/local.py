@@ -31,16 +31,18 @@ from rdpjax.mechanisms.base import (
     Mechanism,
     OutputSpec,
     binary_vector_output,
+    continuous,
+    discrete,
+    pytree_dataclass,
+    static_field,
+)
+from rdpjax.mechanisms.checks import (
     check_int,
     check_lam,
     check_range,
     concrete,
-    continuous,
-    discrete,
     param_value,
-    pytree_dataclass,
     scalar_param,
-    static_field,
 )
 
 __all__ = ["KaryRandomizedResponse", "LaplaceHistogram", "OneHotRandomizedResponse"]

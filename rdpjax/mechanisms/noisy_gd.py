@@ -20,19 +20,15 @@ import jax.numpy as jnp
 
 from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact
-from rdpjax.mechanisms.base import (
-    Mechanism,
-    OutputSpec,
+from rdpjax.mechanisms.base import Mechanism, OutputSpec, continuous, pytree_dataclass, static_field
+from rdpjax.mechanisms.checks import (
     as_database,
     check_int,
     check_lam,
     check_positive,
     check_range,
-    continuous,
     host_database,
-    pytree_dataclass,
     scalar_param,
-    static_field,
 )
 
 __all__ = ["NoisyGradientDescent", "paper_closed_form"]

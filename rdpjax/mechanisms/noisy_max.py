@@ -33,18 +33,20 @@ from rdpjax.mechanisms import _exact
 from rdpjax.mechanisms.base import (
     Mechanism,
     OutputSpec,
+    continuous,
+    discrete,
+    pytree_dataclass,
+    static_field,
+)
+from rdpjax.mechanisms.checks import (
     as_database,
     check_choice,
     check_lam,
     check_positive,
-    continuous,
-    discrete,
     finite_or_inf,
     host_database,
     param_value,
-    pytree_dataclass,
     scalar_param,
-    static_field,
 )
 
 __all__ = ["ReportNoisyMax"]

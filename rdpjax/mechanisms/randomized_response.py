@@ -19,17 +19,14 @@ import numpy as np
 
 from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact
-from rdpjax.mechanisms.base import (
-    Mechanism,
-    OutputSpec,
+from rdpjax.mechanisms.base import Mechanism, OutputSpec, binary_vector_output, pytree_dataclass
+from rdpjax.mechanisms.checks import (
     as_database,
-    binary_vector_output,
     check_lam,
     check_range,
     concrete,
     host_database,
     param_value,
-    pytree_dataclass,
     scalar_param,
 )
 

@@ -45,15 +45,17 @@ from rdpjax.mechanisms.base import (
     Mechanism,
     OutputSpec,
     binary_vector_output,
+    pytree_dataclass,
+    static_field,
+)
+from rdpjax.mechanisms.checks import (
     check_choice,
     check_int,
     check_lam,
     check_range,
     concrete,
     param_value,
-    pytree_dataclass,
     scalar_param,
-    static_field,
 )
 
 __all__ = ["OrthogonalSeries", "trigonometric_basis"]

@@ -23,17 +23,8 @@ from scipy.special import comb
 from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact
 from rdpjax.mechanisms._sampling import uniform_arrangement
-from rdpjax.mechanisms.base import (
-    Mechanism,
-    OutputSpec,
-    check_lam,
-    check_range,
-    count_ones,
-    discrete,
-    param_value,
-    pytree_dataclass,
-    scalar_param,
-)
+from rdpjax.mechanisms.base import Mechanism, OutputSpec, count_ones, discrete, pytree_dataclass
+from rdpjax.mechanisms.checks import check_lam, check_range, param_value, scalar_param
 from rdpjax.mechanisms.randomized_response import (
     _log_poisson_binomial,
     binary_database,

@@ -41,8 +41,12 @@ from rdpjax.mechanisms import _exact
 from rdpjax.mechanisms.base import (
     Mechanism,
     OutputSpec,
-    as_database,
     binary_vector_output,
+    pytree_dataclass,
+    static_field,
+)
+from rdpjax.mechanisms.checks import (
+    as_database,
     check_choice,
     check_int,
     check_lam,
@@ -50,9 +54,7 @@ from rdpjax.mechanisms.base import (
     check_range,
     host_database,
     param_value,
-    pytree_dataclass,
     scalar_param,
-    static_field,
 )
 
 __all__ = ["SparseVector", "VARIANTS"]

@@ -29,15 +29,13 @@ from scipy.special import gammaln, logsumexp
 
 from rdpjax.mechanisms import _exact
 from rdpjax.mechanisms.additive import AdditiveNoise, Gaussian, Laplace
-from rdpjax.mechanisms.base import (
-    Mechanism,
-    OutputSpec,
+from rdpjax.mechanisms.base import Mechanism, OutputSpec, pytree_dataclass
+from rdpjax.mechanisms.checks import (
     as_database,
     check_lam,
     check_range,
     host_database,
     param_value,
-    pytree_dataclass,
     scalar_param,
 )
 

@@ -31,16 +31,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax.mechanisms import _exact
-from rdpjax.mechanisms.base import (
-    Mechanism,
-    OutputSpec,
+from rdpjax.mechanisms.base import Mechanism, OutputSpec, continuous, pytree_dataclass
+from rdpjax.mechanisms.checks import (
     check_lam,
     check_positive,
     concrete,
-    continuous,
     finite_or_inf,
     param_value,
-    pytree_dataclass,
     scalar_param,
 )
 

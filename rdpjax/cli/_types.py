@@ -1,0 +1,112 @@
+"""Argument types of the ``rdpjax`` subcommands, and the errors the command line reports.
+
+A mistake in the input is a :class:`CliError`: :func:`rdpjax.cli.main` prints it as one line on
+stderr and exits with status 2. Argument types (parsers of numbers, sample sizes, orders λ,
+claimed RDP values, …) raise ``argparse.ArgumentTypeError``, which the parser reports the same way
+(:class:`Parser`). Re-exported by :mod:`rdpjax.cli._args`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+__all__ = [
+    "CliError",
+    "Parser",
+    "alpha_level",
+    "count",
+    "cpu_devices",
+    "finite_float",
+    "order",
+    "positive_float",
+    "rdp_table",
+    "reps",
+    "whole",
+]
+
+
+class CliError(Exception):
+    """An input problem, reported as one line with exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit status 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+# --------------------------------------------------------------------------------------------
+# Argument types.
+
+
+def _number(text: str, valid, requirement: str) -> float:
+    """``float(text)`` if it is finite and ``valid``; else an argparse error naming the rule."""
+    try:
+        value = float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from err
+    if not math.isfinite(value) or not valid(value):
+        raise argparse.ArgumentTypeError(f"{requirement}: {text!r}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A finite number."""
+    return _number(text, lambda v: True, "must be a finite number")
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0."""
+    return _number(text, lambda v: v > 0, "must be a finite positive number")
+
+
+def whole(text: str, least: int) -> int:
+    """A whole number ≥ ``least`` (``1e6`` is accepted, ``2.5`` is not)."""
+    rule = f"must be a whole number ≥ {least}"
+    return int(_number(text, lambda v: v == int(v) and v >= least, rule))
+
+
+def count(text: str) -> int:
+    """A sample size: a whole number ≥ 2 (``1e6`` is accepted)."""
+    return whole(text, 2)
+
+
+def reps(text: str) -> int:
+    """A number of replications: a whole number ≥ 1."""
+    return whole(text, 1)
+
+
+def cpu_devices(text: str) -> int:
+    """``auto`` (one per core this process may run on) or a whole number ≥ 1."""
+    if text.strip().lower() != "auto":
+        return whole(text, 1)
+    from rdpjax.sharding import cpu_cores  # imports jax, but starts no backend
+
+    return cpu_cores()
+
+
+def order(text: str) -> float:
+    """An order λ: a finite number > 1."""
+    return _number(text, lambda v: v > 1, "an order λ must be finite and > 1")
+
+
+def alpha_level(text: str) -> float:
+    """A family-wise error level in (0, 0.5)."""
+    return _number(text, lambda v: 0 < v < 0.5, "must be in (0, 0.5)")
+
+
+def rdp_table(text: str) -> dict[float, float]:
+    """``2=0.1,5=0.4`` → ``{2.0: 0.1, 5.0: 0.4}``: claimed ε(λ) at orders λ > 1."""
+    table: dict[float, float] = {}
+    usage = "expects ORDER=EPSILON[,ORDER=EPSILON...], e.g. 2=0.1,5=0.4"
+    for item in text.split(","):
+        lam_text, sep, eps_text = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"{usage}; got {text!r}")
+        lam = order(lam_text)
+        if lam in table:
+            raise argparse.ArgumentTypeError(f"order {lam:g} given twice in {text!r}")
+        table[lam] = _number(eps_text, lambda v: v >= 0, f"ε({lam:g}) must be a number ≥ 0")
+    return table
