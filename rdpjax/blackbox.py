@@ -51,7 +51,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
-from rdpjax.estimator.api import DEFAULTS, _check_grid_size, _plan_options
+from rdpjax.estimator.api import DEFAULTS
 from rdpjax.estimator.binning import (
     _scan_chunks,
     bin_accumulator,
@@ -60,6 +60,7 @@ from rdpjax.estimator.binning import (
     count_chunk,
 )
 from rdpjax.estimator.grid import Grid
+from rdpjax.estimator.inputs import check_grid_size, plan_options
 from rdpjax.estimator.plan import Bound
 from rdpjax.stream.plan import (
     DEFAULT_PILOT,
@@ -257,7 +258,7 @@ def blackbox_bound(
     g_pilot, g_p, g_q = _generators(key)
     with float64():
         # Cheap checks before the (possibly slow) black box is called at all.
-        _plan_options(
+        plan_options(
             lam,
             alpha=alpha,
             floor=floor,
@@ -268,7 +269,7 @@ def blackbox_bound(
             second_order=second_order,
             defaults=DEFAULTS,
         )
-        _check_grid_size(grid_size)
+        check_grid_size(grid_size)
         pilots = (
             _outputs(sample, g_pilot, x, pilot, project, "x (pilot)"),
             _outputs(sample, g_pilot, x_prime, pilot, project, "x' (pilot)"),

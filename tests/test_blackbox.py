@@ -17,7 +17,7 @@ from references import compilations
 import rdpjax
 from rdpjax import mechanisms
 from rdpjax.blackbox import blackbox_bound
-from rdpjax.estimator.api import DEFAULTS, _bound
+from rdpjax.estimator.api import DEFAULTS, bound_program
 from rdpjax.estimator.binning import linear_binning
 from rdpjax.estimator.grid import grid_from_range, plan_layout
 from rdpjax.estimator.plan import Binned, BoundPlan
@@ -82,7 +82,7 @@ def _reference_1d(bound, pilots, sides, *, margin, second_order=True):
             grid=grid, bandwidth=jnp.asarray(bound.bandwidth), floor=jnp.asarray(bound.floor),
             beta=jnp.asarray(bound.beta),
         )  # fmt: skip
-        return jax.tree.map(np.asarray, _bound(plan, binned)), (lo, hi)
+        return jax.tree.map(np.asarray, bound_program(plan, binned)), (lo, hi)
 
 
 @pytest.fixture(scope="module")

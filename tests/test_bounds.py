@@ -302,18 +302,18 @@ def test_samples_reach_jax_through_a_private_copy(x64):
     """plan_bound hands samples to jax through one aligned copy (zero-copy device_put on the
     CPU): the values and dtype are kept, ints become float64, and changing the caller's array
     afterwards does not change the array jax holds."""
-    from rdpjax.estimator.api import _to_device
+    from rdpjax.estimator.inputs import to_device
 
     x = np.random.default_rng(3).standard_normal((1001, 2))
-    j = _to_device(x, np.float64)
+    j = to_device(x, np.float64)
     assert j.dtype == jnp.float64 and j.shape == x.shape
     np.testing.assert_array_equal(np.asarray(j), x)
     keep = x.copy()
     x[:] = -7.0
     np.testing.assert_array_equal(np.asarray(j), keep)
     ints = np.arange(-5, 6, dtype=np.int16)
-    np.testing.assert_array_equal(np.asarray(_to_device(ints, np.float64)), ints.astype(float))
-    codes = _to_device(np.array([0, 3, 2, 1], np.int64), np.int32)
+    np.testing.assert_array_equal(np.asarray(to_device(ints, np.float64)), ints.astype(float))
+    codes = to_device(np.array([0, 3, 2, 1], np.int64), np.int32)
     assert codes.dtype == jnp.int32 and codes.tolist() == [0, 3, 2, 1]
     # And through the public path: a bound on arrays the caller then overwrites is unchanged.
     p = np.random.default_rng(4).normal(1.0, 1.0, 2000)
@@ -339,7 +339,7 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
 
     monkeypatch.setattr(bounds, "PROGRAM_BUDGET", 4)
     monkeypatch.setattr(bounds, "_seen_programs", set())
-    programs = (bounds.padded_settings, bounds._bin, bounds._bound)
+    programs = (bounds.padded_settings, bounds.bin_program, bounds.bound_program)
     for fn in programs:  # whatever earlier tests compiled
         fn.clear_cache()
     rng = np.random.default_rng(5)

@@ -25,17 +25,21 @@ sample size (``layout="bucketed"`` makes layouts repeat across data sets).
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
-from rdpjax._validation import check_orders
 from rdpjax.estimator import support as _discrete
 from rdpjax.estimator.grid import bucket_size, check_layout, plan_layout
+from rdpjax.estimator.inputs import (
+    as_samples,
+    check_bandwidth,
+    check_grid_size,
+    plan_options,
+    to_device,
+)
 from rdpjax.estimator.plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.settings import (
     DEFAULTS,
@@ -55,106 +59,6 @@ __all__ = [
     "plan_bound",
     "lower_bound",
 ]
-
-
-# ----------------------------------------------------------------------------- validation
-
-
-def _as_samples(x, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(x)
-    except Exception as err:  # noqa: BLE001 - report any conversion failure the same way
-        raise ValueError(f"{name} could not be converted to an array: {err}") from err
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be numeric (got dtype {arr.dtype}).")
-    if arr.ndim not in (1, 2):
-        raise ValueError(f"{name} must have shape (n,) or (n, d); got shape {arr.shape}.")
-    if arr.shape[0] < 2:
-        raise ValueError(f"{name} needs at least 2 samples; got {arr.shape[0]}.")
-    if arr.ndim == 2 and arr.shape[1] == 0:
-        raise ValueError(f"{name} has zero columns.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        bad = int(np.sum(~np.isfinite(arr)))
-        raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf).")
-    return arr
-
-
-_ALIGN = 64  # bytes
-
-
-def _to_device(x: np.ndarray, dtype, rows: int | None = None, fill=0) -> jax.Array:
-    """Host samples → jax array, in one copy (padded with ``fill`` rows up to ``rows``).
-
-    ``jnp.asarray`` of a large NumPy array is slow on the CPU backend (0.13 s for 1e7 float64
-    with jax 0.10.2, against 0.017 s for a NumPy copy), while ``jax.device_put`` of a 64-byte
-    aligned array shares its memory there instead of copying it. So the samples are copied (and
-    converted) once into a fresh aligned buffer that nothing else refers to, and handed to jax;
-    on other backends ``device_put`` copies it to the device as usual.
-    """
-    dtype = np.dtype(dtype)
-    shape = (x.shape[0] if rows is None else rows, *x.shape[1:])
-    size = math.prod(shape)
-    raw = np.empty(size * dtype.itemsize + _ALIGN, np.uint8)
-    start = -raw.ctypes.data % _ALIGN
-    out = raw[start : start + size * dtype.itemsize].view(dtype).reshape(shape)
-    np.copyto(out[: x.shape[0]], x, casting="unsafe")  # the caller has checked the values
-    out[x.shape[0] :] = fill
-    return jax.device_put(out)
-
-
-def _check_positive(value, name: str, *, scalar: bool = False):
-    if value is None:
-        return None
-    try:
-        arr = np.asarray(value, np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be a positive number; got {value!r}.") from err
-    if scalar and arr.ndim != 0:
-        raise ValueError(f"{name} must be a single number; got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
-    return arr
-
-
-def _plan_options(
-    lam, *, alpha, floor, beta, discrete, both_directions, variance, second_order, defaults
-) -> dict:
-    """Validate the options every plan shares; the keyword arguments of :class:`BoundPlan`
-    other than the layout and the bandwidth."""
-    lam = check_orders(lam)
-    try:
-        alpha = float(alpha)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}.") from err
-    if not 0 < alpha < 0.5:
-        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}.")
-    if variance not in ("autodiff", "eq18"):
-        raise ValueError(f"variance must be 'autodiff' or 'eq18'; got {variance!r}.")
-    return dict(
-        lam=jnp.asarray(lam),
-        alpha=jnp.asarray(alpha),
-        floor=_check_positive(floor, "floor", scalar=True),
-        beta=_check_positive(beta, "beta", scalar=True),
-        discrete=bool(discrete),
-        both_directions=bool(both_directions),
-        variance=variance,
-        second_order=bool(second_order),
-        defaults=defaults,
-    )
-
-
-def _check_bandwidth(bandwidth, d: int):
-    bandwidth = _check_positive(bandwidth, "bandwidth")
-    if bandwidth is not None and bandwidth.size not in (1, d):
-        raise ValueError(f"bandwidth must be a scalar or have {d} entries; got {bandwidth.size}.")
-    return bandwidth
-
-
-def _check_grid_size(grid_size) -> None:
-    if grid_size is not None and (
-        isinstance(grid_size, bool) or int(grid_size) != grid_size or grid_size < 8
-    ):
-        raise ValueError(f"grid_size must be an integer ≥ 8; got {grid_size!r}.")
 
 
 def plan_bound(
@@ -259,8 +163,8 @@ def _plan(
 ) -> _Planned:
     """:func:`plan_bound`; with ``pad`` the samples are padded to :func:`bucket_size` rows
     (NaN rows, or the out-of-support code) for :meth:`BoundPlan.bin_padded`."""
-    p = _as_samples(p_samples, "p_samples")
-    q = _as_samples(q_samples, "q_samples")
+    p = as_samples(p_samples, "p_samples")
+    q = as_samples(q_samples, "q_samples")
     if p.ndim != q.ndim or p.shape[1:] != q.shape[1:]:
         raise ValueError(
             "p_samples and q_samples must have the same dimension; "
@@ -285,7 +189,7 @@ def _plan(
         p, q, _ = quantile_transform(p.reshape(len(p), -1), q.reshape(len(q), -1))
     n_p, n_q = len(p), len(q)
     rows_p, rows_q = (bucket_size(n_p), bucket_size(n_q)) if pad else (n_p, n_q)
-    common = _plan_options(
+    common = plan_options(
         lam,
         alpha=alpha,
         floor=floor,
@@ -317,8 +221,8 @@ def _plan(
             # a weight p̂^λ), so data sets of nearby support sizes share one compiled bound.
             size = bucket_size(len(support)) if layout == "bucketed" else len(support)
         plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
-        codes_p = _to_device(codes_p, np.int32, rows_p, fill=size)  # padding: not counted
-        codes_q = _to_device(codes_q, np.int32, rows_q, fill=size)
+        codes_p = to_device(codes_p, np.int32, rows_p, fill=size)  # padding: not counted
+        codes_q = to_device(codes_q, np.int32, rows_q, fill=size)
         return _Planned(plan, codes_p, codes_q, n_p, n_q, None)
 
     p2 = p.reshape(len(p), -1)
@@ -329,7 +233,7 @@ def _plan(
             f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
         )
     # Extremes in the input's dtype (exact), then float64 before any arithmetic: no
-    # wrap-around for small ints. _to_device converts the samples themselves in its one copy.
+    # wrap-around for small ints. to_device converts the samples themselves in its one copy.
     extremes = [(x.min(0).astype(np.float64), x.max(0).astype(np.float64)) for x in (p2, q2)]
     for name, (x_min, x_max) in zip(("p_samples", "q_samples"), extremes, strict=True):
         spread = x_max - x_min
@@ -338,10 +242,10 @@ def _plan(
                 f"{name} has zero spread along axis {int(np.argmin(spread))}: a kernel density "
                 "needs varied values (pass discrete=True if the output is discrete)."
             )
-    bandwidth = _check_bandwidth(bandwidth, d)
-    _check_grid_size(grid_size)
-    pj = _to_device(p2, np.float64, rows_p, fill=np.nan)  # padding: NaN, off every grid
-    qj = _to_device(q2, np.float64, rows_q, fill=np.nan)
+    bandwidth = check_bandwidth(bandwidth, d)
+    check_grid_size(grid_size)
+    pj = to_device(p2, np.float64, rows_p, fill=np.nan)  # padding: NaN, off every grid
+    qj = to_device(q2, np.float64, rows_q, fill=np.nan)
     # The settings from the samples' strided subsamples, padded to bucketed lengths: one
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
@@ -384,10 +288,10 @@ def _keep_program_budget(key) -> None:
     """Before a call whose compiled-program combination is ``key``: past the budget, drop them all.
 
     The count is jax's own (each jitted function's ``_cache_size()``, so programs compiled for
-    other callers, e.g. :mod:`rdpjax.stream` reusing ``_bound``, count too); where a jax version
-    lacks it, the distinct keys seen since the last drop.
+    other callers, e.g. :mod:`rdpjax.stream` reusing ``bound_program``, count too); where a jax
+    version lacks it, the distinct keys seen since the last drop.
     """
-    programs = (padded_settings, _bin, _bound)
+    programs = (padded_settings, bin_program, bound_program)
     if all(callable(getattr(fn, "_cache_size", None)) for fn in programs):
         full = max(fn._cache_size() for fn in programs) >= PROGRAM_BUDGET
     else:
@@ -400,13 +304,13 @@ def _keep_program_budget(key) -> None:
 
 
 @jax.jit
-def _bin(plan: BoundPlan, p, q, n_p, n_q, settings) -> Binned:
+def bin_program(plan: BoundPlan, p, q, n_p, n_q, settings) -> Binned:
     # Sizes traced, samples padded to bucketed lengths: a new n in a seen bucket reuses it.
     return plan.bin_padded(p, q, n_p, n_q, settings)
 
 
 @jax.jit
-def _bound(plan: BoundPlan, binned: Binned) -> Bound:
+def bound_program(plan: BoundPlan, binned: Binned) -> Bound:
     # A separate compilation from the binning: it depends on the layout and the orders, not
     # on n, so a new sample size on the same layout reuses it.
     return plan.bound(binned)
@@ -513,10 +417,10 @@ def lower_bound(
         )
         plan, p, q = planned.plan, planned.p, planned.q
         _keep_program_budget(_program_key(plan, p, q))
-        binned = _bin(plan, p, q, planned.n_p, planned.n_q, planned.settings)
+        binned = bin_program(plan, p, q, planned.n_p, planned.n_q, planned.settings)
         # Host numpy float64 leaves: arithmetic on the result after the float64 scope has
         # ended must not be truncated to float32 by JAX.
-        bound = jax.tree.map(np.asarray, _bound(plan, binned))
+        bound = jax.tree.map(np.asarray, bound_program(plan, binned))
         _check_finite(bound)
         return bound if transform is None else dataclasses.replace(bound, transform=transform)
 

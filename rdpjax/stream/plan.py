@@ -25,8 +25,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._validation import check_int
-from rdpjax.estimator.api import Defaults, _bound, _check_bandwidth, _check_grid_size, _plan_options
+from rdpjax.estimator.api import Defaults, bound_program
 from rdpjax.estimator.grid import Grid, grid_from_range, plan_layout
+from rdpjax.estimator.inputs import check_bandwidth, check_grid_size, plan_options
 from rdpjax.estimator.plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.settings import continuous_settings, discrete_settings
 
@@ -145,7 +146,7 @@ def _fix_settings(
         raise ValueError("discrete=True needs samplers returning integer codes.")
     if support_size is not None and not discrete:
         raise ValueError("support_size is for discrete codes; not with discrete=False.")
-    common = _plan_options(
+    common = plan_options(
         lam,
         alpha=alpha,
         floor=floor,
@@ -181,8 +182,8 @@ def _fix_settings(
         )
     if d > 3:
         raise ValueError(f"continuous outputs must have dimension d ≤ 3; got d = {d}.")
-    bandwidth = _check_bandwidth(bandwidth, d)
-    _check_grid_size(grid_size)
+    bandwidth = check_bandwidth(bandwidth, d)
+    check_grid_size(grid_size)
     needs_pilot = grid is None or bandwidth is None or common["floor"] is None
     pilot_p = pilot_q = None
     if needs_pilot:
@@ -269,7 +270,7 @@ def _bound_from_counts(
         floor=jnp.asarray(fixed.floor, jnp.float64),
         beta=jnp.asarray(fixed.beta, jnp.float64),
     )
-    bound = jax.tree.map(np.asarray, _bound(fixed.plan, binned))
+    bound = jax.tree.map(np.asarray, bound_program(fixed.plan, binned))
     for name in ("estimate", "lower", "std_error"):
         if not np.all(np.isfinite(np.asarray(getattr(bound, name)))):
             raise ValueError(

@@ -1,0 +1,122 @@
+"""The bound's inputs: samples checked and copied to the device, the options every plan shares.
+
+Used by :mod:`rdpjax.estimator.api` (``plan_bound``, ``lower_bound``) and by the streamed and
+black-box pipelines (:mod:`rdpjax.stream`, :mod:`rdpjax.blackbox`), so that every entry point
+rejects the same inputs with the same messages, before anything is traced.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rdpjax._validation import check_orders
+
+__all__ = [
+    "as_samples",
+    "to_device",
+    "check_positive",
+    "plan_options",
+    "check_bandwidth",
+    "check_grid_size",
+]
+
+
+def as_samples(x, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(x)
+    except Exception as err:  # noqa: BLE001 - report any conversion failure the same way
+        raise ValueError(f"{name} could not be converted to an array: {err}") from err
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric (got dtype {arr.dtype}).")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name} must have shape (n,) or (n, d); got shape {arr.shape}.")
+    if arr.shape[0] < 2:
+        raise ValueError(f"{name} needs at least 2 samples; got {arr.shape[0]}.")
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"{name} has zero columns.")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        bad = int(np.sum(~np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf).")
+    return arr
+
+
+ALIGN = 64  # bytes
+
+
+def to_device(x: np.ndarray, dtype, rows: int | None = None, fill=0) -> jax.Array:
+    """Host samples → jax array, in one copy (padded with ``fill`` rows up to ``rows``).
+
+    ``jnp.asarray`` of a large NumPy array is slow on the CPU backend (0.13 s for 1e7 float64
+    with jax 0.10.2, against 0.017 s for a NumPy copy), while ``jax.device_put`` of a 64-byte
+    aligned array shares its memory there instead of copying it. So the samples are copied (and
+    converted) once into a fresh aligned buffer that nothing else refers to, and handed to jax;
+    on other backends ``device_put`` copies it to the device as usual.
+    """
+    dtype = np.dtype(dtype)
+    shape = (x.shape[0] if rows is None else rows, *x.shape[1:])
+    size = math.prod(shape)
+    raw = np.empty(size * dtype.itemsize + ALIGN, np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    out = raw[start : start + size * dtype.itemsize].view(dtype).reshape(shape)
+    np.copyto(out[: x.shape[0]], x, casting="unsafe")  # the caller has checked the values
+    out[x.shape[0] :] = fill
+    return jax.device_put(out)
+
+
+def check_positive(value, name: str, *, scalar: bool = False):
+    if value is None:
+        return None
+    try:
+        arr = np.asarray(value, np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a positive number; got {value!r}.") from err
+    if scalar and arr.ndim != 0:
+        raise ValueError(f"{name} must be a single number; got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
+    return arr
+
+
+def plan_options(
+    lam, *, alpha, floor, beta, discrete, both_directions, variance, second_order, defaults
+) -> dict:
+    """Validate the options every plan shares; the keyword arguments of :class:`BoundPlan`
+    other than the layout and the bandwidth."""
+    lam = check_orders(lam)
+    try:
+        alpha = float(alpha)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}.") from err
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}.")
+    if variance not in ("autodiff", "eq18"):
+        raise ValueError(f"variance must be 'autodiff' or 'eq18'; got {variance!r}.")
+    return dict(
+        lam=jnp.asarray(lam),
+        alpha=jnp.asarray(alpha),
+        floor=check_positive(floor, "floor", scalar=True),
+        beta=check_positive(beta, "beta", scalar=True),
+        discrete=bool(discrete),
+        both_directions=bool(both_directions),
+        variance=variance,
+        second_order=bool(second_order),
+        defaults=defaults,
+    )
+
+
+def check_bandwidth(bandwidth, d: int):
+    bandwidth = check_positive(bandwidth, "bandwidth")
+    if bandwidth is not None and bandwidth.size not in (1, d):
+        raise ValueError(f"bandwidth must be a scalar or have {d} entries; got {bandwidth.size}.")
+    return bandwidth
+
+
+def check_grid_size(grid_size) -> None:
+    if grid_size is not None and (
+        isinstance(grid_size, bool) or int(grid_size) != grid_size or grid_size < 8
+    ):
+        raise ValueError(f"grid_size must be an integer ≥ 8; got {grid_size!r}.")
