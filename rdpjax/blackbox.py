@@ -53,24 +53,24 @@ from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.estimator.api import DEFAULTS
 from rdpjax.estimator.binning import (
-    _scan_chunks,
     bin_accumulator,
     bin_chunk,
     bin_counts,
     count_chunk,
+    scan_chunks,
 )
 from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.inputs import check_grid_size, plan_options
 from rdpjax.estimator.plan import Bound
 from rdpjax.stream.plan import (
     DEFAULT_PILOT,
-    _as_key,
-    _bound_from_counts,
-    _check_options,
-    _fix_settings,
-    _Fixed,
-    _Layout,
-    _sizes,
+    Fixed,
+    Layout,
+    as_key,
+    bound_from_counts,
+    check_options,
+    check_sizes,
+    fix_settings,
 )
 from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
 
@@ -88,13 +88,13 @@ _IN_FLIGHT = 2
 
 def _generators(key) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
     """``(g_pilot, g_p, g_q)`` from a jax key (module docstring: draws)."""
-    data = np.asarray(jax.random.key_data(_as_key(key))).ravel().astype(np.uint32)
+    data = np.asarray(jax.random.key_data(as_key(key))).ravel().astype(np.uint32)
     seeds = np.random.SeedSequence([int(v) for v in data]).spawn(3)
     return tuple(np.random.default_rng(s) for s in seeds)
 
 
 @functools.partial(jax.jit, static_argnames=("layout",))
-def _bin_batch(acc, outside, x, low, spacing, *, layout: _Layout):
+def _bin_batch(acc, outside, x, low, spacing, *, layout: Layout):
     """Add one batch (codes ``(m,)`` or samples ``(m, d)``) to the accumulator, in scan steps
     of :data:`_BIN_CHUNK`; off-range samples are clamped into the grid interior (or onto the
     support) and counted in ``outside``."""
@@ -105,18 +105,18 @@ def _bin_batch(acc, outside, x, low, spacing, *, layout: _Layout):
             return count_chunk(*carry, chunk, clamp=True)
         return bin_chunk(*carry, chunk, grid, interior=layout.interior)
 
-    return _scan_chunks(step, (acc, outside), x, _BIN_CHUNK)
+    return scan_chunks(step, (acc, outside), x, _BIN_CHUNK)
 
 
 @functools.partial(jax.jit, static_argnames=("layout",))
-def _counts(acc, low, spacing, *, layout: _Layout):
+def _counts(acc, low, spacing, *, layout: Layout):
     if layout.discrete:
         return acc
     grid = Grid(low=low, spacing=spacing, shape=layout.shape)
     return bin_counts(acc, grid).reshape(layout.shape)
 
 
-def _empty(fixed: _Fixed):
+def _empty(fixed: Fixed):
     if fixed.layout.discrete:
         return jnp.zeros(fixed.layout.shape, jnp.float64), jnp.zeros((), jnp.float64)
     return bin_accumulator(fixed.grid), jnp.zeros((), jnp.float64)
@@ -252,9 +252,9 @@ def blackbox_bound(
         raise ValueError(f"sample must be callable as sample(rng, database, m); got {sample!r}.")
     if project is not None and not callable(project):
         raise ValueError(f"project must be None or a function of a batch; got {project!r}.")
-    n_p, n_q = _sizes(n)
+    n_p, n_q = check_sizes(n)
     batch_size = check_int(batch_size, "batch_size", 1)
-    pilot = _check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
+    pilot = check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
     g_pilot, g_p, g_q = _generators(key)
     with float64():
         # Cheap checks before the (possibly slow) black box is called at all.
@@ -293,7 +293,7 @@ def blackbox_bound(
                 f"continuous outputs must have dimension 1 ≤ d ≤ 3; got d = {d}: pass project=, "
                 "a fixed function mapping a batch to (m,) or (m, d ≤ 3)."
             )
-        fixed = _fix_settings(
+        fixed = fix_settings(
             lambda: pilots,
             lam,
             integer=integer,
@@ -363,7 +363,7 @@ def blackbox_bound(
             np.asarray(_counts(c[0], fixed.low, fixed.spacing, layout=fixed.layout))
             for c in carries
         ]
-        return _bound_from_counts(
+        return bound_from_counts(
             fixed,
             tuple(counts),
             tuple(np.asarray(c[1]) for c in carries),

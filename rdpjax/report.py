@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rdpjax._json import json_floats
 from rdpjax._pytree import pytree_dataclass
-from rdpjax.claims._claim import _json_floats
 from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "json_ready", "write_report"]
@@ -42,7 +42,7 @@ def _list(value):
     if value is None:
         return None
     arr = np.asarray(value)
-    return _json_floats(arr.ravel()) if arr.dtype.kind == "f" else arr.tolist()
+    return json_floats(arr.ravel()) if arr.dtype.kind == "f" else arr.tolist()
 
 
 @pytree_dataclass(static=("claim", "mechanism", "n", "projected", "streamed", "settings"))

@@ -26,7 +26,7 @@ from rdpjax.audit import exact_divergences
 from rdpjax.estimator.api import plan_bound
 from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
-from rdpjax.stream._samplers import _mechanism_fn, _Sampler
+from rdpjax.stream.samplers import Sampler, mechanism_fn
 
 __all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
 
@@ -203,7 +203,7 @@ def coverage(
     discrete = out_x.is_discrete
     # Each side's outputs, encoded (discrete) as its ``output(·).encode`` does.
     encoders = [s.encoder if s.encoder is not None else identity_code for s in (out_x, out_xp)]
-    samplers = tuple(_Sampler(fn=_mechanism_fn, encode=e if discrete else None) for e in encoders)
+    samplers = tuple(Sampler(fn=mechanism_fn, encode=e if discrete else None) for e in encoders)
 
     batch = batch_size or replication_batch_size(n, reps, mesh)
     with float64():

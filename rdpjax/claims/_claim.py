@@ -90,11 +90,6 @@ def _orders_array(lam: Any, name: str = "lam") -> np.ndarray:
     return arr
 
 
-def _json_floats(values: np.ndarray) -> list[float | None]:
-    """Floats for JSON; non-finite entries (±inf) become ``None``."""
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(values, np.float64)]
-
-
 # --------------------------------------------------------------------------------------------
 # Claims.
 

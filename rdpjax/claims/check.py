@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from rdpjax.claims._claim import Claim, _json_floats, _orders_array, _real, as_claim
+from rdpjax._json import json_floats
+from rdpjax.claims._claim import Claim, _orders_array, _real, as_claim
 
 __all__ = ["ClaimCheck", "check_claim"]
 
@@ -96,9 +97,9 @@ class ClaimCheck:
         """JSON-ready dict; infinite entries of ``lam``, ``claimed`` and ``lower`` are ``None``."""
         return {
             "claim": self.claim.to_dict(),
-            "lam": _json_floats(self.lam),
-            "claimed": _json_floats(self.claimed),
-            "lower": _json_floats(self.lower),
+            "lam": json_floats(self.lam),
+            "claimed": json_floats(self.claimed),
+            "lower": json_floats(self.lower),
             "alpha": float(self.alpha),
             "refuted": [bool(r) for r in self.refuted],
             "is_refuted": self.is_refuted,

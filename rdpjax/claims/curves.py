@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from rdpjax.claims._claim import Claim, _json_floats, _nonnegative, _orders_array, _real
+from rdpjax._json import json_floats
+from rdpjax.claims._claim import Claim, _nonnegative, _orders_array, _real
 from rdpjax.claims._kernels import _call_curve
 
 __all__ = ["gdp", "pure_dp", "rdp", "zcdp"]
@@ -123,7 +124,7 @@ def _tabulated(orders: Any, values: Any, name: str | None) -> Claim:
     return Claim(
         name=name,
         kind="rdp",
-        params={"orders": [float(o) for o in lam], "values": _json_floats(eps)},
+        params={"orders": [float(o) for o in lam], "values": json_floats(eps)},
         orders=tuple(float(o) for o in lam),
     )
 

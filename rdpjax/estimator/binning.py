@@ -331,7 +331,7 @@ def count_chunk(
     return counts + _sorted_segment_sum(idx, mass, size), outside
 
 
-def _scan_chunks(step, carry, data: jnp.ndarray, chunk_size: int):
+def scan_chunks(step, carry, data: jnp.ndarray, chunk_size: int):
     """Fold ``step(carry, chunk)`` over ``data`` in chunks: a scan over full chunks, then the
     tail (static sizes, no padded copy of the data)."""
     n = data.shape[0]
@@ -386,7 +386,7 @@ def linear_binning(
     init = (bin_accumulator(grid), jnp.zeros((), jnp.float64))
 
     def bin_all(carry, data):
-        return _scan_chunks(
+        return scan_chunks(
             lambda c, xc: bin_chunk(*c, xc, grid, method=method), carry, data, chunk_size
         )
 
@@ -413,4 +413,4 @@ def count_codes(
     def step(counts, c):
         return count_chunk(counts, jnp.zeros(()), c, method=method)[0]
 
-    return _scan_chunks(step, jnp.zeros(size, jnp.float64), codes, chunk_size)
+    return scan_chunks(step, jnp.zeros(size, jnp.float64), codes, chunk_size)

@@ -42,10 +42,10 @@ same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
 
 **Modules**, in the order of the data flow:
 
-* :mod:`rdpjax.stream._samplers`: samplers as static jit arguments, their output kind, the pilot
+* :mod:`rdpjax.stream.samplers`: samplers as static jit arguments, their output kind, the pilot
   draw;
-* :mod:`rdpjax.stream.plan`: argument checks, the pilot → plan/grid step (``_fix_settings``) and
-  the counts → bound step (``_bound_from_counts``), both shared with the black-box bound of
+* :mod:`rdpjax.stream.plan`: argument checks, the pilot → plan/grid step (``fix_settings``) and
+  the counts → bound step (``bound_from_counts``), both shared with the black-box bound of
   :mod:`rdpjax.blackbox`;
 * :mod:`rdpjax.stream.progress`: progress reports from inside the scan;
 * :mod:`rdpjax.stream.scan`: the compiled draw-and-bin scan over chunks;

@@ -1,13 +1,13 @@
 """The steps before and after the draws, shared with :mod:`rdpjax.blackbox`.
 
-Before: argument checks, and the pilot → plan/grid step (:func:`_fix_settings`), which fixes
-every shape and setting before the certifying draws exist (:class:`_Fixed`, with the
-:class:`_Layout` a chunk is binned onto). The grid range is the user's ``grid=(low, high)`` or a
+Before: argument checks, and the pilot → plan/grid step (:func:`fix_settings`), which fixes
+every shape and setting before the certifying draws exist (:class:`Fixed`, with the
+:class:`Layout` a chunk is binned onto). The grid range is the user's ``grid=(low, high)`` or a
 pilot draw's range widened by ``margin`` widths on each side; the default bandwidth and floor
 (:class:`rdpjax.Defaults`) use the pilot's pooled robust scale and the full n; discrete codes
 use the support ``[0, support_size)``.
 
-After: the counts → bound step (:func:`_bound_from_counts`): the outside-mass policy
+After: the counts → bound step (:func:`bound_from_counts`): the outside-mass policy
 (``"clip"`` warns and counts, ``"raise"`` raises), then eq. (16) of Kutta, Askin, Dunsche,
 arXiv:2212.04739v3 from the two histograms (:meth:`rdpjax.BoundPlan.bound`).
 """
@@ -36,7 +36,7 @@ DEFAULT_PILOT = 2**16
 
 
 @dataclasses.dataclass(frozen=True)
-class _Layout:
+class Layout:
     """Static description of what a chunk is binned onto."""
 
     discrete: bool
@@ -44,7 +44,7 @@ class _Layout:
     interior: tuple[tuple[int, int], ...] | None = None  # continuous: the data range, in cells
 
 
-def _sizes(n) -> tuple[int, int]:
+def check_sizes(n) -> tuple[int, int]:
     if isinstance(n, tuple | list):
         if len(n) != 2:
             raise ValueError(f"n must be an int or a pair (n_p, n_q); got {n!r}.")
@@ -53,7 +53,7 @@ def _sizes(n) -> tuple[int, int]:
     return n, n
 
 
-def _as_key(key) -> jax.Array:
+def as_key(key) -> jax.Array:
     key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         return key
@@ -76,7 +76,7 @@ def _check_range(grid, d: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _check_options(*, pilot, outside, margin, progress) -> int:
+def check_options(*, pilot, outside, margin, progress) -> int:
     pilot = check_int(pilot, "pilot", 2)
     if outside not in ("clip", "raise"):
         raise ValueError(f"outside must be 'clip' or 'raise'; got {outside!r}.")
@@ -99,12 +99,12 @@ _grid = jax.jit(grid_from_range, static_argnames=("shape", "pad"))
 
 
 @dataclasses.dataclass(frozen=True)
-class _Fixed:
+class Fixed:
     """Everything fixed before the certifying draws exist: the plan, what a chunk is binned onto
     (the grid's ``low``/``spacing`` as host arrays), and the settings (h, τ, β)."""
 
     plan: BoundPlan
-    layout: _Layout
+    layout: Layout
     grid: Grid | None
     low: np.ndarray
     spacing: np.ndarray
@@ -113,7 +113,7 @@ class _Fixed:
     beta: jnp.ndarray
 
 
-def _fix_settings(
+def fix_settings(
     draw_pilot: Callable[[], tuple[np.ndarray, np.ndarray]],
     lam,
     *,
@@ -136,7 +136,7 @@ def _fix_settings(
     second_order: bool,
     defaults: Defaults,
     layout: str,
-) -> _Fixed:
+) -> Fixed:
     """The pilot → plan/grid step shared by the streamed and the black-box bounds
     (:mod:`rdpjax.stream`: grid and settings). ``draw_pilot()`` returns the two pilot draws
     (numpy); it is called only when a setting needs them. Runs inside ``rdpjax.float64()``."""
@@ -170,9 +170,9 @@ def _fix_settings(
         floor_, beta_ = discrete_settings(min(n_p, n_q), common["floor"], common["beta"], defaults)
         plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
         # Clamped under "raise" too (it raises on any clamped draw): one compiled stream.
-        return _Fixed(
+        return Fixed(
             plan=plan,
-            layout=_Layout(discrete=True, shape=(size,)),
+            layout=Layout(discrete=True, shape=(size,)),
             grid=None,
             low=np.zeros(1),
             spacing=np.ones(1),
@@ -228,9 +228,9 @@ def _fix_settings(
     plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common)
     grid_obj = _grid(lo, hi, shape=shape, pad=pad)
     interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
-    return _Fixed(
+    return Fixed(
         plan=plan,
-        layout=_Layout(discrete=False, shape=shape, interior=interior),
+        layout=Layout(discrete=False, shape=shape, interior=interior),
         grid=grid_obj,
         low=np.asarray(grid_obj.low),
         spacing=np.asarray(grid_obj.spacing),
@@ -240,8 +240,8 @@ def _fix_settings(
     )
 
 
-def _bound_from_counts(
-    fixed: _Fixed, counts, outside_counts, sizes, *, outside: str, stacklevel: int
+def bound_from_counts(
+    fixed: Fixed, counts, outside_counts, sizes, *, outside: str, stacklevel: int
 ) -> Bound:
     """Eq. (16) from the accumulated counts (:meth:`rdpjax.BoundPlan.bound`), after the
     outside-mass policy (:mod:`rdpjax.stream`). ``counts``, ``outside_counts`` and ``sizes`` are

@@ -22,8 +22,8 @@ from rdpjax.estimator.api import plan_bound
 from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
-from rdpjax.stream._samplers import _mechanism_samplers, _pilot_draw
-from rdpjax.stream.plan import _as_key
+from rdpjax.stream.plan import as_key
+from rdpjax.stream.samplers import mechanism_samplers, pilot_draw
 
 
 @functools.partial(jax.jit, static_argnames=("n", "reps", "sampler", "batch_size", "mesh"))
@@ -94,7 +94,7 @@ def replicated_bounds(
     pairs = list(pairs)
     if not pairs or not all(isinstance(pr, tuple | list) and len(pr) == 2 for pr in pairs):
         raise ValueError("pairs must be a non-empty sequence of (x, x_prime) pairs.")
-    samplers = [_mechanism_samplers(mechanism, x, xp) for x, xp in pairs]
+    samplers = [mechanism_samplers(mechanism, x, xp) for x, xp in pairs]
     sampler, spec = samplers[0][0], samplers[0][3]
     xs = [np.asarray(x) for x, _ in pairs]
     xps = [np.asarray(xp) for _, xp in pairs]
@@ -104,7 +104,7 @@ def replicated_bounds(
     if batch_size is None:
         batch_size = replication_batch_size(n, reps, mesh, len(pairs))
     batch_size = check_int(batch_size, "batch_size", 1)
-    key = _as_key(key)
+    key = as_key(key)
     k_pilot, k_main = jax.random.split(key)
     with float64():
         pilots = []
@@ -112,8 +112,8 @@ def replicated_bounds(
             kp, kq = jax.random.split(jax.random.fold_in(k_pilot, i))
             pilots.append(
                 (
-                    np.asarray(_pilot_draw(kp, a_p, sampler=sampler, m=n)),
-                    np.asarray(_pilot_draw(kq, a_q, sampler=sampler, m=n)),
+                    np.asarray(pilot_draw(kp, a_p, sampler=sampler, m=n)),
+                    np.asarray(pilot_draw(kq, a_q, sampler=sampler, m=n)),
                 )
             )
         support = None

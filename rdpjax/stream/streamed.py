@@ -23,28 +23,28 @@ from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.sharding import draw_mesh
-from rdpjax.stream._samplers import (
-    _mechanism_samplers,
-    _output_kind,
-    _pilot_draw,
-    _Sampler,
-    _user_sampler,
-)
 from rdpjax.stream.plan import (
     DEFAULT_PILOT,
-    _as_key,
-    _bound_from_counts,
-    _check_options,
-    _fix_settings,
-    _sizes,
+    as_key,
+    bound_from_counts,
+    check_options,
+    check_sizes,
+    fix_settings,
 )
 from rdpjax.stream.progress import _progress_run
+from rdpjax.stream.samplers import (
+    Sampler,
+    mechanism_samplers,
+    output_kind,
+    pilot_draw,
+    user_sampler,
+)
 from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK, _materialize, _stream_side
 
 
 def _streamed(
     key,
-    samplers: tuple[_Sampler, _Sampler],
+    samplers: tuple[Sampler, Sampler],
     args: tuple,
     lam,
     *,
@@ -71,20 +71,20 @@ def _streamed(
     progress: Callable | None = None,
 ) -> Bound:
     check_layout(layout)
-    n_p, n_q = _sizes(n)
+    n_p, n_q = check_sizes(n)
     chunk = min(check_int(chunk, "chunk", 1), max(n_p, n_q))
     if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
         raise ValueError(f"n / chunk must stay below 2^31 chunks; got n={n}, chunk={chunk}.")
-    pilot = _check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
+    pilot = check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
     if binning not in BINNING_METHODS:
         raise ValueError(f"binning must be one of {BINNING_METHODS}; got {binning!r}.")
     mesh = draw_mesh(devices)
-    key = _as_key(key)
+    key = as_key(key)
     impl = str(jax.random.key_impl(key))
     k_pilot, k_p, k_q = jax.random.split(key, 3)
     kp_pilot, kq_pilot = jax.random.split(k_pilot)
     with float64():
-        kinds = [_output_kind(s, a, key) for s, a in zip(samplers, args, strict=True)]
+        kinds = [output_kind(s, a, key) for s, a in zip(samplers, args, strict=True)]
         if kinds[0] != kinds[1]:
             raise ValueError(
                 "sample_p and sample_q must return the same kind of output; got "
@@ -94,11 +94,11 @@ def _streamed(
 
         def draw_pilot():
             return tuple(
-                np.asarray(_pilot_draw(k, a, sampler=s, m=pilot))
+                np.asarray(pilot_draw(k, a, sampler=s, m=pilot))
                 for k, s, a in zip((kp_pilot, kq_pilot), samplers, args, strict=True)
             )
 
-        fixed = _fix_settings(
+        fixed = fix_settings(
             draw_pilot,
             lam,
             integer=integer,
@@ -152,7 +152,7 @@ def _streamed(
                 f"the samplers returned {nonfinite.astype(int).tolist()} non-finite values "
                 "(P, Q); a mechanism's outputs must be finite."
             )
-        return _bound_from_counts(
+        return bound_from_counts(
             fixed,
             (counts_p, counts_q),
             (out_p, out_q),
@@ -252,7 +252,7 @@ def streamed_bound(
     """
     return _streamed(
         key,
-        (_user_sampler(sample_p), _user_sampler(sample_q)),
+        (user_sampler(sample_p), user_sampler(sample_q)),
         ((), ()),
         lam,
         n=n,
@@ -293,7 +293,7 @@ def mechanism_streamed_bound(key, mechanism: Mechanism, x, x_prime, lam, *, n, *
       x, x_prime: adjacent databases.
       **options: the keyword options of :func:`streamed_bound` (``progress=`` included).
     """
-    sampler, args_p, args_q, spec = _mechanism_samplers(mechanism, x, x_prime)
+    sampler, args_p, args_q, spec = mechanism_samplers(mechanism, x, x_prime)
     if spec.is_discrete and options.get("support_size") is None and spec.alphabet_size:
         options["support_size"] = spec.alphabet_size
     defaults = dict(
@@ -318,9 +318,9 @@ def streamed_samples(key, sample_p: Callable, sample_q: Callable, *, n, chunk: i
     Returns:
       ``(p, q)`` arrays of ``n_p`` and ``n_q`` draws.
     """
-    n_p, n_q = _sizes(n)
+    n_p, n_q = check_sizes(n)
     chunk = min(check_int(chunk, "chunk", 1), max(n_p, n_q))
-    key = _as_key(key)
+    key = as_key(key)
     impl = str(jax.random.key_impl(key))
     _, k_p, k_q = jax.random.split(key, 3)
     out = []
@@ -328,6 +328,6 @@ def streamed_samples(key, sample_p: Callable, sample_q: Callable, *, n, chunk: i
         for k, fn, m in ((k_p, sample_p, n_p), (k_q, sample_q, n_q)):
             data = np.asarray(jax.random.key_data(k))
             out.append(
-                _materialize(data, (), sampler=_user_sampler(fn), n=m, chunk=chunk, impl=impl)
+                _materialize(data, (), sampler=user_sampler(fn), n=m, chunk=chunk, impl=impl)
             )
     return tuple(out)

@@ -1,6 +1,6 @@
 """Samplers as static jit arguments: the user's ``sample_fn(key, m)`` and the zoo's mechanisms.
 
-A :class:`_Sampler` is hashable and compares by its function, so it can be a static argument of
+A :class:`Sampler` is hashable and compares by its function, so it can be a static argument of
 the compiled stream (:mod:`rdpjax.stream.scan`) and of the replications
 (:mod:`rdpjax.stream.replicate`): passing the same function again reuses the compiled code,
 while the traced ``args`` (a mechanism and its database) may change freely. Also here: the
@@ -20,7 +20,7 @@ from rdpjax.mechanisms.base import Mechanism, identity_code
 
 
 @dataclasses.dataclass(frozen=True)
-class _Sampler:
+class Sampler:
     """A static (hashable) sampler: ``fn(key, m, *args)``, then ``encode`` for codes.
 
     Equal functions give equal samplers, so passing the same ``sample_fn`` again reuses the
@@ -35,17 +35,17 @@ class _Sampler:
         return out if self.encode is None else self.encode(out)
 
 
-def _mechanism_fn(key, m, mechanism, database):
+def mechanism_fn(key, m, mechanism, database):
     return mechanism._sample(key, database, m)
 
 
-def _user_sampler(fn: Callable) -> _Sampler:
+def user_sampler(fn: Callable) -> Sampler:
     if not callable(fn):
         raise ValueError(f"a sampler must be callable as sample_fn(key, m); got {fn!r}.")
-    return _Sampler(fn=fn)
+    return Sampler(fn=fn)
 
 
-def _mechanism_samplers(mechanism: Mechanism, x, x_prime):
+def mechanism_samplers(mechanism: Mechanism, x, x_prime):
     if not isinstance(mechanism, Mechanism):
         raise ValueError("a rdpjax.mechanisms mechanism (a pure JAX sampler) is needed.")
     x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)
@@ -55,23 +55,23 @@ def _mechanism_samplers(mechanism: Mechanism, x, x_prime):
     encode = None
     if spec.is_discrete:
         encode = spec.encoder if spec.encoder is not None else identity_code
-    sampler = _Sampler(fn=_mechanism_fn, encode=encode)
+    sampler = Sampler(fn=mechanism_fn, encode=encode)
     return sampler, (mechanism, x), (mechanism, x_prime), spec
 
 
 @functools.partial(jax.jit, static_argnames=("sampler", "m"))
-def _pilot_draw(key, args, *, sampler, m):
+def pilot_draw(key, args, *, sampler, m):
     return sampler(key, m, args)
 
 
 @functools.partial(jax.jit, static_argnames=("sampler",))
-def _probe(key, args, *, sampler):
+def probe(key, args, *, sampler):
     return sampler(key, 3, args)
 
 
-def _output_kind(sampler: _Sampler, args, key) -> tuple[bool, int]:
+def output_kind(sampler: Sampler, args, key) -> tuple[bool, int]:
     """(integer codes?, dimension d) of a sampler's output, from its abstract evaluation."""
-    out = _probe.eval_shape(key, args, sampler=sampler)  # traced once per sampler
+    out = probe.eval_shape(key, args, sampler=sampler)  # traced once per sampler
     if out.ndim not in (1, 2) or out.shape[0] != 3:
         raise ValueError(
             f"a sampler must return shape (m,) or (m, d) for m draws; got {out.shape}."
