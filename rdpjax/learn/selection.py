@@ -21,7 +21,10 @@ from rdpjax.learn.scores import FAMILIES, Score, fit_score
 __all__ = ["TRAIN_FRACTION", "LearnedProjection", "learn_projection"]
 
 TRAIN_FRACTION = 0.2
-"""Share of an audit's n outputs per side drawn to train the score (the rest certify it)."""
+"""Share of an audit's n outputs per side drawn to train the score (the rest certify it).
+
+Measured at d = 100, n = 10⁵ a side in total (``benchmarks/learned_projection.py --split``, R = 20):
+learned / oracle-projection bound 0.918, 0.954, 0.962, 0.951 for shares 0.1, 0.2, 0.3, 0.5."""
 
 
 @dataclasses.dataclass(frozen=True)
