@@ -113,3 +113,47 @@ def test_errors():
         learn_projection(np.ones((50, 2)), np.zeros((50, 2)), families=["mlp"])
     with pytest.raises(ValueError, match="≥ 20 training outputs"):
         learn_projection(np.ones((5, 2)), np.zeros((5, 2)))
+
+
+def test_dp_sgd_step_with_optax_is_cleared_and_a_broken_one_refuted():
+    """One full-batch DP-SGD step (optax's DP aggregation, C = 4, σ = 2, B = 10, d = 5) with a
+    canary against a zero-gradient example: exactly the Gaussian mechanism of the claim
+    (dp_accounting's GaussianDpEvent(σ): λ/(2σ²)). Forgetting C in the noise scale makes the true
+    D_λ C² times the claim (benchmarks/dpsgd.py is the full version)."""
+    import dp_accounting as dpa
+    import jax.numpy as jnp
+    import optax
+
+    d, clip, sigma = 5, 4.0, 2.0
+    x = np.r_[np.full(d, 1.0), 50.0][None].repeat(10, 0)
+    x_prime = x.copy()
+    x_prime[0] = 0.0
+
+    def grads(database):
+        def loss(w, row):
+            return 0.5 * (row[:d] @ w - row[d]) ** 2
+
+        return jax.vmap(jax.grad(loss), (None, 0))(jnp.zeros(d), database)
+
+    def step(key, database, n):
+        g = grads(database)
+
+        def one(k):
+            tx = optax.contrib.differentially_private_aggregate(clip, sigma, key=k)
+            return tx.update(g, tx.init(jnp.zeros(d)))[0]
+
+        return jax.vmap(one)(jax.random.split(key, n))
+
+    def broken(key, database, n):
+        g = grads(database)
+        g = g * jnp.minimum(1.0, clip / jnp.linalg.norm(g, axis=1, keepdims=True))
+        return (g.sum(0) + sigma * jax.random.normal(key, (n, d))) / 10
+
+    claim = rdpjax.claims.from_dp_accounting(dpa.GaussianDpEvent(sigma))
+    options = dict(n=20_000, key=jax.random.key(8), project="learn", progress=False)
+    ok = rdpjax.audit(rdpjax.mechanisms.from_sampler(step, claim=claim), x, x_prime, 2.0, **options)
+    assert not np.any(ok.refuted) and 0.1 < ok.lower[0] <= 2.0 / (2 * sigma**2)
+    bad = rdpjax.audit(
+        rdpjax.mechanisms.from_sampler(broken, claim=claim), x, x_prime, 2.0, **options
+    )
+    assert np.all(bad.refuted)
