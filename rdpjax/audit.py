@@ -337,6 +337,8 @@ def audit(
                 q = draw_outputs(mechanism, kq, x_prime, n, **draw)
             bar.set_description("bounding")
             p, q = np.asarray(p), np.asarray(q)
+            if is_mechanism and project is None and mechanism.output(x).is_discrete:
+                options.setdefault("discrete", True)  # codes of unordered outputs: frequencies
             bound = lower_bound(p, q, orders, **options)
             curves = _density_curves(p, q, orders, options, bound) if densities else None
     if streamed:

@@ -237,9 +237,10 @@ def reproduce(
             sizes_text = ", ".join(f"{v:,}" for v in sizes)
             _status(f"[{i + 1}/{len(names)}] {name}: bounds at n = {sizes_text}")
         bounds = {}
+        discrete = mech.output(x).is_discrete  # codes of unordered outputs: frequencies
         for size in sizes:
             p, q = _draw(mech, x, x_prime, size, cell_key(seed, name, size, purpose=0))
-            bounds[size] = lower_bound(p, q, ORDERS, alpha=alpha)
+            bounds[size] = lower_bound(p, q, ORDERS, alpha=alpha, discrete=discrete)
         if progress:
             _status(f"; coverage, {reps} × n = {coverage_n:,}")
         cov = coverage_cell(name, mech, x, x_prime, n=coverage_n, reps=reps, seed=seed, alpha=alpha)

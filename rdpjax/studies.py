@@ -12,7 +12,6 @@ so the whole study is one compilation, reused by later studies with the same sha
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 
 import jax
@@ -31,17 +30,19 @@ from rdpjax.stream.samplers import Sampler, mechanism_fn
 __all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
 
 
-def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (95% by default)."""
+def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95% by default), scipy's
+    ``binomtest(…).proportion_ci(method="wilson")`` (imported on first use: 0.45 s)."""
     if trials <= 0:
         raise ValueError("trials must be positive")
-    phat = successes / trials
-    denom = 1 + z * z / trials
-    centre = (phat + z * z / (2 * trials)) / denom
-    half = z * math.sqrt(phat * (1 - phat) / trials + z * z / (4 * trials * trials)) / denom
-    # At k = 0 (k = n) the lower (upper) end is exactly 0 (1); rounding would miss it by an ulp.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == trials else min(1.0, centre + half)
+    from scipy import stats
+
+    ci = stats.binomtest(int(successes), int(trials)).proportion_ci(
+        confidence_level=confidence, method="wilson"
+    )
+    # At k = 0 (k = n) the lower (upper) end is exactly 0 (1).
+    low = 0.0 if successes == 0 else float(ci.low)
+    high = 1.0 if successes == trials else float(ci.high)
     return low, high
 
 

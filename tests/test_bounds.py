@@ -485,3 +485,17 @@ def test_discrete_or_ordinal_decision(values, discrete, n):
     rng = np.random.default_rng(n)
     p, q = values(rng, n), values(rng, n)
     assert rdpjax.estimator.support.looks_discrete(p, q) is discrete
+
+
+def test_many_valued_integers_warn_that_they_are_treated_as_ordinal():
+    rng = np.random.default_rng(13)
+    p, q = rng.integers(0, 500, 5000), rng.integers(0, 500, 5000)
+    with pytest.warns(UserWarning, match="ordinal"):
+        b = rdpjax.lower_bound(p, q, 2.0)
+    assert not b.discrete
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rdpjax.lower_bound(p, q, 2.0, discrete=False)
+        assert rdpjax.lower_bound(p, q, 2.0, discrete=True).discrete

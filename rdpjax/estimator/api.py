@@ -25,6 +25,7 @@ sample size (``layout="bucketed"`` makes layouts repeat across data sets).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -179,6 +180,13 @@ def _plan(
         discrete = True
     if discrete is None:
         discrete = _discrete.looks_discrete(p, q)
+        if not discrete and p.dtype.kind in "iu" and p.ndim == 1:
+            warnings.warn(
+                "integer outputs with more than 64 distinct values are treated as ordinal "
+                "(noisy counts: smoothed along their order by the KDE); pass discrete=True if "
+                "they are codes of unordered categories, discrete=False to silence this.",
+                stacklevel=3,
+            )
     if transform is not None:
         if discrete:
             raise ValueError(

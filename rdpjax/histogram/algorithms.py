@@ -153,6 +153,7 @@ def _run(
                 bound_lam,
                 alpha=alpha,
                 both_directions=both_directions,
+                discrete=mechanism.output(inputs[0]).is_discrete,
             )  # Eq. (16) of arXiv:2212.04739v3
         result = jax.tree.map(np.asarray, result)
     return dataclasses.replace(
