@@ -1,4 +1,5 @@
 import json
+import os
 
 import jax
 import numpy as np
@@ -228,3 +229,22 @@ def test_reproduce_bad_input_is_one_line(capsys):
 def test_txt_with_commas_and_a_commented_header(tmp_path):
     (tmp_path / "x.txt").write_text("# value\n1.5,2.0\n3.0,4.5\n")
     np.testing.assert_array_equal(read_samples(tmp_path / "x.txt"), [[1.5, 2.0], [3.0, 4.5]])
+
+
+def test_warnings_are_one_line_on_the_command_line(tmp_path):
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(14)
+    np.save(tmp_path / "p.npy", rng.integers(0, 500, 3000))
+    np.save(tmp_path / "q.npy", rng.integers(0, 500, 3000))
+    argv = ["bound", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--lam", "2"]
+    done = subprocess.run(
+        [sys.executable, "-m", "rdpjax.cli", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RDPJAX_NO_CACHE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("rdpjax: warning: integer outputs"), lines

@@ -86,11 +86,19 @@ def main(argv=None) -> int:
         return 130
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line on stderr (a command line shows no source lines)."""
+    print(f"rdpjax: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def console_main() -> int:
     """The ``rdpjax`` program: jax's persistent compilation cache on
-    (:mod:`rdpjax.compilation_cache`; ``RDPJAX_NO_CACHE=1`` turns it off), then :func:`main` on
-    ``sys.argv``."""
+    (:mod:`rdpjax.compilation_cache`; ``RDPJAX_NO_CACHE=1`` turns it off), warnings as one line
+    each, then :func:`main` on ``sys.argv``."""
+    import warnings
+
     from rdpjax.compilation_cache import enable_compilation_cache
 
+    warnings.showwarning = _one_line_warning
     enable_compilation_cache()
     return main()

@@ -183,8 +183,9 @@ def _plan(
         if not discrete and p.dtype.kind in "iu" and p.ndim == 1:
             warnings.warn(
                 "integer outputs with more than 64 distinct values are treated as ordinal "
-                "(noisy counts: smoothed along their order by the KDE); pass discrete=True if "
-                "they are codes of unordered categories, discrete=False to silence this.",
+                "(noisy counts: smoothed along their order by the KDE); pass discrete=True "
+                "(--discrete) if they are codes of unordered categories, discrete=False "
+                "(--continuous) to silence this.",
                 stacklevel=3,
             )
     if transform is not None:
