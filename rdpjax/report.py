@@ -201,6 +201,7 @@ class AuditReport:
             f"- outputs per database: {self.n:,}"
             + (" (binned batch by batch)" if self.streamed else ""),
             f"- claim: {self.claim if self.claim is not None else 'none'}",
+            *_projection_lines(self.settings),
             f"- lower bounds hold simultaneously at {conf} over {self.bound.n_bounds} bounds "
             f"({len(np.atleast_1d(self.lam))} orders"
             + (", both directions)" if self.bound.both_directions else ")"),
@@ -280,3 +281,14 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
     with paths[1].open("a") as f:
         f.write("\n".join(lines) + "\n")
     return paths
+
+
+def _projection_lines(settings: str) -> list[str]:
+    """The markdown bullet naming a learned projection (``project="learn"``), if there was one."""
+    learned = json.loads(settings).get("projection")
+    if not learned:
+        return []
+    return [
+        f"- projection: learned ({learned['family']}) on {learned['n_train']:,} other outputs "
+        "per database, then frozen"
+    ]

@@ -86,6 +86,7 @@ def test_audit_learns_and_certifies_on_fresh_draws():
     assert np.mean(lows) > 0.85 * np.mean(oracle)
     learned = report.to_dict()["settings"]["projection"]
     assert learned["n_train"] == 4000 and learned["family"] in FAMILIES
+    assert "projection: learned" in report.to_markdown() and "projection learned" in str(report)
 
 
 def test_black_box_and_command_line(tmp_path, capsys):
