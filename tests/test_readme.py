@@ -83,3 +83,14 @@ def test_every_command_line_in_the_readme_parses():
         argv = shlex.split(command)[1:]
         args = parser.parse_args(argv)  # SystemExit (status 2) on an unknown or bad option
         assert args.command == argv[0], command
+
+
+def test_canary_scores_example_bounds_the_training_below_its_claim():
+    """The README's canary-score example runs as written: positive bounds, below the claim
+    (20 Gaussian steps of noise multiplier 4 on a clipped canary: ρ = 20/(2·4²) zCDP)."""
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(_block_defining("canary_scores"), "README.md", "exec"), namespace)  # noqa: S102
+    check, bound = namespace["check"], namespace["bound"]
+    assert not np.any(check.refuted) and np.all(bound.lower > 0)
+    assert np.all(bound.lower <= np.array([2.0, 5.0]) * 20 / (2 * 4.0**2))
