@@ -218,7 +218,8 @@ def audit(
       project: a fixed function applied to the outputs (arrays in, array out) before bounding;
         it must be a JAX function when a JAX sampler is streamed. ``"learn"``: learn one
         (:mod:`rdpjax.learn`) on a training part of the n outputs a side
-        (:data:`rdpjax.learn.TRAIN_FRACTION`, drawn from a key of its own), freeze it and
+        (:data:`rdpjax.learn.TRAIN_FRACTION`, at most :data:`rdpjax.learn.TRAIN_MAX`, drawn in
+        memory from a key of its own), freeze it and
         certify on the rest, with ``transform="quantile"`` unless given; the report's ``n`` is
         the certifying part and its settings name the family chosen.
       claim: an :class:`rdpjax.claims.Claim`; default the zoo mechanism's own (``None`` for a
@@ -382,11 +383,11 @@ def _learned_projection(project, mechanism, key, x, x_prime, n: int, batch_size:
     Returns:
       ``(projection, n_certify)``: the frozen score and the outputs per side left to certify.
     """
-    from rdpjax.learn import TRAIN_FRACTION, learn_projection
+    from rdpjax.learn import TRAIN_FRACTION, TRAIN_MAX, learn_projection
 
     if project != "learn":
         raise ValueError(f"project must be a function or 'learn'; got {project!r}.")
-    n_train = max(20, round(TRAIN_FRACTION * n))
+    n_train = min(TRAIN_MAX, max(20, round(TRAIN_FRACTION * n)))
     if n - n_train < 80:
         raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
     kp, kq = jax.random.split(jax.random.fold_in(key, 0x1EA2))  # not a key the bound uses

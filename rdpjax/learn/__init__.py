@@ -15,11 +15,12 @@ certifying draws exist, so the bound is valid by data processing whatever was le
 """
 
 from rdpjax.learn.scores import FAMILIES, Score, fit_score
-from rdpjax.learn.selection import TRAIN_FRACTION, LearnedProjection, learn_projection
+from rdpjax.learn.selection import TRAIN_FRACTION, TRAIN_MAX, LearnedProjection, learn_projection
 
 __all__ = [
     "FAMILIES",
     "TRAIN_FRACTION",
+    "TRAIN_MAX",
     "LearnedProjection",
     "Score",
     "fit_score",

@@ -18,7 +18,11 @@ from rdpjax._precision import float64
 from rdpjax.estimator.api import lower_bound
 from rdpjax.learn.scores import FAMILIES, Score, fit_score
 
-__all__ = ["TRAIN_FRACTION", "LearnedProjection", "learn_projection"]
+__all__ = ["TRAIN_FRACTION", "TRAIN_MAX", "LearnedProjection", "learn_projection"]
+
+TRAIN_MAX = 10**5
+"""At most this many training outputs a side (they are drawn and fitted in memory); beyond
+5·10⁵ outputs a side the training part is this, not a fifth."""
 
 TRAIN_FRACTION = 0.2
 """Share of an audit's n outputs per side drawn to train the score (the rest certify it).
