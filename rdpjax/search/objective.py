@@ -68,6 +68,12 @@ class Objective:
         return plugin_divergence(fp, fq, lam, self.floor, self.beta, cell)  # Eq. (14)
 
 
+# One compiled program for the pilot's settings: run eagerly, each of its sorts, percentiles and
+# reductions compiled a program of its own (`rdpjax search laplace --steps 50 --restarts 4`
+# cached 68 programs that way, 43 with this; benchmarks/cli_times.py).
+_pilot_settings = jax.jit(continuous_settings, static_argnames=("defaults", "n"))
+
+
 def build_objective(mechanism, space: SearchSpace, keys, n: int) -> Objective:
     """Fix the grid (or alphabet), bandwidth and floor from pilot draws (host-side).
 
@@ -104,7 +110,7 @@ def build_objective(mechanism, space: SearchSpace, keys, n: int) -> Objective:
         )
     flat = samples.reshape(-1, d)
     low_corner, high_corner = (samples[:, i].reshape(-1, d) for i in (0, 1))
-    bandwidth, floor, beta = continuous_settings(
+    bandwidth, floor, beta = _pilot_settings(
         jnp.asarray(low_corner), jnp.asarray(high_corner), None, None, None, DEFAULTS, n=n
     )
     bandwidth = np.asarray(bandwidth)
