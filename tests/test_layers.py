@@ -6,9 +6,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "rdpjax"
 # Shared internals every layer may use (rdpjax/_*.py): scoped precision, the pytree decorator,
-# argument checks, JSON helpers, version workarounds.
+# argument checks, JSON helpers, version workarounds, array aliases for annotations.
 SHARED = {"rdpjax._precision", "rdpjax._pytree", "rdpjax._validation", "rdpjax._json"}
-SHARED |= {"rdpjax._workarounds"}
+SHARED |= {"rdpjax._workarounds", "rdpjax._typing"}
 
 
 def _modules():
@@ -90,3 +90,29 @@ def test_no_import_cycle():
         if name not in state:
             visit(name, [name])
     assert not cycles, cycles
+
+
+def test_estimator_fully_annotated():
+    """Every top-level function and method of rdpjax/estimator/*.py annotates each parameter
+    (but ``self``/``cls``) and its return value; functions nested in functions are exempt."""
+    missing = []
+    for path in sorted((ROOT / "estimator").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        nested = {
+            id(inner)
+            for outer in ast.walk(tree)
+            if isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef)
+            for inner in ast.walk(outer)
+            if inner is not outer and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or id(node) in nested:
+                continue
+            a = node.args
+            params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+            bare = [
+                p.arg for p in params if p and p.annotation is None and p.arg not in ("self", "cls")
+            ]
+            if bare or node.returns is None:
+                missing.append(f"{path.name}:{node.lineno} {node.name} {bare}")
+    assert not missing, missing

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import jax
 import numpy as np
 
 from rdpjax._precision import float64
+from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator import support as _discrete
 from rdpjax.estimator.grid import bucket_size, check_layout, plan_layout
 from rdpjax.estimator.inputs import (
@@ -63,15 +65,15 @@ __all__ = [
 
 
 def plan_bound(
-    p_samples,
-    q_samples,
-    lam,
+    p_samples: ArrayLike,
+    q_samples: ArrayLike,
+    lam: ArrayLike | Sequence[float],
     *,
     alpha: float = 0.05,
     discrete: bool | None = None,
-    bandwidth=None,
-    floor=None,
-    beta=None,
+    bandwidth: ArrayLike | None = None,
+    floor: ArrayLike | None = None,
+    beta: ArrayLike | None = None,
     grid_size: int | None = None,
     both_directions: bool = False,
     variance: str = "autodiff",
@@ -80,7 +82,7 @@ def plan_bound(
     support_size: int | None = None,
     layout: str = "bucketed",
     transform: str | None = None,
-):
+) -> tuple[BoundPlan, Array, Array]:
     """Validate inputs and fix the static layout of a bound computation (host-side).
 
     Arguments as in :func:`lower_bound`, and:
@@ -143,24 +145,24 @@ class _Planned(NamedTuple):
 
 
 def _plan(
-    p_samples,
-    q_samples,
-    lam,
+    p_samples: ArrayLike,
+    q_samples: ArrayLike,
+    lam: ArrayLike | Sequence[float],
     *,
     pad: bool,
-    alpha,
-    discrete,
-    bandwidth,
-    floor,
-    beta,
-    grid_size,
-    both_directions,
-    variance,
-    second_order,
-    defaults,
-    support_size,
-    layout,
-    transform=None,
+    alpha: float,
+    discrete: bool | None,
+    bandwidth: ArrayLike | None,
+    floor: ArrayLike | None,
+    beta: ArrayLike | None,
+    grid_size: int | None,
+    both_directions: bool,
+    variance: str,
+    second_order: bool,
+    defaults: Defaults,
+    support_size: int | None,
+    layout: str,
+    transform: str | None = None,
 ) -> _Planned:
     """:func:`plan_bound`; with ``pad`` the samples are padded to :func:`bucket_size` rows
     (NaN rows, or the out-of-support code) for :meth:`BoundPlan.bin_padded`."""
@@ -286,14 +288,14 @@ compile again; results are unchanged; ``tests/test_bounds.py`` checks it)."""
 _seen_programs: set = set()
 
 
-def _program_key(plan: BoundPlan, p, q):
+def _program_key(plan: BoundPlan, p: Array, q: Array) -> tuple:
     """What decides the compiled programs of one call: the plan's static fields, every leaf's
     shape and dtype, and the samples'."""
     leaves, tree = jax.tree.flatten((plan, p, q))
     return tree, tuple((np.shape(x), str(getattr(x, "dtype", type(x).__name__))) for x in leaves)
 
 
-def _keep_program_budget(key) -> None:
+def _keep_program_budget(key: tuple) -> None:
     """Before a call whose compiled-program combination is ``key``: past the budget, drop them all.
 
     The count is jax's own (each jitted function's ``_cache_size()``, so programs compiled for
@@ -313,7 +315,9 @@ def _keep_program_budget(key) -> None:
 
 
 @jax.jit
-def bin_program(plan: BoundPlan, p, q, n_p, n_q, settings) -> Binned:
+def bin_program(
+    plan: BoundPlan, p: Array, q: Array, n_p: Array, n_q: Array, settings: tuple | None
+) -> Binned:
     # Sizes traced, samples padded to bucketed lengths: a new n in a seen bucket reuses it.
     return plan.bin_padded(p, q, n_p, n_q, settings)
 
@@ -326,15 +330,15 @@ def bound_program(plan: BoundPlan, binned: Binned) -> Bound:
 
 
 def lower_bound(
-    p_samples,
-    q_samples,
-    lam=None,
+    p_samples: ArrayLike,
+    q_samples: ArrayLike,
+    lam: ArrayLike | Sequence[float] | None = None,
     *,
     alpha: float = 0.05,
     discrete: bool | None = None,
-    bandwidth=None,
-    floor=None,
-    beta=None,
+    bandwidth: ArrayLike | None = None,
+    floor: ArrayLike | None = None,
+    beta: ArrayLike | None = None,
     grid_size: int | None = None,
     both_directions: bool = False,
     variance: str = "autodiff",

@@ -61,6 +61,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -69,6 +71,7 @@ from jax import lax
 from jax.sharding import Mesh
 
 from rdpjax._precision import require_float64
+from rdpjax._typing import Array
 from rdpjax.estimator.grid import Grid
 from rdpjax.sharding import sum_over_blocks
 
@@ -99,7 +102,7 @@ def _check_method(method: str) -> None:
         raise ValueError(f"method must be one of {BINNING_METHODS}; got {method!r}.")
 
 
-def _sorted_segment_sum(idx: jnp.ndarray, weights: jnp.ndarray, size: int) -> jnp.ndarray:
+def _sorted_segment_sum(idx: Array, weights: Array, size: int) -> Array:
     """``Σ_{i: idx_i = b} weights_i`` for ``b < size`` by sorting (no scatter). Indices outside
     ``[0, size)`` are ignored."""
     idx, weights = lax.sort((idx, weights), num_keys=1)
@@ -124,7 +127,7 @@ def fraction_bits(chunk: int) -> int | None:
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3))
-def _packed_pairs(row, frac, bits: int, rows: int):
+def _packed_pairs(row: Array, frac: Array, bits: int, rows: int) -> Array:
     """Pair rows (``(rows, 2)`` float64) of 1-D samples in cell ``row`` at fraction ``frac`` ∈
     [0, 1], from one int64 scatter-add: each sample adds ``2^shift + q``, ``q = ⌊frac · 2^bits +
     1/2⌋``, so that a row's sum holds its count above bit ``shift`` and its Σq below (see
@@ -154,7 +157,9 @@ def _packed_pairs(row, frac, bits: int, rows: int):
 
 
 @_packed_pairs.defjvp
-def _packed_pairs_jvp(bits, rows, primals, tangents):
+def _packed_pairs_jvp(
+    bits: int, rows: int, primals: tuple[Array, Array], tangents: tuple[Array, Array]
+) -> tuple[Array, Array]:
     row, frac = primals
     d_frac = tangents[1]
     d_pairs = (
@@ -165,7 +170,15 @@ def _packed_pairs_jvp(bits, rows, primals, tangents):
     return _packed_pairs(row, frac, bits, rows), d_pairs
 
 
-def _bin_1d(acc, outside, u, *, valid, interior, bits: int):
+def _bin_1d(
+    acc: Array,
+    outside: Array,
+    u: Array,
+    *,
+    valid: Array | None,
+    interior: tuple[tuple[int, int], ...] | None,
+    bits: int,
+) -> tuple[Array, Array]:
     """:func:`bin_chunk` for 1-D samples at cell positions ``u``, one int64 scatter-add a
     sample (module docstring). Off-grid samples go to two extra rows (below, above), so that
     their number comes out of the same scatter rather than a second pass over the chunk; under
@@ -194,13 +207,13 @@ def _bin_1d(acc, outside, u, *, valid, interior, bits: int):
     return acc, outside + off.sum()
 
 
-def bin_accumulator(grid: Grid) -> jnp.ndarray:
+def bin_accumulator(grid: Grid) -> Array:
     """An empty linear-binning accumulator for ``grid``: ``(grid.size + 1, 2)`` float64 pair rows
     (module docstring). Fold it into counts with :func:`bin_counts`."""
     return jnp.zeros((grid.size + 1, 2), jnp.float64)
 
 
-def bin_counts(acc: jnp.ndarray, grid: Grid) -> jnp.ndarray:
+def bin_counts(acc: Array, grid: Grid) -> Array:
     """Flat ``(grid.size,)`` counts (C order over ``grid.shape``) of an accumulator: each point's
     own weight (column 0 of its row) plus the weight its predecessor along the last axis passed
     on (column 1 of that row). The discard row is dropped."""
@@ -210,15 +223,15 @@ def bin_counts(acc: jnp.ndarray, grid: Grid) -> jnp.ndarray:
 
 
 def bin_chunk(
-    acc: jnp.ndarray,
-    outside: jnp.ndarray,
-    x: jnp.ndarray,
+    acc: Array,
+    outside: Array,
+    x: Array,
     grid: Grid,
     *,
-    valid: jnp.ndarray | None = None,
+    valid: Array | None = None,
     interior: tuple[tuple[int, int], ...] | None = None,
     method: str = "scatter",
-):
+) -> tuple[Array, Array]:
     """Add one chunk of samples to a linear-binning accumulator.
 
     Args:
@@ -250,7 +263,9 @@ def bin_chunk(
     if method == "scatter" and d == 1 and bits is not None:
         return _bin_1d(acc, outside, u[:, 0], valid=valid, interior=interior, bits=bits)
 
-    def every(a):  # over axes; d = 1 needs no reduction (keeps the chunk loop fused)
+    def every(
+        a: Array,
+    ) -> Array:  # over axes; d = 1 needs no reduction (keeps the chunk loop fused)
         return a[:, 0] if d == 1 else jnp.all(a, axis=-1)
 
     if interior is None:
@@ -301,14 +316,14 @@ def bin_chunk(
 
 
 def count_chunk(
-    counts: jnp.ndarray,
-    outside: jnp.ndarray,
-    codes: jnp.ndarray,
+    counts: Array,
+    outside: Array,
+    codes: Array,
     *,
-    valid: jnp.ndarray | None = None,
+    valid: Array | None = None,
     clamp: bool = False,
     method: str = "scatter",
-):
+) -> tuple[Array, Array]:
     """Add one chunk of integer codes to ``(size,)`` float64 counts.
 
     Codes outside ``[0, size)`` are counted in ``outside``; with ``clamp`` they are also
@@ -331,13 +346,13 @@ def count_chunk(
     return counts + _sorted_segment_sum(idx, mass, size), outside
 
 
-def scan_chunks(step, carry, data: jnp.ndarray, chunk_size: int):
+def scan_chunks(step: Callable[[Any, Array], Any], carry: Any, data: Array, chunk_size: int) -> Any:
     """Fold ``step(carry, chunk)`` over ``data`` in chunks: a scan over full chunks, then the
     tail (static sizes, no padded copy of the data)."""
     n = data.shape[0]
     full = n // chunk_size
 
-    def body(c, i):
+    def body(c: Any, i: Array) -> tuple[Any, None]:
         return step(c, lax.dynamic_slice_in_dim(data, i * chunk_size, chunk_size)), None
 
     if full:
@@ -349,13 +364,13 @@ def scan_chunks(step, carry, data: jnp.ndarray, chunk_size: int):
 
 @functools.partial(jax.jit, static_argnames=("chunk_size", "method", "mesh"))
 def linear_binning(
-    samples: jnp.ndarray,
+    samples: Array,
     grid: Grid,
     *,
     chunk_size: int = DEFAULT_CHUNK,
     method: str = "scatter",
     mesh: Mesh | None = None,
-):
+) -> tuple[Array, Array]:
     """Linearly bin ``samples`` onto ``grid``. Cost O(n · 2^d + grid), memory O(chunk + grid).
 
     Must run inside ``rdpjax.float64()`` (public rdpjax functions enter it).
@@ -385,7 +400,7 @@ def linear_binning(
     x = samples.reshape(samples.shape[0], -1)
     init = (bin_accumulator(grid), jnp.zeros((), jnp.float64))
 
-    def bin_all(carry, data):
+    def bin_all(carry: tuple[Array, Array], data: Array) -> tuple[Array, Array]:
         return scan_chunks(
             lambda c, xc: bin_chunk(*c, xc, grid, method=method), carry, data, chunk_size
         )
@@ -402,15 +417,15 @@ def linear_binning(
 
 @functools.partial(jax.jit, static_argnames=("size", "chunk_size", "method"))
 def count_codes(
-    codes: jnp.ndarray, size: int, *, chunk_size: int = DEFAULT_CHUNK, method: str = "scatter"
-) -> jnp.ndarray:
+    codes: Array, size: int, *, chunk_size: int = DEFAULT_CHUNK, method: str = "scatter"
+) -> Array:
     """Counts of integer codes in ``[0, size)``, exact (float64) for any n < 2^53.
 
     Codes outside ``[0, size)`` are not counted. Must run inside ``rdpjax.float64()``.
     """
     require_float64("count_codes")
 
-    def step(counts, c):
+    def step(counts: Array, c: Array) -> Array:
         return count_chunk(counts, jnp.zeros(()), c, method=method)[0]
 
     return scan_chunks(step, jnp.zeros(size, jnp.float64), codes, chunk_size)

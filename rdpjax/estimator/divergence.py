@@ -17,21 +17,23 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
+from rdpjax._typing import Array, Scalar
+
 __all__ = ["softmax_floor", "log_renyi_integral", "renyi_divergence", "plugin_divergence"]
 
 
-def softmax_floor(q: jnp.ndarray, floor, beta) -> jnp.ndarray:
+def softmax_floor(q: Array, floor: Scalar, beta: Scalar) -> Array:
     """Softmax floor of eq. (13): ``log(e^{βq} + e^{βτ}) / β`` (≥ τ, → max(q, τ) as β → ∞)."""
     return jnp.logaddexp(beta * q, beta * floor) / beta  # Eq. (13)
 
 
-def _safe_log(x: jnp.ndarray):
+def _safe_log(x: Array) -> tuple[Array, Array]:
     """``(log x, x > 0)`` with a finite gradient where x = 0 (the double-where trick)."""
     positive = x > 0
     return jnp.log(jnp.where(positive, x, 1.0)), positive
 
 
-def log_renyi_integral(p: jnp.ndarray, q: jnp.ndarray, lam, cell_volume=1.0) -> jnp.ndarray:
+def log_renyi_integral(p: Array, q: Array, lam: Scalar, cell_volume: Scalar = 1.0) -> Array:
     """``log ∫ p^λ q^{1−λ}`` by ``logsumexp``; cells with ``p = 0`` add nothing.
 
     ``q`` must be positive wherever ``p`` is (true for a floored ``q``).
@@ -42,12 +44,19 @@ def log_renyi_integral(p: jnp.ndarray, q: jnp.ndarray, lam, cell_volume=1.0) -> 
     return logsumexp(terms) + jnp.log(cell_volume)
 
 
-def renyi_divergence(p: jnp.ndarray, q: jnp.ndarray, lam, cell_volume=1.0) -> jnp.ndarray:
+def renyi_divergence(p: Array, q: Array, lam: Scalar, cell_volume: Scalar = 1.0) -> Array:
     """``D_λ(p, q) = (λ−1)⁻¹ log ∫ p^λ q^{1−λ}`` (Definition 2 of arXiv:2212.04739)."""
     return log_renyi_integral(p, q, lam, cell_volume) / (lam - 1.0)
 
 
-def plugin_divergence(p_hat, q_hat, lam, floor, beta, cell_volume=1.0) -> jnp.ndarray:
+def plugin_divergence(
+    p_hat: Array,
+    q_hat: Array,
+    lam: Scalar,
+    floor: Scalar,
+    beta: Scalar,
+    cell_volume: Scalar = 1.0,
+) -> Array:
     """The estimator ``D_λ(p̂, q̂_τ)`` of eq. (14)–(16): the floor on the denominator only.
 
     This is the functional ``F(p̂, q̂)`` whose gradient :mod:`rdpjax.estimator.variance` uses.

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._typing import Array, ArrayLike
 
 __all__ = [
     "CELLS_PER_BANDWIDTH",
@@ -60,8 +61,8 @@ class Grid:
       shape: number of points per axis (static).
     """
 
-    low: jnp.ndarray
-    spacing: jnp.ndarray
+    low: Array
+    spacing: Array
     shape: tuple[int, ...]
 
     @property
@@ -73,20 +74,22 @@ class Grid:
         return math.prod(self.shape)
 
     @property
-    def cell_volume(self) -> jnp.ndarray:
+    def cell_volume(self) -> Array:
         """Volume Δ_1 ⋯ Δ_d of one cell: the weight of a grid point in a Riemann sum."""
         return jnp.prod(self.spacing)
 
-    def axes(self) -> list[jnp.ndarray]:
+    def axes(self) -> list[Array]:
         """The 1-D coordinate vector of each axis."""
         return [self.low[k] + self.spacing[k] * jnp.arange(s) for k, s in enumerate(self.shape)]
 
-    def points(self) -> jnp.ndarray:
+    def points(self) -> Array:
         """All grid points, shape ``(*shape, d)``."""
         return jnp.stack(jnp.meshgrid(*self.axes(), indexing="ij"), axis=-1)
 
 
-def grid_from_range(data_min, data_max, shape: tuple[int, ...], pad: tuple[int, ...]) -> Grid:
+def grid_from_range(
+    data_min: ArrayLike, data_max: ArrayLike, shape: tuple[int, ...], pad: tuple[int, ...]
+) -> Grid:
     """The grid with ``shape`` points whose interior ``[data_min, data_max]`` has ``pad`` cells
     of margin on each side. Jittable: ``data_min``/``data_max`` may be traced.
 
@@ -176,19 +179,21 @@ def bucket_size(size: int) -> int:
     return min(m << e for m in _BUCKET_MANTISSAS if m << e >= size)
 
 
-def check_layout(layout) -> None:
+def check_layout(layout: str) -> None:
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}.")
 
 
-def kernel_half_width(bandwidth, spacing, radius: float) -> tuple[int, ...]:
+def kernel_half_width(bandwidth: ArrayLike, spacing: ArrayLike, radius: float) -> tuple[int, ...]:
     """Static half-width, in grid cells, of a kernel cut at ``radius`` bandwidths (host-side)."""
     h = np.atleast_1d(np.asarray(bandwidth, np.float64))
     dx = np.atleast_1d(np.asarray(spacing, np.float64))
     return tuple(int(math.ceil(radius * hk / dk)) for hk, dk in zip(h, dx, strict=True))
 
 
-def _bucketed_layout(lo, hi, h):
+def _bucketed_layout(
+    lo: np.ndarray, hi: np.ndarray, h: np.ndarray
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """A layout from few possible ones: the size rounded up by :func:`bucket_size`, the margin
     up to a multiple of 16 cells, and the kernel spanning the whole margin (≥ 5h, never
     truncated sooner than the exact layout's)."""
@@ -210,7 +215,13 @@ def _bucketed_layout(lo, hi, h):
     return tuple(shape), tuple(pad), tuple(pad)
 
 
-def plan_layout(lo, hi, h, grid_size: int | None = None, layout: str = "bucketed"):
+def plan_layout(
+    lo: ArrayLike,
+    hi: ArrayLike,
+    h: ArrayLike,
+    grid_size: int | None = None,
+    layout: str = "bucketed",
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """``(shape, pad, half_width)`` of the grid whose interior is ``[lo, hi]`` for bandwidths
     ``h`` (host-side): ``layout`` ``"exact"`` or ``"bucketed"`` (module docstring); a given
     ``grid_size`` is always honoured exactly."""

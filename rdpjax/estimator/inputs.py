@@ -8,12 +8,16 @@ rejects the same inputs with the same messages, before anything is traced.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import DTypeLike
 
+from rdpjax._typing import Array, ArrayLike
 from rdpjax._validation import check_orders
+from rdpjax.estimator.settings import Defaults
 
 __all__ = [
     "as_samples",
@@ -25,7 +29,7 @@ __all__ = [
 ]
 
 
-def as_samples(x, name: str) -> np.ndarray:
+def as_samples(x: ArrayLike, name: str) -> np.ndarray:
     try:
         arr = np.asarray(x)
     except Exception as err:  # noqa: BLE001 - report any conversion failure the same way
@@ -47,7 +51,7 @@ def as_samples(x, name: str) -> np.ndarray:
 ALIGN = 64  # bytes
 
 
-def to_device(x: np.ndarray, dtype, rows: int | None = None, fill=0) -> jax.Array:
+def to_device(x: np.ndarray, dtype: DTypeLike, rows: int | None = None, fill: float = 0) -> Array:
     """Host samples → jax array, in one copy (padded with ``fill`` rows up to ``rows``).
 
     ``jnp.asarray`` of a large NumPy array is slow on the CPU backend (0.13 s for 1e7 float64
@@ -67,7 +71,9 @@ def to_device(x: np.ndarray, dtype, rows: int | None = None, fill=0) -> jax.Arra
     return jax.device_put(out)
 
 
-def check_positive(value, name: str, *, scalar: bool = False):
+def check_positive(
+    value: ArrayLike | None, name: str, *, scalar: bool = False
+) -> np.ndarray | None:
     if value is None:
         return None
     try:
@@ -82,7 +88,16 @@ def check_positive(value, name: str, *, scalar: bool = False):
 
 
 def plan_options(
-    lam, *, alpha, floor, beta, discrete, both_directions, variance, second_order, defaults
+    lam: ArrayLike | Sequence[float],
+    *,
+    alpha: float,
+    floor: ArrayLike | None,
+    beta: ArrayLike | None,
+    discrete: bool,
+    both_directions: bool,
+    variance: str,
+    second_order: bool,
+    defaults: Defaults,
 ) -> dict:
     """Validate the options every plan shares; the keyword arguments of :class:`BoundPlan`
     other than the layout and the bandwidth."""
@@ -108,14 +123,14 @@ def plan_options(
     )
 
 
-def check_bandwidth(bandwidth, d: int):
+def check_bandwidth(bandwidth: ArrayLike | None, d: int) -> np.ndarray | None:
     bandwidth = check_positive(bandwidth, "bandwidth")
     if bandwidth is not None and bandwidth.size not in (1, d):
         raise ValueError(f"bandwidth must be a scalar or have {d} entries; got {bandwidth.size}.")
     return bandwidth
 
 
-def check_grid_size(grid_size) -> None:
+def check_grid_size(grid_size: int | None) -> None:
     if grid_size is not None and (
         isinstance(grid_size, bool) or int(grid_size) != grid_size or grid_size < 8
     ):

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator.grid import Grid, kernel_half_width  # noqa: F401 - re-exported
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
 ]
 
 
-def discrete_gaussian_kernel(bandwidth, spacing, half_width: int) -> jnp.ndarray:
+def discrete_gaussian_kernel(bandwidth: ArrayLike, spacing: ArrayLike, half_width: int) -> Array:
     """The Gaussian kernel sampled at ``j·Δ``, ``|j| ≤ half_width``, normalized to sum to one.
 
     ``bandwidth`` and ``spacing`` may be traced (differentiable in h); ``half_width`` is static.
@@ -61,7 +62,7 @@ def _fft_size(n: int) -> int:
     return best
 
 
-def smooth(values: jnp.ndarray, grid: Grid, bandwidth, half_width: tuple[int, ...]) -> jnp.ndarray:
+def smooth(values: Array, grid: Grid, bandwidth: ArrayLike, half_width: tuple[int, ...]) -> Array:
     """Convolve grid values with the normalized discrete Gaussian kernel, axis by axis (FFT).
 
     "Same"-size output, zero outside the grid. The kernel is symmetric, so this is also the
@@ -89,7 +90,7 @@ def smooth(values: jnp.ndarray, grid: Grid, bandwidth, half_width: tuple[int, ..
     return out
 
 
-def fft_kde(counts: jnp.ndarray, grid: Grid, bandwidth, half_width: tuple[int, ...]) -> jnp.ndarray:
+def fft_kde(counts: Array, grid: Grid, bandwidth: ArrayLike, half_width: tuple[int, ...]) -> Array:
     """Binned Gaussian KDE on the grid (eq. (10)): density values of shape ``grid.shape``.
 
     Cost O(g log g) for g grid points. ``counts`` are linear-binning counts; the result
@@ -103,7 +104,9 @@ def fft_kde(counts: jnp.ndarray, grid: Grid, bandwidth, half_width: tuple[int, .
 
 
 @functools.partial(jax.jit, static_argnames=("chunk_size",))
-def direct_kde(samples, points, bandwidth, *, chunk_size: int = 4096) -> jnp.ndarray:
+def direct_kde(
+    samples: Array, points: Array, bandwidth: ArrayLike, *, chunk_size: int = 4096
+) -> Array:
     """Reference KDE, eq. (10) evaluated directly: O(n · g), for tests and benchmarks.
 
     Args:
@@ -122,7 +125,7 @@ def direct_kde(samples, points, bandwidth, *, chunk_size: int = 4096) -> jnp.nda
     n = x.shape[0]
     norm = n * jnp.prod(h) * (2 * jnp.pi) ** (d / 2)
 
-    def add(acc, xc):
+    def add(acc: Array, xc: Array) -> Array:
         z = (t[:, None, :] - xc[None, :, :]) / h
         return acc + jnp.sum(jnp.exp(-0.5 * jnp.sum(z * z, -1)), axis=1)
 

@@ -19,6 +19,7 @@ import numpy as np
 from jax.scipy.special import ndtri
 
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._typing import Array
 from rdpjax.estimator.binning import count_codes, linear_binning
 from rdpjax.estimator.divergence import plugin_divergence
 from rdpjax.estimator.grid import Grid, grid_from_range
@@ -83,21 +84,21 @@ class Bound:
         layout: the observed support padded with empty cells to one of four sizes per octave).
     """
 
-    lam: jnp.ndarray
-    estimate: jnp.ndarray
-    lower: jnp.ndarray
-    std_error: jnp.ndarray
-    bias: jnp.ndarray
-    direction: jnp.ndarray
-    bandwidth: jnp.ndarray
-    floor: jnp.ndarray
-    beta: jnp.ndarray
-    n_p: jnp.ndarray
-    n_q: jnp.ndarray
-    support: jnp.ndarray
-    outside: jnp.ndarray
-    alpha: jnp.ndarray
-    level: jnp.ndarray
+    lam: Array
+    estimate: Array
+    lower: Array
+    std_error: Array
+    bias: Array
+    direction: Array
+    bandwidth: Array
+    floor: Array
+    beta: Array
+    n_p: Array
+    n_q: Array
+    support: Array
+    outside: Array
+    alpha: Array
+    level: Array
     discrete: bool
     n_bounds: int
     both_directions: bool
@@ -149,7 +150,18 @@ class Bound:
         return "\n".join(lines)
 
 
-def _orders(num, den, pmfs, sizes, lam, floor, beta, ops: Smoothing, method, second_order):
+def _orders(
+    num: Array,
+    den: Array,
+    pmfs: tuple[Array, Array],
+    sizes: tuple[Array, Array],
+    lam: Array,
+    floor: Array,
+    beta: Array,
+    ops: Smoothing,
+    method: str,
+    second_order: bool,
+) -> tuple[Array, Array, Array]:
     """Estimate, standard error and bias of ``D_λ(num ‖ den_τ)`` for every λ (vmapped).
 
     ``pmfs`` are the binned pmfs the densities were smoothed from and ``sizes`` the two sample
@@ -159,7 +171,7 @@ def _orders(num, den, pmfs, sizes, lam, floor, beta, ops: Smoothing, method, sec
     smooth_fn = None if ops.grid is None else ops.s
     n_num, n_den = sizes
 
-    def one(lam_):
+    def one(lam_: Array) -> tuple[Array, Array, Array]:
         functional = functools.partial(
             plugin_divergence, lam=lam_, floor=floor, beta=beta, cell_volume=cell
         )
@@ -195,15 +207,15 @@ class Binned:
       floor, beta: τ and β of the softmax floor (13).
     """
 
-    counts_p: jnp.ndarray
-    counts_q: jnp.ndarray
-    n_p: jnp.ndarray
-    n_q: jnp.ndarray
-    outside: jnp.ndarray
+    counts_p: Array
+    counts_q: Array
+    n_p: Array
+    n_q: Array
+    outside: Array
     grid: Grid | None
-    bandwidth: jnp.ndarray
-    floor: jnp.ndarray
-    beta: jnp.ndarray
+    bandwidth: Array
+    floor: Array
+    beta: Array
 
 
 @pytree_dataclass(
@@ -228,11 +240,11 @@ class BoundPlan:
     O(L · g log g) for L orders on g grid points, independent of n).
     """
 
-    lam: jnp.ndarray
-    alpha: jnp.ndarray
-    bandwidth: jnp.ndarray | None
-    floor: jnp.ndarray | None
-    beta: jnp.ndarray | None
+    lam: Array
+    alpha: Array
+    bandwidth: Array | None
+    floor: Array | None
+    beta: Array | None
     discrete: bool
     shape: tuple[int, ...]
     pad: tuple[int, ...]
@@ -242,11 +254,11 @@ class BoundPlan:
     second_order: bool
     defaults: Defaults
 
-    def __call__(self, p, q) -> Bound:
+    def __call__(self, p: Array, q: Array) -> Bound:
         """Bound from samples (continuous) or integer codes in ``[0, shape[0])`` (discrete)."""
         return self.bound(self.bin(p, q))
 
-    def bin(self, p, q) -> Binned:
+    def bin(self, p: Array, q: Array) -> Binned:
         """Resolve the settings from the samples and bin them (eq. (9) counts or the linear
         binning behind eq. (10)); the grid spans the pooled data range plus the kernel margin.
         Samples outside the grid or support are counted in ``outside`` and not binned."""
@@ -258,7 +270,14 @@ class BoundPlan:
         settings = continuous_settings(p, q, self.bandwidth, self.floor, self.beta, self.defaults)
         return self.bin_padded(p, q, n_p, n_q, settings)
 
-    def bin_padded(self, p, q, n_p, n_q, settings=None) -> Binned:
+    def bin_padded(
+        self,
+        p: Array,
+        q: Array,
+        n_p: int | Array,
+        n_q: int | Array,
+        settings: tuple[Array | None, Array, Array] | None = None,
+    ) -> Binned:
         """:meth:`bin` of the first ``n_p`` rows of ``p`` and ``n_q`` of ``q`` (sizes that may
         be traced) with the later rows padding: NaN (continuous) or codes ≥ the support size
         (discrete), neither binned nor counted. One compiled call then serves every n up to the
@@ -343,7 +362,9 @@ class BoundPlan:
         level = self.alpha / n_bounds
         z = ndtri(level)  # Φ⁻¹(α/K) < 0
 
-        def bound_on(num, den, pmfs, sizes):
+        def bound_on(
+            num: Array, den: Array, pmfs: tuple[Array, Array], sizes: tuple[Array, Array]
+        ) -> tuple[Array, Array, Array, Array]:
             """Estimate, standard error, bias and bound of D_λ(num ‖ den_τ), all λ."""
             est, se, bias = _orders(
                 num, den, pmfs, sizes, lam, floor, beta, ops, self.variance, self.second_order

@@ -45,6 +45,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
+from rdpjax._typing import Array, ArrayLike, Scalar
 from rdpjax.estimator.divergence import _safe_log, softmax_floor
 from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.kde import smooth
@@ -56,7 +57,14 @@ __all__ = ["plugin_derivatives", "Smoothing", "second_order_terms", "total_varia
 _RELATIVE_ZERO = 1e-12
 
 
-def plugin_derivatives(p, q, lam, floor, beta, cell_volume=1.0):
+def plugin_derivatives(
+    p: Array,
+    q: Array,
+    lam: Scalar,
+    floor: Scalar,
+    beta: Scalar,
+    cell_volume: Scalar = 1.0,
+) -> tuple[Array, Array, Array, Array, Array]:
     """Gradient and cellwise Hessian blocks of ``F = D_λ(p, q_τ)`` in closed form, eq. (S3)–(S4).
 
     Args:
@@ -78,7 +86,7 @@ def plugin_derivatives(p, q, lam, floor, beta, cell_volume=1.0):
     log_s = logsumexp(log_terms) + jnp.log(cell_volume)
     log_w = log_terms + jnp.log(cell_volume) - log_s  # log w_j; −inf off the support
 
-    def ex(x):
+    def ex(x: Array) -> Array:
         return jnp.where(live, jnp.exp(jnp.where(live, x, 0.0)), 0.0)
 
     g_p = lam / (lam - 1.0) * ex(log_w - log_p)  # Eq. (S3)
@@ -96,7 +104,12 @@ class Smoothing:
     Not a pytree: built inside a traced computation from the grid and bandwidth.
     """
 
-    def __init__(self, grid: Grid | None = None, bandwidth=None, half_width=None):
+    def __init__(
+        self,
+        grid: Grid | None = None,
+        bandwidth: ArrayLike | None = None,
+        half_width: tuple[int, ...] | None = None,
+    ) -> None:
         self.grid = grid
         if grid is None:  # relative frequencies: S = S′ = identity, Z = Z′ = 1
             self.cell = self.square_const = self.pair_const = 1.0
@@ -115,18 +128,30 @@ class Smoothing:
         self.square_const = zh / z**2  # S∘S (squared weights) = (Z′/Z²) S′
         self.pair_const = zh**2 / z**3  # B∘B′ ≈ (Z′²/Z³) m mᵀ ∘ S
 
-    def s(self, x):
+    def s(self, x: Array) -> Array:
         """``S x``; with a leading batch axis, ``S`` of each slice in one batched FFT."""
         if self.grid is None:
             return x
         return self._s(x) if x.ndim == self.grid.dim else jax.vmap(self._s)(x)
 
-    def half(self, pi):
+    def half(self, pi: Array) -> Array:
         """``S′ π``: the smoothing at bandwidth ``h/√2`` (``(S∘S) π = (Z′/Z²) S′π``)."""
         return pi if self.grid is None else self._s_half(pi)
 
 
-def second_order_terms(p, q, pi_p, pi_q, n_p, n_q, lam, floor, beta, first_var, ops: Smoothing):
+def second_order_terms(
+    p: Array,
+    q: Array,
+    pi_p: Array,
+    pi_q: Array,
+    n_p: Scalar,
+    n_q: Scalar,
+    lam: Scalar,
+    floor: Scalar,
+    beta: Scalar,
+    first_var: Array,
+    ops: Smoothing,
+) -> tuple[Array, Array]:
     """Bias (S1) and second-order variance (S2) of ``D_λ(p̂, q̂_τ)``.
 
     Args:
@@ -146,7 +171,9 @@ def second_order_terms(p, q, pi_p, pi_q, n_p, n_q, lam, floor, beta, first_var, 
     cell = ops.cell
     half_p, half_q = ops.half(pi_p), ops.half(pi_q)  # free of λ: a vmap over λ computes them once
 
-    def trace_d(a, f, half, n):  # tr(diag(a) Σ) = (1/n)[Σ a (S∘S)π / Δ² − Σ a f²]
+    def trace_d(
+        a: Array, f: Array, half: Array, n: Scalar
+    ) -> Array:  # tr(diag(a) Σ) = (1/n)[Σ a (S∘S)π / Δ² − Σ a f²]
         return (ops.square_const * jnp.sum(a * half) / cell**2 - jnp.sum(a * f * f)) / n
 
     tr_d = trace_d(d_pp, p, half_p, n_p) + trace_d(d_qq, q, half_q, n_q)
@@ -161,7 +188,19 @@ def second_order_terms(p, q, pi_p, pi_q, n_p, n_q, lam, floor, beta, first_var, 
     )
     s_upp, s_upq, s_uqq, s_pp, s_pq_q, s_pq_p, s_qq, s_gp, s_gq = smoothed
 
-    def pair(u, s_u, a, f1, f2, pi1, pi2, s_a_f2, s_a_f1, n1, n2):
+    def pair(
+        u: Array,
+        s_u: Array,
+        a: Array,
+        f1: Array,
+        f2: Array,
+        pi1: Array,
+        pi2: Array,
+        s_a_f2: Array,
+        s_a_f1: Array,
+        n1: Scalar,
+        n2: Scalar,
+    ) -> Array:
         """``Σ_jk a_j a_k Σ1_jk Σ2_jk`` for two samples' covariances (possibly the same)."""
         bb = ops.pair_const * jnp.sum(u * s_u)  # Σ a a B1 B2, B = S diag(π) S
         x1, x2 = jnp.sum(pi1 * s_a_f2**2), jnp.sum(pi2 * s_a_f1**2)
@@ -184,7 +223,7 @@ def second_order_terms(p, q, pi_p, pi_q, n_p, n_q, lam, floor, beta, first_var, 
     return bias, 0.5 * jnp.maximum(tr_hh, 0.0)  # Eq. (S2)
 
 
-def total_variance(first_var, second_var):
+def total_variance(first_var: Array, second_var: Array) -> Array:
     """Variance of the bias-corrected plug-in from the estimated first- and second-order terms.
 
     The first-order variance is evaluated at the *estimated* gradient ``ĝ ≈ g + HZ``, so

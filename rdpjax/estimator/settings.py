@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator.grid import bucket_size
 
 __all__ = ["Defaults", "DEFAULTS", "continuous_settings", "discrete_settings", "padded_settings"]
@@ -90,7 +92,7 @@ class Defaults:
 DEFAULTS = Defaults()
 
 
-def _sort_finite(x: jnp.ndarray) -> jnp.ndarray:
+def _sort_finite(x: Array) -> Array:
     """``jnp.sort(x, axis=0)`` for float64 without NaN, by sorting the bit patterns as integers.
 
     Flipping the 63 low bits of negative floats makes their int64 patterns increase with the
@@ -101,13 +103,13 @@ def _sort_finite(x: jnp.ndarray) -> jnp.ndarray:
     bits = jax.lax.bitcast_convert_type(x, jnp.int64)
     low = jnp.int64(0x7FFFFFFFFFFFFFFF)
 
-    def flip(b):
+    def flip(b: Array) -> Array:
         return b ^ ((b >> 63) & low)
 
     return jax.lax.bitcast_convert_type(flip(jnp.sort(flip(bits), axis=0)), jnp.float64)
 
 
-def _percentiles(x: jnp.ndarray, quantiles, m=None) -> list[jnp.ndarray]:
+def _percentiles(x: Array, quantiles: Sequence[float], m: int | Array | None = None) -> list[Array]:
     """Quantiles along axis 0 of the first ``m`` rows of ``x`` (all rows when ``None``; ``m``
     may be traced, the later rows being padding) by linear interpolation: ``jnp.percentile``'s
     default method, with the same arithmetic, for finite float64 data."""
@@ -127,7 +129,7 @@ def _percentiles(x: jnp.ndarray, quantiles, m=None) -> list[jnp.ndarray]:
     return out
 
 
-def _robust_scale(sub: jnp.ndarray, m=None) -> jnp.ndarray:
+def _robust_scale(sub: Array, m: int | Array | None = None) -> Array:
     """``min(sd, IQR/1.349)`` per axis (Silverman 1986, eq. (3.30)) of the first ``m`` rows of
     ``sub`` (all when ``None``; the later rows are padding)."""
     sub = sub.astype(jnp.float64)
@@ -146,7 +148,7 @@ def _stride(n: int, max_points: int = SCALE_POINTS) -> int:
     return max(1, math.ceil(n / max_points))
 
 
-def _pooled_scale(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
+def _pooled_scale(p: Array, q: Array) -> Array:
     """Pooled robust scale per axis: the mean over both samples of :func:`_robust_scale`, on
     strided subsamples of at most :data:`SCALE_POINTS` (representative even for sorted data)."""
     return 0.5 * (
@@ -154,7 +156,15 @@ def _pooled_scale(p: jnp.ndarray, q: jnp.ndarray) -> jnp.ndarray:
     )
 
 
-def _from_scale(scale, n, d: int, bandwidth, floor, beta, defaults: Defaults):
+def _from_scale(
+    scale: Array,
+    n: int | Array,
+    d: int,
+    bandwidth: ArrayLike | None,
+    floor: ArrayLike | None,
+    beta: ArrayLike | None,
+    defaults: Defaults,
+) -> tuple[Array, Array, Array]:
     """(h, τ, β) from the pooled scale and the rate's n; ``None`` entries follow ``defaults``."""
     h_std = defaults.bandwidth_factor * n ** (-defaults.bandwidth_exponent(d))
     h = scale * h_std if bandwidth is None else jnp.broadcast_to(jnp.asarray(bandwidth), (d,))
@@ -167,7 +177,15 @@ def _from_scale(scale, n, d: int, bandwidth, floor, beta, defaults: Defaults):
     return h.astype(jnp.float64), floor, beta
 
 
-def continuous_settings(p, q, bandwidth, floor, beta, defaults: Defaults, n: int | None = None):
+def continuous_settings(
+    p: Array,
+    q: Array,
+    bandwidth: ArrayLike | None,
+    floor: ArrayLike | None,
+    beta: ArrayLike | None,
+    defaults: Defaults,
+    n: int | None = None,
+) -> tuple[Array, Array, Array]:
     """Resolve (h, τ, β) for continuous ``(n, d)`` samples. Jittable.
 
     The scale comes from ``p`` and ``q``; the rates use ``n`` (default ``min`` of their sizes;
@@ -177,7 +195,9 @@ def continuous_settings(p, q, bandwidth, floor, beta, defaults: Defaults, n: int
     return _from_scale(_pooled_scale(p, q), n, p.shape[1], bandwidth, floor, beta, defaults)
 
 
-def discrete_settings(n, floor, beta, defaults: Defaults):
+def discrete_settings(
+    n: int | Array, floor: ArrayLike | None, beta: ArrayLike | None, defaults: Defaults
+) -> tuple[Array, Array]:
     """(τ, β) for relative frequencies from ``n = min(n_p, n_q)`` (may be traced)."""
     if floor is None:
         rate = defaults.discrete_floor_factor * n ** (-defaults.discrete_floor_exponent)
@@ -199,7 +219,19 @@ def scale_subsample(x: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 @functools.partial(jax.jit, static_argnames=("defaults",))
-def padded_settings(sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, *, defaults):
+def padded_settings(
+    sub_p: Array,
+    m_p: int | Array,
+    sub_q: Array,
+    m_q: int | Array,
+    n_p: int | Array,
+    n_q: int | Array,
+    bandwidth: ArrayLike | None,
+    floor: ArrayLike | None,
+    beta: ArrayLike | None,
+    *,
+    defaults: Defaults,
+) -> tuple[Array, Array, Array]:
     """:func:`continuous_settings` of samples of sizes ``n_p, n_q`` from their subsamples
     (:func:`scale_subsample`: the first ``m`` rows of ``sub``), with every size traced: one
     compiled program serves every n whose subsamples have the same padded shape. The result

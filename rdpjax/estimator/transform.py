@@ -65,7 +65,7 @@ class QuantileMap:
       levels: list of the matching levels ``u_j`` in (0, 1).
     """
 
-    def __init__(self, knots: list[np.ndarray], levels: list[np.ndarray]):
+    def __init__(self, knots: list[np.ndarray], levels: list[np.ndarray]) -> None:
         self.knots, self.levels = knots, levels
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -109,7 +109,7 @@ def fit_quantile_map(pilot: np.ndarray) -> QuantileMap:
     return QuantileMap(knots, kept_levels)
 
 
-def quantile_transform(p: np.ndarray, q: np.ndarray):
+def quantile_transform(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, QuantileMap]:
     """Split off both pilots, fit ``T`` on them pooled, and map the remaining rows.
 
     Args:

@@ -26,16 +26,24 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
+from rdpjax._typing import Array, Scalar
 from rdpjax.estimator.divergence import _safe_log, softmax_floor
 
 __all__ = ["variance_eq18", "influence_variance", "variance_autodiff"]
 
 
-def _log_integral(log_terms, positive, log_cell):
+def _log_integral(log_terms: Array, positive: Array, log_cell: Array) -> Array:
     return logsumexp(jnp.where(positive, log_terms, -jnp.inf)) + log_cell
 
 
-def variance_eq18(p, q, lam, floor, beta, cell_volume=1.0):
+def variance_eq18(
+    p: Array,
+    q: Array,
+    lam: Scalar,
+    floor: Scalar,
+    beta: Scalar,
+    cell_volume: Scalar = 1.0,
+) -> tuple[Array, Array]:
     """Eq. (18), split into its p part and its q part, evaluated in log space.
 
     Args:
@@ -65,7 +73,12 @@ def variance_eq18(p, q, lam, floor, beta, cell_volume=1.0):
     return jnp.maximum(var_p, 0.0), jnp.maximum(var_q, 0.0)
 
 
-def influence_variance(grad, density, cell_volume, smooth_fn: Callable | None = None):
+def influence_variance(
+    grad: Array,
+    density: Array,
+    cell_volume: Scalar,
+    smooth_fn: Callable[[Array], Array] | None = None,
+) -> Array:
     """``Var_{X∼f} ψ(X)`` with ``ψ = smooth(grad) / Δ`` evaluated on the grid, weights ``f Δ``.
 
     Args:
@@ -81,8 +94,12 @@ def influence_variance(grad, density, cell_volume, smooth_fn: Callable | None = 
 
 
 def variance_autodiff(
-    functional: Callable, p, q, cell_volume=1.0, smooth_fn: Callable | None = None
-):
+    functional: Callable[[Array, Array], Array],
+    p: Array,
+    q: Array,
+    cell_volume: Scalar = 1.0,
+    smooth_fn: Callable[[Array], Array] | None = None,
+) -> tuple[Array, Array, Array]:
     """Delta-method variance of ``functional(p, q)`` by automatic differentiation (§2.4).
 
     Args:
