@@ -13,8 +13,8 @@ arXiv:1206.2459v2, Theorem 9); a good one loses little of the divergence. Famili
 * ``"quadratic"``: logistic regression on ``(x, x²)`` (coordinatewise squares): leaks in the
   scale or norm of the outputs, or in one rare coordinate, which no linear score sees.
 
-Each is a pytree (:class:`Score`) with numpy-free ``__call__`` (JAX arrays in, JAX arrays out),
-so a fitted score runs inside the streamed pipeline as well as on host arrays.
+Each is a pytree (:class:`Score`) whose ``__call__`` computes in numpy float64 on concrete arrays
+and in JAX on traced ones, so a fitted score runs on host draws and inside the streamed pipeline.
 """
 
 from __future__ import annotations
