@@ -279,9 +279,12 @@ def audit(
             probe = np.asarray(project(probe))
         dim = int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
     streamed = 2 * n * dim * _BYTES_PER_OUTPUT > memory_budget
-    if learned is not None and not streamed:
-        # Scores are skewed (a norm's, a likelihood ratio's): the quantile map suits them.
-        estimator_options.setdefault("transform", "quantile")
+    if not streamed:  # defaults of the in-memory bound, recorded in the report's settings
+        if learned is not None:
+            # Scores are skewed (a norm's, a likelihood ratio's): the quantile map suits them.
+            estimator_options.setdefault("transform", "quantile")
+        if is_mechanism and project is None and mechanism.output(x).is_discrete:
+            estimator_options.setdefault("discrete", True)  # codes of unordered outputs
     if streamed and estimator_options.get("transform") is not None:
         raise ValueError(
             f"transform={estimator_options['transform']!r} needs the draws in memory: "
@@ -338,8 +341,6 @@ def audit(
                 q = draw_outputs(mechanism, kq, x_prime, n, **draw)
             bar.set_description("bounding")
             p, q = np.asarray(p), np.asarray(q)
-            if is_mechanism and project is None and mechanism.output(x).is_discrete:
-                options.setdefault("discrete", True)  # codes of unordered outputs: frequencies
             bound = lower_bound(p, q, orders, **options)
             curves = _density_curves(p, q, orders, options, bound) if densities else None
     if streamed:

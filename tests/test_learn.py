@@ -2,6 +2,8 @@
 held-out draws, and the certified bound on fresh draws (small fixed-key versions of
 benchmarks/learned_projection.py)."""
 
+import dataclasses
+
 import jax
 import numpy as np
 import pytest
@@ -167,3 +169,13 @@ def test_the_training_part_is_capped(monkeypatch):
     mech, x, x_prime = _gaussian_pair(3)
     report = rdpjax.audit(mech, x, x_prime, 2.0, n=1000, key=jax.random.key(2), project="learn")
     assert report.to_dict()["settings"]["projection"]["n_train"] == 50 and report.n == 950
+
+
+def test_the_report_of_a_learned_projection_is_strict_json():
+    import json
+
+    rng = np.random.default_rng(9)
+    learned = learn_projection(rng.standard_normal((200, 2)) + 1.0, rng.standard_normal((200, 2)))
+    learned = dataclasses.replace(learned, criteria={**learned.criteria, "fisher": -np.inf})
+    text = json.dumps(learned.to_dict(), allow_nan=False)  # −inf would be invalid JSON
+    assert json.loads(text)["criteria"]["fisher"] is None

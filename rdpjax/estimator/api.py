@@ -184,7 +184,8 @@ def _plan(
         discrete = _discrete.looks_discrete(p, q)
         if not discrete and p.dtype.kind in "iu" and p.ndim == 1:
             warnings.warn(
-                "integer outputs with more than 64 distinct values are treated as ordinal "
+                f"integer outputs with more than {_discrete.MAX_CATEGORIES} distinct values "
+                "are treated as ordinal "
                 "(noisy counts: smoothed along their order by the KDE); pass discrete=True "
                 "(--discrete) if they are codes of unordered categories, discrete=False "
                 "(--continuous) to silence this.",

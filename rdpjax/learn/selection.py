@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 
+from rdpjax._json import json_floats
 from rdpjax._precision import float64
 from rdpjax.estimator.api import lower_bound
 from rdpjax.learn.scores import FAMILIES, Score, fit_score
@@ -53,7 +54,10 @@ class LearnedProjection:
     def to_dict(self) -> dict:
         return {
             "family": self.family,
-            "criteria": {k: float(v) for k, v in self.criteria.items()},
+            # A family that separated nothing scored −inf: None in JSON, as elsewhere.
+            "criteria": dict(
+                zip(self.criteria, json_floats(list(self.criteria.values())), strict=True)
+            ),
             "n_train": self.n_train,
         }
 
