@@ -35,16 +35,15 @@ def table_cells(summary: dict) -> str:
     )
 
 
-def write_study(out: Path, command: str, orders, alpha: float, cells: list, table: str) -> None:
-    """Write ``{"meta", "cells"}`` JSON to ``out`` and print the markdown table."""
-    meta = {
-        "command": command,
-        "orders": list(orders),
-        "alpha": alpha,
-        "jax": jax.__version__,
-        "machine": platform.platform(),
-    }
+def write_json(out: Path, meta: dict, **sections) -> None:
+    """Write ``{"meta": meta + jax version and machine, **sections}`` to ``out``; say so."""
+    meta = {**meta, "jax": jax.__version__, "machine": platform.platform()}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "cells": cells}, indent=1) + "\n")
-    print(table)
+    out.write_text(json.dumps({"meta": meta, **sections}, indent=1) + "\n")
     print(f"wrote {out}")
+
+
+def write_study(out: Path, command: str, orders, alpha: float, cells: list, table: str) -> None:
+    """Print the markdown table and write ``{"meta", "cells"}`` JSON to ``out``."""
+    print(table)
+    write_json(out, {"command": command, "orders": list(orders), "alpha": alpha}, cells=cells)

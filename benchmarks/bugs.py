@@ -24,13 +24,12 @@ public libraries and audit papers (issue 24):
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _summary import write_json
 
 import rdpjax
 from rdpjax.claims import pure_dp, zcdp
@@ -134,12 +133,8 @@ def main(argv=None) -> int:
     meta = {
         "command": f"python benchmarks/bugs.py --sizes {' '.join(map(str, sizes))} "
         f"--seed {args.seed}",
-        "jax": jax.__version__,
-        "machine": platform.platform(),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    write_json(args.out, meta, rows=rows)
     return 0
 
 

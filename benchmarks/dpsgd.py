@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from _summary import write_json
 
 import rdpjax
 
@@ -138,13 +138,9 @@ def main(argv=None) -> int:
         "noise_multiplier": SIGMA,
         "orders": ORDERS,
         "seconds": time.perf_counter() - start,
-        "jax": jax.__version__,
         "optax": optax.__version__,
-        "machine": platform.platform(),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    write_json(args.out, meta, rows=rows)
     return 0
 
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import platform
 import time
 from pathlib import Path
 
 import jax
 import numpy as np
+from _summary import write_json
 from scipy import stats
 
 import rdpjax
@@ -168,12 +168,8 @@ def main(argv=None) -> int:
         + f"--reps {args.reps} --seed {args.seed}",
         "n_per_side_total": N,
         "train_fraction": None if args.split else rdpjax.learn.TRAIN_FRACTION,
-        "jax": jax.__version__,
-        "machine": platform.platform(),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
-    print(f"wrote {out}")
+    write_json(out, meta, rows=rows)
     return 0
 
 
