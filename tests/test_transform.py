@@ -144,3 +144,16 @@ def test_audit_passes_the_transform_and_needs_the_draws_in_memory(tmp_path, caps
         rdpjax.audit(mech, x, xp, 2.0, n=40_000, key=key, transform="quantile", memory_budget=0)
     code = main(["audit", "laplace", "--n", "2e4", "--transform", "quantile", "--quiet"])
     assert code in (0, 1) and capsys.readouterr().out.strip()
+
+
+def test_command_line_mistakes_end_in_one_line_and_exit_2(tmp_path, capsys):
+    codes = np.random.default_rng(7).integers(0, 3, 500)
+    np.save(tmp_path / "p.npy", codes)
+    np.save(tmp_path / "q.npy", codes[::-1])
+    argv = ["bound", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--transform", "quantile"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "continuous outputs" in err[0]
+    assert main(["audit", "laplace", "--n", "60", "--project", "learn", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "n ≥ 100" in err[0]
