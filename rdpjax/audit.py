@@ -55,20 +55,12 @@ def _seed_from_key(key) -> int:
     return int(np.uint64(data[-1]) | (np.uint64(data[0]) << np.uint64(32)))
 
 
-def _progress_bar(total: int, progress: bool | None, desc: str):
-    """A tqdm bar on stderr (``None``: shown only once the work has taken 2 s)."""
-    from tqdm import tqdm  # the text bar on stderr, in notebooks too (no ipywidgets needed)
+def progress_bar(total: int, progress: bool | None, desc: str):
+    """:func:`rdpjax.stream.progress.progress_bar`, imported on first use (``rdpjax.stream`` is
+    not loaded by ``import rdpjax``)."""
+    from rdpjax.stream.progress import progress_bar as bar
 
-    return tqdm(
-        total=total,
-        desc=desc,
-        unit=" outputs",
-        unit_scale=True,
-        delay=0.0 if progress else 2.0,
-        disable=progress is False,
-        leave=False,
-        dynamic_ncols=True,
-    )
+    return bar(total, progress, desc)
 
 
 def draw_outputs(
@@ -97,7 +89,7 @@ def draw_outputs(
     parts, drawn, shape = [], 0, None
     with contextlib.ExitStack() as stack:
         if bar is None:
-            bar = stack.enter_context(_progress_bar(n, progress, "drawing"))
+            bar = stack.enter_context(progress_bar(n, progress, "drawing"))
         while drawn < n:
             size = min(batch_size, n - drawn)
             out = np.asarray(sample(rng, database, size))
@@ -172,7 +164,7 @@ def _with_projection(mechanism: Mechanism, project: Callable) -> Mechanism:
 def _under_bar(n: int, progress, run):
     """``run(advance)`` under a progress bar over the 2n draws of a streamed estimator, whose
     ``progress=`` callback ``advance(done, total)`` moves the bar."""
-    with _progress_bar(2 * n, progress, "drawing and binning") as bar:
+    with progress_bar(2 * n, progress, "drawing and binning") as bar:
         return run(lambda done, total: bar.update(int(done) - bar.n))
 
 
@@ -182,7 +174,7 @@ def audit(
     x_prime,
     lam: float | Sequence[float] | None = None,
     *,
-    n: int = 10**6,
+    n: int | None = None,
     key,
     alpha: float = 0.05,
     both_directions: bool = True,
@@ -193,6 +185,11 @@ def audit(
     progress: bool | None = None,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
     densities: bool = False,
+    sequential: bool = False,
+    max_n: int | None = None,
+    schedule=None,
+    checkpoint=None,
+    resume: bool = False,
     **estimator_options,
 ) -> AuditReport:
     """Audit ``mechanism`` on the adjacent databases ``x``, ``x'`` against a privacy claim.
@@ -211,7 +208,8 @@ def audit(
       x, x_prime: the two adjacent databases.
       lam: one order λ > 1 or several; ``None`` chooses them
         (:func:`rdpjax.orders.default_orders`: 2, 5, 7 without a claim, a wide grid with one).
-      n: outputs per database (an integer ≥ 2; ``1e6`` is accepted).
+      n: outputs per database (an integer ≥ 2; ``1e6`` is accepted; default 10⁶). Not with
+        ``sequential``.
       key: a JAX PRNG key (the only source of randomness).
       alpha: family-wise error level of the reported bounds.
       both_directions: also bound ``D_λ(Q‖P)`` (ε(λ) is a supremum over *ordered* pairs).
@@ -233,9 +231,20 @@ def audit(
       densities: also keep the densities behind the bound (``AuditReport.densities``, for
         :func:`rdpjax.write_report`'s figure): one more pass over the draws; only for draws in
         memory with 1-D or discrete outputs (else ``None``).
+      sequential: draw in looks of growing size up to ``max_n`` per database and stop at the
+        first look whose bound refutes the claim (:mod:`rdpjax.sequential`): every look's
+        bounds hold together at 1 − α, so a true claim is refuted with probability ≤ α however
+        early the audit stops. The report's ``n`` is the last look's and ``looks`` lists them.
+      max_n: outputs per database at the last look (``sequential`` only).
+      schedule: ``sequential`` only: the looks and their levels
+        (:func:`rdpjax.sequential.geometric_schedule`; default from ``max_n`` and ``alpha``).
+      checkpoint: ``sequential`` only: a folder where the draws so far (binned) and the looks
+        are saved after every batch, so that an interrupted audit can be resumed.
+      resume: ``sequential`` only: continue the audit saved in ``checkpoint`` (same arguments,
+        same key); the result equals the uninterrupted audit's.
       **estimator_options: passed to :func:`rdpjax.lower_bound` (``bandwidth``, ``floor``,
         ``transform``, …), or to the streamed estimators (``transform`` needs the draws in
-        memory).
+        memory); a sequential audit takes those of :data:`rdpjax.sequential.OPTIONS`.
 
     Returns:
       An :class:`rdpjax.AuditReport`.
@@ -244,6 +253,35 @@ def audit(
       ValueError: on a bad ``n``, claim or order, or any input :func:`rdpjax.lower_bound`
         rejects.
     """
+    if sequential:
+        from rdpjax.sequential.audit import from_audit
+
+        return from_audit(
+            mechanism,
+            x,
+            x_prime,
+            lam,
+            n=n,
+            key=key,
+            alpha=alpha,
+            both_directions=both_directions,
+            project=project,
+            claim=_resolve_claim(claim, claimed_epsilon, mechanism),
+            batch_size=batch_size,
+            progress=progress,
+            max_n=max_n,
+            schedule=schedule,
+            checkpoint=checkpoint,
+            resume=resume,
+            densities=densities,
+            options=estimator_options,
+        )
+    for name_, value in (("max_n", max_n), ("schedule", schedule), ("checkpoint", checkpoint)):
+        if value is not None:
+            raise ValueError(f"{name_}= is for a sequential audit (sequential=True).")
+    if resume:
+        raise ValueError("resume=True is for a sequential audit (sequential=True).")
+    n = 10**6 if n is None else n
     if isinstance(n, bool) or not isinstance(n, int | float | np.integer | np.floating):
         raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
     if not math.isfinite(float(n)) or not float(n).is_integer() or n < 2:
@@ -325,7 +363,7 @@ def audit(
     else:
         # A JAX draw is one compiled call per side (seconds): its bar only with progress=True.
         mode = bool(progress) if is_mechanism else progress
-        with _progress_bar(2 * n, mode, "drawing") as bar:
+        with progress_bar(2 * n, mode, "drawing") as bar:
             if is_mechanism:
                 p = jax.block_until_ready(mechanism.sample(kp, x, n))
                 bar.update(n)

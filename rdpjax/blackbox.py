@@ -42,124 +42,38 @@ batch shape and dtype: twice when ``batch_size`` does not divide n.
 from __future__ import annotations
 
 import collections
-import functools
 from collections.abc import Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.estimator.api import DEFAULTS
-from rdpjax.estimator.binning import (
-    bin_accumulator,
-    bin_chunk,
-    bin_counts,
-    count_chunk,
-    scan_chunks,
-)
-from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.inputs import check_grid_size, plan_options
 from rdpjax.estimator.plan import Bound
+from rdpjax.stream.batches import (
+    batch_counts,
+    bin_batch,
+    checked_outputs,
+    empty_carry,
+    generators,
+)
 from rdpjax.stream.plan import (
     DEFAULT_PILOT,
-    Fixed,
-    Layout,
-    as_key,
     bound_from_counts,
     check_options,
     check_sizes,
     fix_settings,
 )
-from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
 
 __all__ = ["DEFAULT_BATCH", "blackbox_bound"]
 
 DEFAULT_BATCH = 10**6
 """Outputs per call of the black box (per side): 8 MB of float64 scalars."""
 
-_BIN_CHUNK = DEFAULT_STREAM_CHUNK
-"""Samples per step of the binning scan inside a batch (cache-resident temporaries)."""
-
 _IN_FLIGHT = 2
 """Batches dispatched to the binning kernel and not yet binned, at most (bounds the memory)."""
-
-
-def _generators(key) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
-    """``(g_pilot, g_p, g_q)`` from a jax key (module docstring: draws)."""
-    data = np.asarray(jax.random.key_data(as_key(key))).ravel().astype(np.uint32)
-    seeds = np.random.SeedSequence([int(v) for v in data]).spawn(3)
-    return tuple(np.random.default_rng(s) for s in seeds)
-
-
-@functools.partial(jax.jit, static_argnames=("layout",))
-def _bin_batch(acc, outside, x, low, spacing, *, layout: Layout):
-    """Add one batch (codes ``(m,)`` or samples ``(m, d)``) to the accumulator, in scan steps
-    of :data:`_BIN_CHUNK`; off-range samples are clamped into the grid interior (or onto the
-    support) and counted in ``outside``."""
-    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
-
-    def step(carry, chunk):
-        if layout.discrete:
-            return count_chunk(*carry, chunk, clamp=True)
-        return bin_chunk(*carry, chunk, grid, interior=layout.interior)
-
-    return scan_chunks(step, (acc, outside), x, _BIN_CHUNK)
-
-
-@functools.partial(jax.jit, static_argnames=("layout",))
-def _counts(acc, low, spacing, *, layout: Layout):
-    if layout.discrete:
-        return acc
-    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
-    return bin_counts(acc, grid).reshape(layout.shape)
-
-
-def _empty(fixed: Fixed):
-    if fixed.layout.discrete:
-        return jnp.zeros(fixed.layout.shape, jnp.float64), jnp.zeros((), jnp.float64)
-    return bin_accumulator(fixed.grid), jnp.zeros((), jnp.float64)
-
-
-def _outputs(sample, rng, database, m: int, project, side: str) -> np.ndarray:
-    """One call of the black box, projected and checked: ``(m,)`` or ``(m, d)`` real numbers."""
-    out = np.asarray(sample(rng, database, m))
-    if out.ndim == 0 or out.shape[0] != m:
-        raise ValueError(
-            f"sample(rng, database, {m}) on {side} returned shape {out.shape}; expected ({m},) "
-            f"or ({m}, d)."
-        )
-    if project is not None:
-        out = np.asarray(project(out))
-        if out.ndim not in (1, 2) or out.shape[0] != m:
-            raise ValueError(
-                f"project must map a batch of {m} outputs to shape ({m},) or ({m}, d); got "
-                f"{out.shape} on {side}."
-            )
-    elif out.ndim > 2:
-        raise ValueError(
-            f"sample returned outputs of shape {out.shape[1:]} on {side}; outputs must be "
-            "scalars or vectors (m,) / (m, d): pass project=, a fixed function mapping a batch "
-            "to (m,) or (m, d ≤ 3)."
-        )
-    if out.dtype.kind not in "biuf":
-        raise ValueError(
-            f"sample returned {out.dtype} outputs on {side}; real numbers or integer codes "
-            "are needed."
-        )
-    if out.dtype.kind == "b":
-        out = out.view(np.uint8)  # codes 0, 1
-    if out.dtype.kind == "f":
-        total = out.sum()  # finite iff every value is (or an overflow, checked below)
-        if not np.isfinite(total):
-            bad = int(np.count_nonzero(~np.isfinite(out)))
-            if bad:
-                raise ValueError(
-                    f"sample returned {bad} non-finite values in a batch of {m} outputs on "
-                    f"{side}; a mechanism's outputs must be finite."
-                )
-    return out
 
 
 def _kind(out: np.ndarray) -> tuple[bool, tuple[int, ...]]:
@@ -255,7 +169,7 @@ def blackbox_bound(
     n_p, n_q = check_sizes(n)
     batch_size = check_int(batch_size, "batch_size", 1)
     pilot = check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
-    g_pilot, g_p, g_q = _generators(key)
+    g_pilot, g_p, g_q = generators(key)
     with float64():
         # Cheap checks before the (possibly slow) black box is called at all.
         plan_options(
@@ -271,8 +185,8 @@ def blackbox_bound(
         )
         check_grid_size(grid_size)
         pilots = (
-            _outputs(sample, g_pilot, x, pilot, project, "x (pilot)"),
-            _outputs(sample, g_pilot, x_prime, pilot, project, "x' (pilot)"),
+            checked_outputs(sample, g_pilot, x, pilot, project, "x (pilot)"),
+            checked_outputs(sample, g_pilot, x_prime, pilot, project, "x' (pilot)"),
         )
         kinds = [_kind(a) for a in pilots]
         if kinds[0] != kinds[1]:
@@ -317,8 +231,10 @@ def blackbox_bound(
             layout="bucketed",
         )
         sides = [
-            dict(rng=g_p, database=x, n=n_p, drawn=0, name="x (P)", carry=_empty(fixed)),
-            dict(rng=g_q, database=x_prime, n=n_q, drawn=0, name="x' (Q)", carry=_empty(fixed)),
+            dict(rng=g_p, database=x, n=n_p, drawn=0, name="x (P)", carry=empty_carry(fixed)),
+            dict(
+                rng=g_q, database=x_prime, n=n_q, drawn=0, name="x' (Q)", carry=empty_carry(fixed)
+            ),
         ]
         in_flight: collections.deque = collections.deque()  # (side, carry) pairs
 
@@ -336,7 +252,7 @@ def blackbox_bound(
                 if s["drawn"] == s["n"]:
                     continue
                 m = min(batch_size, s["n"] - s["drawn"])
-                out = _outputs(sample, s["rng"], s["database"], m, project, s["name"])
+                out = checked_outputs(sample, s["rng"], s["database"], m, project, s["name"])
                 if _kind(out) != (integer, tail):
                     raise ValueError(
                         f"sample returned outputs of (integer, shape) = {_kind(out)} on "
@@ -344,7 +260,7 @@ def blackbox_bound(
                     )
                 if not is_discrete and out.ndim == 1:
                     out = out[:, None]
-                s["carry"] = _bin_batch(
+                s["carry"] = bin_batch(
                     *s["carry"], out, fixed.low, fixed.spacing, layout=fixed.layout
                 )
                 del out
@@ -360,7 +276,7 @@ def blackbox_bound(
         for s in sides:
             check_outside(s["name"], s["carry"])
         counts = [
-            np.asarray(_counts(c[0], fixed.low, fixed.spacing, layout=fixed.layout))
+            np.asarray(batch_counts(c[0], fixed.low, fixed.spacing, layout=fixed.layout))
             for c in carries
         ]
         return bound_from_counts(

@@ -8,6 +8,7 @@ log) and, when matplotlib is installed, ``bounds.png`` (bounds and claim against
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -17,10 +18,11 @@ from rdpjax._json import json_floats
 from rdpjax._pytree import pytree_dataclass
 from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
 
-__all__ = ["SCHEMA_VERSION", "AuditReport", "json_ready", "write_report"]
+__all__ = ["SCHEMA_VERSION", "AuditReport", "Look", "json_ready", "write_report"]
 
-SCHEMA_VERSION = 2
-"""Version of the JSON layout of :meth:`AuditReport.to_dict` (1: before claims existed)."""
+SCHEMA_VERSION = 3
+"""Version of the JSON layout of :meth:`AuditReport.to_dict` (1: before claims existed; 2:
+before sequential audits added ``looks``)."""
 
 
 def json_ready(value):
@@ -45,7 +47,51 @@ def _list(value):
     return json_floats(arr.ravel()) if arr.dtype.kind == "f" else arr.tolist()
 
 
-@pytree_dataclass(static=("claim", "mechanism", "n", "projected", "streamed", "settings"))
+@dataclasses.dataclass(frozen=True)
+class Look:
+    """One look of a sequential audit (:mod:`rdpjax.sequential`).
+
+    Attributes:
+      k: the look's number (1, 2, …).
+      n: certifying outputs per database in its bound.
+      drawn: outputs drawn per database so far (``n`` plus the pilot).
+      alpha: the family-wise level its bounds hold at (its share of the audit's α).
+      lam, lower, estimate: orders, simultaneous lower bounds and estimates (``None``: not finite).
+      claimed: the claim at the orders (``None`` entries: it implies nothing), or ``None``.
+      refuted: whether some order's bound exceeded the claim (the audit stopped there).
+    """
+
+    k: int
+    n: int
+    drawn: int
+    alpha: float
+    lam: tuple
+    lower: tuple
+    estimate: tuple
+    claimed: tuple | None
+    refuted: bool
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Look:
+        tup = {k: tuple(d[k]) for k in ("lam", "lower", "estimate")}
+        claimed = None if d.get("claimed") is None else tuple(d["claimed"])
+        return cls(
+            k=int(d["k"]),
+            n=int(d["n"]),
+            drawn=int(d["drawn"]),
+            alpha=float(d["alpha"]),
+            claimed=claimed,
+            refuted=bool(d["refuted"]),
+            **tup,
+        )
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self) | {
+            k: list(getattr(self, k)) for k in ("lam", "lower", "estimate")
+        }
+
+
+@pytree_dataclass(static=("claim", "mechanism", "n", "projected", "streamed", "settings", "looks"))
 class AuditReport:
     """The result of :func:`rdpjax.audit`. A pytree; ``exact`` and ``claimed`` may be ``None``.
 
@@ -69,6 +115,8 @@ class AuditReport:
       densities: the :class:`rdpjax.plots.DensityCurves` behind the bound (p̂, q̂, q̂_τ on its
         grid) when :func:`rdpjax.audit` was asked for them (``densities=True``) and could keep
         them (draws in memory, 1-D or discrete outputs); else ``None``.
+      looks: a sequential audit's :class:`Look` s, in order (the report's numbers are the last
+        one's); empty for a fixed-n audit.
     """
 
     lam: np.ndarray
@@ -86,6 +134,15 @@ class AuditReport:
     streamed: bool = False
     settings: str = "{}"
     densities: object = None
+    looks: tuple = ()
+
+    @property
+    def alpha(self) -> float:
+        """The family-wise level of everything the report says: the bound's α, or for a
+        sequential audit the α its looks share (each look holds at its own part of it)."""
+        if self.looks:
+            return float(json.loads(self.settings)["alpha"])
+        return float(self.bound.alpha)
 
     @property
     def is_refuted(self) -> bool:
@@ -110,14 +167,14 @@ class AuditReport:
             return None
         from rdpjax.claims import check_claim
 
-        return check_claim(self.claim, self.lam, self.lower, float(self.bound.alpha))
+        return check_claim(self.claim, self.lam, self.lower, self.alpha)
 
     def verdict(self) -> str:
         """One line: whether the claim is refuted, at which order and by how much."""
         check = self.check()
         if check is not None:
             return check.verdict()
-        conf = f"{1 - float(self.bound.alpha):.0%}"
+        conf = f"{1 - self.alpha:.0%}"
         return f"no claim to check; ε(λ) ≥ lower holds simultaneously at {conf}"
 
     def directions(self) -> list[str]:
@@ -144,9 +201,10 @@ class AuditReport:
             "claimed": _list(self.claimed),
             "refuted": _list(self.refuted),
             "direction": self.directions(),
-            "alpha": float(self.bound.alpha),
+            "alpha": self.alpha,
             "settings": json.loads(self.settings),
             "bound": bound,
+            "looks": [_look_json(look) for look in self.looks],
         }
 
     def _rows(self) -> list[list[str]]:
@@ -183,6 +241,8 @@ class AuditReport:
                 f"projection learned on {learned['n_train']:,} other outputs per database: "
                 f"{learned['family']}"
             )
+        if self.looks:
+            lines.append(_sequential_line(self))
         lines.append(f"{self._HEADER[0]:>8} " + " ".join(f"{h:>10}" for h in self._HEADER[1:6]))
         for row in self._rows():
             line = f"{row[0]:>8} " + " ".join(f"{v:>10}" for v in row[1:6])
@@ -192,7 +252,9 @@ class AuditReport:
 
     def to_markdown(self) -> str:
         """The report as a Markdown page: what was audited, the table, the verdict."""
-        conf = f"{1 - float(self.bound.alpha):.0%}"
+        conf = f"{1 - float(self.bound.alpha):.4g}"
+        if self.looks:
+            conf += f" (look {self.looks[-1].k}'s share of the audit's α = {self.alpha:g})"
         lines = [
             f"# Audit of {self.mechanism}",
             "",
@@ -202,6 +264,7 @@ class AuditReport:
             + (" (binned batch by batch)" if self.streamed else ""),
             f"- claim: {self.claim if self.claim is not None else 'none'}",
             *_projection_lines(self.settings),
+            *([f"- {_sequential_line(self)}"] if self.looks else []),
             f"- lower bounds hold simultaneously at {conf} over {self.bound.n_bounds} bounds "
             f"({len(np.atleast_1d(self.lam))} orders"
             + (", both directions)" if self.bound.both_directions else ")"),
@@ -212,6 +275,8 @@ class AuditReport:
         for row, direction in zip(self._rows(), self.directions(), strict=True):
             cell = direction.replace("|", "\\|")  # a bare | would split the table's cell
             lines.append("| " + " | ".join(row) + f" | {cell} |")
+        if self.looks:
+            lines += ["", "## Looks", "", *_looks_table(self.looks)]
         settings = json.loads(self.settings)
         if settings:
             lines += ["", "## Settings", ""]
@@ -222,8 +287,9 @@ class AuditReport:
 def write_report(report: AuditReport, directory, *, meta: dict | None = None) -> list[Path]:
     """Write ``report.json``, ``report.md`` and (with matplotlib) figures to ``directory``.
 
-    The figures: ``bounds.png`` (bounds, estimates and the claim against λ) and, when the report
-    has them, ``densities.png`` (p̂, q̂, the floored q̂_τ and τ behind the bound).
+    The figures: ``bounds.png`` (bounds, estimates and the claim against λ), when the report
+    has them ``densities.png`` (p̂, q̂, the floored q̂_τ and τ behind the bound), and for a
+    sequential audit ``looks.png`` (the bound and the claim at every look, against n).
 
     Args:
       report: an :class:`AuditReport`.
@@ -265,6 +331,14 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
     plt.close(ax.figure)
     paths.append(figure)
     lines = ["", "![bounds and claim against λ](bounds.png)"]
+    if report.looks:
+        from rdpjax.sequential.plot import plot_looks
+
+        figure = directory / "looks.png"
+        ax = plot_looks(report, path=figure)
+        plt.close(ax.figure)
+        paths.append(figure)
+        lines.append("![the bound and the claim at every look](looks.png)")
     if report.densities is not None:
         from rdpjax.plots import plot_density_curves
 
@@ -273,7 +347,7 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
         plt.close(ax.figure)
         paths.append(figure)
         lines.append("![the densities behind the bound](densities.png)")
-    else:
+    elif not report.looks:
         lines.append(
             "(No density figure: the draws were not kept; `rdpjax.audit(…, densities=True)` "
             "keeps them for in-memory audits of 1-D or discrete outputs.)"
@@ -281,6 +355,46 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
     with paths[1].open("a") as f:
         f.write("\n".join(lines) + "\n")
     return paths
+
+
+def _sequential_line(report: AuditReport) -> str:
+    last = report.looks[-1]
+    planned = len(json.loads(report.settings)["sequential"]["schedule"]["sizes"])
+    why = "the claim was refuted" if last.refuted else "the last look"
+    return (
+        f"sequential: stopped at look {last.k} of {planned} ({why}) after {last.drawn:,} "
+        f"outputs per database (pilot included); every look's bounds hold together at "
+        f"{1 - report.alpha:.0%} (α = {report.alpha:g} spent over the looks)"
+    )
+
+
+def _looks_table(looks) -> list[str]:
+    """Markdown rows: per look, n, level, and the order whose bound is closest to the claim."""
+    rows = [
+        "| look | n | drawn | level α_k | λ | lower | claimed | refuted |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for look in looks:
+        lower = np.array([-np.inf if v is None else v for v in look.lower])
+        if look.claimed is not None:
+            claimed = np.array([np.inf if v is None else v for v in look.claimed])
+            i = int(np.argmax(np.where(np.isfinite(claimed), lower - claimed, -np.inf)))
+            cl = f"{claimed[i]:.4g}" if np.isfinite(claimed[i]) else "none"
+        else:
+            i, cl = int(np.argmax(lower)), "—"
+        rows.append(
+            f"| {look.k} | {look.n:,} | {look.drawn:,} | {look.alpha:.3g} | {look.lam[i]:g} | "
+            f"{lower[i]:.4g} | {cl} | {'yes' if look.refuted else ''} |"
+        )
+    return rows
+
+
+def _look_json(look: Look) -> dict:
+    d = look.to_dict()
+    for k in ("lam", "lower", "estimate", "claimed"):
+        if d[k] is not None:
+            d[k] = [v if v is None else float(v) for v in d[k]]
+    return d
 
 
 def _projection_lines(settings: str) -> list[str]:

@@ -164,7 +164,12 @@ def test_report_files(tmp_path):
     names = {p.name for p in paths}
     assert {"report.json", "report.md", "bounds.png", "densities.png"} == names
     record = json.loads((tmp_path / "new" / "dir" / "report.json").read_text())
-    assert record["schema"] == 2 and record["meta"]["seed"] == 9 and "rdpjax" in record["meta"]
+    assert (
+        record["schema"] == 3
+        and record["looks"] == []
+        and record["meta"]["seed"] == 9
+        and "rdpjax" in record["meta"]
+    )
     assert record["claim"]["kind"] == "pure_dp" and record["refuted"] == [False, False]
     assert set(record["direction"]) <= {"D(P||Q)", "D(Q||P)"}
     assert record["bound"]["direction_label"] == record["direction"]

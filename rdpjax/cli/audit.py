@@ -6,11 +6,15 @@
                  [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,...]
                  [--lam λ ...] [--n N] [--alpha A] [--seed S] [--one-direction]
                  [--transform quantile] [--json | --quiet] [--plot FILE.png] [--report DIR]
+                 [--until-refuted [--max-n N] [--resume DIR]]
 
 ``FUNCTION`` is a JAX sampler ``sample(key, database, n)`` (wrapped by
 :func:`rdpjax.mechanisms.from_sampler`) or, with ``--numpy``, a black box ``sample(rng, database,
-n)`` called with a ``numpy.random.Generator``. Exit status: 0, or 1 when the claim is refuted, 2 on
-an input error or an error raised by the user's code (its traceback is printed).
+n)`` called with a ``numpy.random.Generator``. ``--until-refuted`` audits sequentially (looks of
+growing size up to ``--max-n``, stopping at the first refutation; :mod:`rdpjax.sequential`), its
+draws checkpointed in the ``--report`` folder, from which ``--resume DIR`` continues. Exit
+status: 0, or 1 when the claim is refuted, 2 on an input error or an error raised by the user's
+code (its traceback is printed), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from rdpjax.cli._files import (
     settings,
     use_agg,
 )
-from rdpjax.cli._loading import is_reference, load_function
+from rdpjax.cli._loading import UserCodeError, is_reference, load_function
 from rdpjax.cli._types import CliError, count, order
 
 __all__ = ["add_command", "run"]
@@ -97,15 +101,44 @@ def _mechanism(args, modules: dict):
 def _plot(report, path) -> None:
     import matplotlib.pyplot as plt
 
-    from rdpjax.plots import plot_bound_vs_lambda
+    if report.looks:  # a sequential audit: the bound and the claim at every look
+        from rdpjax.sequential.plot import plot_looks
 
-    ax = plot_bound_vs_lambda(report, title=f"{report.mechanism}, n = {report.n:,}")
+        ax = plot_looks(report)
+    else:
+        from rdpjax.plots import plot_bound_vs_lambda
+
+        ax = plot_bound_vs_lambda(report, title=f"{report.mechanism}, n = {report.n:,}")
     try:
         ax.figure.savefig(path, dpi=120)
     except OSError as err:
         raise CliError(f"--plot {path}: could not write it ({err})") from err
     finally:
         plt.close(ax.figure)
+
+
+def _sequential_options(args, report_dir):
+    """``audit``'s size arguments (``n=``, or ``sequential``/``max_n``/``checkpoint``/``resume``)
+    and the report folder (``--resume DIR`` writes its report to DIR)."""
+    if args.resume is not None:
+        if not args.until_refuted:
+            raise CliError("--resume continues a sequential audit: add --until-refuted")
+        resume_dir = output_dir(args.resume, "--resume")
+        if report_dir is not None and report_dir.resolve() != resume_dir.resolve():
+            raise CliError("--resume DIR writes its report to DIR; drop --report or make it DIR")
+        report_dir = resume_dir
+    if not args.until_refuted:
+        if args.max_n is not None:
+            raise CliError("--max-n is for a sequential audit: add --until-refuted (or use --n)")
+        return {"n": 10**6 if args.n is None else args.n}, report_dir
+    if args.n is not None:
+        raise CliError("--until-refuted draws up to --max-n outputs per database; drop --n")
+    return {
+        "sequential": True,
+        "max_n": 10**6 if args.max_n is None else args.max_n,
+        "checkpoint": report_dir,
+        "resume": args.resume is not None,
+    }, report_dir
 
 
 def run(args) -> int:
@@ -131,6 +164,7 @@ def run(args) -> int:
     options = {"discrete": True} if args.numpy and args.discrete else {}  # lower_bound's
     if args.transform is not None:
         options["transform"] = args.transform
+    sizes, report_dir = _sequential_options(args, report_dir)
 
     quiet = args.json or args.quiet
     try:
@@ -139,18 +173,26 @@ def run(args) -> int:
             x,
             x_prime,
             args.lam,
-            n=args.n,
+            **sizes,
             key=jax.random.key(args.seed),
             alpha=args.alpha,
             both_directions=not args.one_direction,
             project=project,
             claim=claim,
             progress=False if quiet else (True if sys.stderr.isatty() else None),
-            densities=report_dir is not None,
+            densities=report_dir is not None and not args.until_refuted,
             **options,
         )
     except ValueError as err:
         raise CliError(str(err)) from err
+    except (KeyboardInterrupt, UserCodeError):
+        if args.until_refuted and report_dir is not None:
+            print(
+                f"rdpjax audit: the outputs drawn so far are kept in {report_dir}; run the same "
+                f"command with --resume {report_dir} to continue",
+                file=sys.stderr,
+            )
+        raise
 
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
@@ -200,6 +242,8 @@ def add_command(sub):
             "--claim-epsilon 1",
             "rdpjax audit mech.py:sampler --x x.npy --x-prime x_prime.npy --claim-zcdp 0.5 "
             "--report audit/",
+            "rdpjax audit mech.py:noisy_sum --numpy --x '[1]' --x-prime '[0]' --claim-epsilon 1 "
+            "--until-refuted --max-n 1e5 --report audit/",
         ],
         notes=zoo_listing(),
     )
@@ -247,7 +291,28 @@ def add_command(sub):
         default=None,
         note="2 5 7, or with a claim the wide grid 1.5 … 30 of rdpjax.orders.CLAIM_ORDERS",
     )
-    a.add_argument("--n", type=count, default=10**6, help="outputs per database (default 1e6)")
+    a.add_argument("--n", type=count, default=None, help="outputs per database (default 1e6)")
+    seq = a.add_argument_group("sequential audit (stop as soon as the claim is refuted)")
+    seq.add_argument(
+        "--until-refuted",
+        action="store_true",
+        help="draw in looks of growing size (250, 500, 1000, … up to --max-n per database) and "
+        "stop at the first look whose bound refutes the claim; all looks together hold at 1 − "
+        "alpha. With --report DIR the draws are checkpointed in DIR",
+    )
+    seq.add_argument(
+        "--max-n",
+        type=count,
+        default=None,
+        help="outputs per database at the last look (default 1e6)",
+    )
+    seq.add_argument(
+        "--resume",
+        metavar="DIR",
+        default=None,
+        help="continue the interrupted sequential audit checkpointed in DIR (the same command, "
+        "plus --resume DIR; its report is written to DIR)",
+    )
     add_level_and_seed(a)
     a.add_argument("--one-direction", action="store_true", help="bound only D_λ(P‖Q)")
     a.add_argument(
@@ -269,7 +334,8 @@ def add_command(sub):
         "--plot",
         metavar="FILE.png",
         default=None,
-        help="write a plot of the bounds and the claim against λ (folders are created)",
+        help="write a plot of the bounds and the claim against λ (with --until-refuted: at "
+        "every look, against n; folders are created)",
     )
     a.add_argument(
         "--report",

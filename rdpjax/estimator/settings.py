@@ -22,7 +22,14 @@ import numpy as np
 from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator.grid import bucket_size
 
-__all__ = ["Defaults", "DEFAULTS", "continuous_settings", "discrete_settings", "padded_settings"]
+__all__ = [
+    "Defaults",
+    "DEFAULTS",
+    "continuous_settings",
+    "discrete_settings",
+    "padded_settings",
+    "scheduled_settings",
+]
 
 SCALE_POINTS = 2**16
 """At most this many points per sample (a strided subsample) enter the pooled scale."""
@@ -239,3 +246,28 @@ def padded_settings(
     scale = 0.5 * (_robust_scale(sub_p, m_p) + _robust_scale(sub_q, m_q))
     n = jnp.minimum(n_p, n_q).astype(jnp.float64)
     return _from_scale(scale, n, sub_p.shape[1], bandwidth, floor, beta, defaults)
+
+
+@functools.partial(jax.jit, static_argnames=("defaults",))
+def scheduled_settings(
+    p: Array,
+    q: Array,
+    sizes: Array,
+    bandwidth: ArrayLike | None,
+    floor: ArrayLike | None,
+    beta: ArrayLike | None,
+    *,
+    defaults: Defaults,
+) -> tuple[Array, Array, Array]:
+    """:func:`continuous_settings` at each planned sample size: the scale from the (pilot)
+    samples ``p``, ``q`` (``(m, d)``), the rates from each entry of ``sizes`` (``(K,)``).
+
+    Returns ``h`` ``(K, d)``, ``τ`` ``(K,)`` and ``β`` ``(K,)``: the defaults of a fixed-n bound
+    at every look of a sequential audit (:mod:`rdpjax.sequential`), fixed before its draws.
+    """
+    scale = _pooled_scale(p, q)
+
+    def at(n: Array) -> tuple[Array, Array, Array]:
+        return _from_scale(scale, n, p.shape[1], bandwidth, floor, beta, defaults)
+
+    return jax.vmap(at)(jnp.asarray(sizes, jnp.float64))

@@ -113,6 +113,22 @@ class Fixed:
     beta: jnp.ndarray
 
 
+def discrete_fixed(common: dict, size: int, floor, beta) -> Fixed:
+    """The :class:`Fixed` of relative frequencies on the codes ``[0, size)``: ``common`` are
+    :func:`rdpjax.estimator.inputs.plan_options`' keywords, ``floor`` and ``beta`` resolved."""
+    plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
+    return Fixed(
+        plan=plan,
+        layout=Layout(discrete=True, shape=(size,)),
+        grid=None,
+        low=np.zeros(1),
+        spacing=np.ones(1),
+        bandwidth=jnp.zeros(1, jnp.float64),
+        floor=jnp.asarray(floor, jnp.float64),
+        beta=jnp.asarray(beta, jnp.float64),
+    )
+
+
 def fix_settings(
     draw_pilot: Callable[[], tuple[np.ndarray, np.ndarray]],
     lam,
@@ -168,18 +184,8 @@ def fix_settings(
         else:
             size = check_int(support_size, "support_size", 1)
         floor_, beta_ = discrete_settings(min(n_p, n_q), common["floor"], common["beta"], defaults)
-        plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
         # Clamped under "raise" too (it raises on any clamped draw): one compiled stream.
-        return Fixed(
-            plan=plan,
-            layout=Layout(discrete=True, shape=(size,)),
-            grid=None,
-            low=np.zeros(1),
-            spacing=np.ones(1),
-            bandwidth=jnp.zeros(1, jnp.float64),
-            floor=jnp.asarray(floor_, jnp.float64),
-            beta=jnp.asarray(beta_, jnp.float64),
-        )
+        return discrete_fixed(common, size, floor_, beta_)
     if d > 3:
         raise ValueError(f"continuous outputs must have dimension d ≤ 3; got d = {d}.")
     bandwidth = check_bandwidth(bandwidth, d)

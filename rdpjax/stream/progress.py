@@ -138,3 +138,20 @@ def _progress_run(progress: Callable | None, sizes: tuple[int, int], chunk: int)
     run.finish()
     if run.error is not None:
         raise run.error
+
+
+def progress_bar(total: int, progress: bool | None, desc: str, unit: str = " outputs"):
+    """A tqdm bar on stderr for host-side loops (``progress=None``: shown only once the work has
+    taken 2 s; ``True``: at once; ``False``: never)."""
+    from tqdm import tqdm  # the text bar on stderr, in notebooks too (no ipywidgets needed)
+
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        unit_scale=True,
+        delay=0.0 if progress else 2.0,
+        disable=progress is False,
+        leave=False,
+        dynamic_ncols=True,
+    )

@@ -1,0 +1,40 @@
+"""Sequential audits: stop as soon as a claim is refuted, valid under optional stopping.
+
+:func:`rdpjax.audit` with ``sequential=True, max_n=N`` (``rdpjax audit … --until-refuted --max-n
+N``) draws in growing batches, bounds ε(λ) at every look of a :class:`Schedule` fixed in advance
+at a level spent from α, and stops at the first look whose bound exceeds the claim. Because the
+looks' levels sum to at most α, a true claim is refuted with probability ≤ α however many looks
+are taken (:mod:`rdpjax.sequential.schedule`); every setting of a look is fixed before the draws
+(:mod:`rdpjax.sequential.engine`); a checkpoint keeps every draw an interrupted audit made, and
+a resumed audit reports what an uninterrupted one would have (:mod:`rdpjax.sequential.state`).
+
+Modules: :mod:`~rdpjax.sequential.schedule` (looks, α-spending), :mod:`~rdpjax.sequential.sources`
+(JAX samplers and numpy black boxes, batch by batch), :mod:`~rdpjax.sequential.engine` (settings
+per look, incremental counts, the bound of a look), :mod:`~rdpjax.sequential.state`
+(checkpoints), :mod:`~rdpjax.sequential.audit` (the loop and the report).
+"""
+
+from rdpjax.sequential.audit import OPTIONS, sequential_audit
+from rdpjax.sequential.schedule import (
+    DEFAULT_FIRST,
+    DEFAULT_RATIO,
+    DEFAULT_SPENDING,
+    SPENDING,
+    Schedule,
+    geometric_schedule,
+    spend,
+)
+from rdpjax.sequential.state import CHECKPOINT
+
+__all__ = [
+    "CHECKPOINT",
+    "DEFAULT_FIRST",
+    "DEFAULT_RATIO",
+    "DEFAULT_SPENDING",
+    "OPTIONS",
+    "SPENDING",
+    "Schedule",
+    "geometric_schedule",
+    "sequential_audit",
+    "spend",
+]

@@ -1,0 +1,342 @@
+""":func:`sequential_audit`: the look loop, its checkpoints, and the report.
+
+The loop draws batches of at most ``batch_size`` outputs per side, alternating the sides, until
+both hold the next look's ``n_k``; then it bounds (:func:`rdpjax.sequential.engine.look_bound`),
+records the look, and stops when the bound exceeds the claim at some order or after the last
+look. With a ``checkpoint`` folder the state is saved after batches and at every look
+(:mod:`rdpjax.sequential.state`); an interruption (Ctrl-C, an exception in the user's sampler, a
+killed process) loses at most the batch under way (and a few seconds of cheap batches).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from rdpjax.mechanisms.base import Mechanism
+from rdpjax.orders import default_orders
+from rdpjax.report import AuditReport, Look, json_ready
+from rdpjax.sequential.engine import add_batch, empty_counts, look_bound, setup_looks
+from rdpjax.sequential.schedule import Schedule, geometric_schedule
+from rdpjax.sequential.sources import make_source
+from rdpjax.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
+from rdpjax.stream.plan import as_key
+from rdpjax.stream.progress import progress_bar
+
+__all__ = ["OPTIONS", "from_audit", "sequential_audit"]
+
+OPTIONS = ("bandwidth", "floor", "beta", "variance", "second_order", "margin", "pilot", "discrete")
+"""Estimator options a sequential audit takes (``pilot``: outputs per side of the pilot of
+continuous outputs, default :data:`rdpjax.sequential.engine.DEFAULT_PILOT`; ``margin``: widening
+of its range, in multiples of its width per side, default 0.5; the others as in
+:func:`rdpjax.lower_bound`)."""
+
+
+def _fingerprint(name, kind, x, x_prime, lam, claim, schedule, key, project, options, extra):
+    return json_ready(
+        {
+            "mechanism": name,
+            "source": kind,
+            "x": np.asarray(x).tolist(),
+            "x_prime": np.asarray(x_prime).tolist(),
+            "lam": None if lam is None else np.atleast_1d(np.asarray(lam, np.float64)).tolist(),
+            "claim": None if claim is None else claim.to_dict(),
+            "schedule": schedule.to_dict(),
+            "key": np.asarray(jax.random.key_data(as_key(key))).ravel().tolist(),
+            "project": None if project is None else getattr(project, "__name__", str(project)),
+            "options": options,
+            **extra,
+        }
+    )
+
+
+def sequential_audit(
+    mechanism,
+    x,
+    x_prime,
+    lam=None,
+    *,
+    key,
+    max_n=None,
+    schedule: Schedule | None = None,
+    alpha: float = 0.05,
+    claim=None,
+    exact: Callable | None = None,
+    name: str | None = None,
+    both_directions: bool = True,
+    project: Callable | None = None,
+    batch_size: int = 10**6,
+    progress: bool | None = None,
+    checkpoint=None,
+    resume: bool = False,
+    **options,
+) -> AuditReport:
+    """Audit ``mechanism`` in looks of growing size; stop at the first refutation of ``claim``.
+
+    Use it through :func:`rdpjax.audit` (``sequential=True, max_n=…``), which resolves the claim
+    and the exact values; the arguments are those of :func:`rdpjax.audit`, and:
+
+    Args:
+      max_n: outputs per side at the last look (with the default schedule).
+      schedule: the looks (:func:`rdpjax.sequential.geometric_schedule`); default
+        ``geometric_schedule(max_n, alpha=alpha)``. Its levels replace ``alpha``.
+      exact: ``exact(orders)``: the exact values at the orders, or ``None``.
+      checkpoint: a folder for the checkpoint (:data:`rdpjax.sequential.state.CHECKPOINT`);
+        ``None``: none is kept.
+      resume: continue from the checkpoint in ``checkpoint`` (which must exist and belong to
+        the same audit); without it an existing checkpoint is an error.
+      **options: :data:`OPTIONS`.
+
+    Returns:
+      An :class:`rdpjax.AuditReport` of the last look taken, with :attr:`~rdpjax.AuditReport.looks`.
+    """
+    if schedule is None:
+        if max_n is None:
+            raise ValueError("a sequential audit needs max_n (or a schedule).")
+        schedule = geometric_schedule(max_n, alpha=alpha)
+    elif not isinstance(schedule, Schedule):
+        raise ValueError(f"schedule must be a rdpjax.sequential.Schedule; got {schedule!r}.")
+    elif max_n is not None and int(max_n) != schedule.max_n:
+        raise ValueError(f"max_n={max_n} differs from the schedule's last look {schedule.max_n}.")
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"{', '.join(unknown)}: not an option of a sequential audit (it takes {OPTIONS})."
+        )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int ≥ 1; got {batch_size!r}.")
+    if resume and checkpoint is None:
+        raise ValueError("resume=True needs the checkpoint folder to resume from.")
+    discrete = options.pop("discrete", None)
+    source = make_source(mechanism, x, x_prime, key, project, discrete)
+    name = name or getattr(mechanism, "name", None) or getattr(mechanism, "__name__", "mechanism")
+    print_options = json_ready(dict(options, discrete=discrete))
+    fingerprint = _fingerprint(
+        name,
+        source.kind,
+        x,
+        x_prime,
+        lam,
+        claim,
+        schedule,
+        key,
+        project,
+        print_options,
+        {"both_directions": bool(both_directions), "batch_size": batch_size},
+    )
+    state = _start(source, schedule, options, fingerprint, checkpoint, resume)
+    options = dict(options, both_directions=bool(both_directions))
+
+    def orders_at(n: int) -> list[float]:
+        if lam is not None:
+            return [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
+        return [float(v) for v in default_orders(claim, n)]
+
+    bound = None
+    finished = bool(state.looks) and (
+        state.looks[-1]["refuted"] or len(state.looks) == len(schedule.sizes)
+    )
+    with progress_bar(2 * schedule.sizes[0], progress, "sequential audit") as bar:
+        bar.update(sum(state.drawn))
+        try:
+            for k, n_k in enumerate(schedule.sizes):
+                if finished or k < len(state.looks):
+                    continue
+                bar.total = 2 * n_k  # the bar runs to the next look
+                bar.set_description(f"look {k + 1}/{len(schedule.sizes)}")
+                _draw_until(source, state, n_k, batch_size, checkpoint, bar)
+                orders = orders_at(n_k)
+                bound = look_bound(
+                    state.setup,
+                    state.counts,
+                    state.outside,
+                    k,
+                    n_k,
+                    orders,
+                    schedule.alphas[k],
+                    options,
+                )
+                state.looks.append(_look(k, n_k, state.pilot, bound, claim, schedule))
+                if checkpoint is not None:
+                    save_state(state, checkpoint, force=True)
+                if state.looks[-1]["refuted"]:
+                    break
+        except BaseException:
+            if checkpoint is not None:
+                save_state(state, checkpoint, force=True)  # every complete batch is kept
+            raise
+    if bound is None:  # resumed after the last look: the totals are those of that look
+        k = len(state.looks) - 1
+        n_k = schedule.sizes[k]
+        bound = look_bound(
+            state.setup,
+            state.counts,
+            state.outside,
+            k,
+            n_k,
+            orders_at(n_k),
+            schedule.alphas[k],
+            options,
+        )
+    return _report(state, bound, schedule, claim, exact, name, project, options, checkpoint)
+
+
+def from_audit(mechanism, x, x_prime, lam, *, n, claim, project, densities, options, **kw):
+    """``rdpjax.audit(…, sequential=True)``: the checks of its other arguments, the exact values
+    of a mechanism that knows them, then :func:`sequential_audit`."""
+    from rdpjax.audit import exact_divergences
+
+    if n is not None:
+        raise ValueError(
+            "a sequential audit draws up to max_n outputs per database; pass max_n= instead of n=."
+        )
+    if isinstance(project, str):
+        raise ValueError("project='learn' is not available in a sequential audit (yet).")
+    if densities:
+        raise ValueError("densities=True needs the draws in memory; not with sequential=True.")
+    if not isinstance(mechanism, Mechanism) and not callable(mechanism):
+        raise ValueError(
+            "mechanism must be a rdpjax.mechanisms mechanism or a callable "
+            f"sample(rng, database, n); got {type(mechanism).__name__}."
+        )
+    exact = None
+    if isinstance(mechanism, Mechanism):
+        both = kw["both_directions"]
+
+        def exact(orders):
+            return exact_divergences(mechanism, x, x_prime, orders, both)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = sequential_audit(
+            mechanism, x, x_prime, lam, claim=claim, exact=exact, project=project, **kw, **options
+        )
+    for w in caught:  # re-issued at the caller of rdpjax.audit
+        warnings.warn(w.message, w.category, stacklevel=3)
+    return report
+
+
+def _start(source, schedule, options, fingerprint, checkpoint, resume) -> State:
+    if checkpoint is not None:
+        state = load_state(checkpoint, fingerprint)
+        if state is not None and not resume:
+            raise ValueError(
+                f"{Path(checkpoint) / CHECKPOINT} holds an audit's draws; continue it with "
+                "resume=True (--resume), or use another folder."
+            )
+        if state is None and resume:
+            raise ValueError(f"no checkpoint to resume in {checkpoint} ({CHECKPOINT} is missing).")
+        if state is not None:
+            source.restore(state.rng)
+            return state
+    setup, pilot = setup_looks(source, schedule, options)
+    empty = empty_counts(setup)
+    return State(
+        fingerprint=fingerprint,
+        setup=setup,
+        counts=[empty, empty.copy()],
+        outside=[0.0, 0.0],
+        drawn=[0, 0],
+        pieces=[0, 0],
+        rng=source.rng_state(),
+        pilot=pilot,
+    )
+
+
+def _draw_until(source, state: State, n_k: int, batch_size: int, checkpoint, bar) -> None:
+    """Draw and bin batches, sides alternating, until both sides hold ``n_k`` outputs."""
+    while min(state.drawn) < n_k:
+        for side in (0, 1):
+            m = min(batch_size, n_k - state.drawn[side])
+            if m <= 0:
+                continue
+            started = time.monotonic()
+            out = source.draw(side, state.pieces[side], m)
+            slow = time.monotonic() - started >= SLOW_BATCH
+            counts, off = add_batch(state.setup, state.counts[side], state.outside[side], out)
+            # The state changes only once the batch is complete (a checkpoint is consistent).
+            state.counts[side], state.outside[side] = counts, off
+            state.drawn[side] += m
+            state.pieces[side] += 1
+            state.rng = source.rng_state()
+            bar.update(m)
+            if checkpoint is not None:
+                save_state(state, checkpoint, force=slow)
+
+
+def _finite(values) -> list:
+    return [float(v) if math.isfinite(float(v)) else None for v in np.atleast_1d(values)]
+
+
+def _look(k: int, n_k: int, pilot: int, bound, claim, schedule) -> dict:
+    lower = np.asarray(bound.lower, np.float64)
+    claimed = None if claim is None else np.asarray(claim(bound.lam), np.float64)
+    refuted = bool(claimed is not None and np.any(lower > claimed))
+    return {
+        "k": k + 1,
+        "n": n_k,
+        "drawn": n_k + pilot,
+        "alpha": schedule.alphas[k],
+        "lam": _finite(bound.lam),
+        "lower": _finite(lower),
+        "estimate": _finite(bound.estimate),
+        "claimed": None if claimed is None else _finite(claimed),
+        "refuted": refuted,
+    }
+
+
+def _report(state, bound, schedule, claim, exact, name, project, options, checkpoint):
+    lam = np.asarray(bound.lam, np.float64)
+    lower = np.asarray(bound.lower, np.float64)
+    claimed = None if claim is None else np.asarray(claim(lam), np.float64)
+    refuted = np.zeros(lower.shape, bool) if claimed is None else lower > claimed
+    off = [int(v) for v in state.outside]
+    if any(off):
+        warnings.warn(
+            f"{off} draws (P, Q) fell outside the pilot's grid range and were clamped onto its "
+            "edge (the bounds stay valid, possibly looser).",
+            stacklevel=3,
+        )
+    last = state.looks[-1]
+    settings = {
+        "lam": [float(v) for v in lam],
+        "lam_chosen_by": "rdpjax.orders.default_orders at each look"
+        if state.fingerprint["lam"] is None
+        else "user",
+        "alpha": schedule.alpha,
+        "both_directions": options["both_directions"],
+        "sequential": {
+            "schedule": schedule.to_dict(),
+            "looks_taken": len(state.looks),
+            "stopped": "refuted" if last["refuted"] else "max_n",
+            "pilot": state.pilot,
+            "drawn_per_database": last["drawn"],
+            "checkpoint": None if checkpoint is None else str(Path(checkpoint) / CHECKPOINT),
+        },
+        "batch_size": state.fingerprint["batch_size"],
+        "estimator_options": state.fingerprint["options"],
+    }
+    return AuditReport(
+        lam=lam,
+        estimate=np.asarray(bound.estimate),
+        lower=lower,
+        std_error=np.asarray(bound.std_error),
+        exact=None if exact is None else exact(list(lam)),
+        claimed=claimed,
+        refuted=refuted,
+        bound=bound,
+        claim=claim,
+        mechanism=name,
+        n=int(last["n"]),
+        projected=project is not None,
+        streamed=True,
+        settings=json.dumps(settings),
+        looks=tuple(Look.from_dict(d) for d in state.looks),
+    )

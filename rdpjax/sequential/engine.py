@@ -1,0 +1,260 @@
+"""The sequential audit: draw in growing batches, bound at every look, stop at the first refutation.
+
+**Looks and levels** (:mod:`rdpjax.sequential.schedule`): look ``k`` bounds ε(λ) from the first
+``n_k`` certifying outputs per side at family-wise level ``α_k``; ``Σ α_k ≤ α``, so a true claim is
+refuted at some look with probability ≤ α however the audit stops.
+
+**Settings fixed in advance.** Every setting of look ``k`` is a function of an independent pilot
+and of ``n_k`` alone, both fixed before the certifying draws: the bandwidth, floor and β are the
+defaults of a fixed-n bound at ``n_k`` (:class:`rdpjax.Defaults`) with the pilot's pooled robust
+scale (:func:`rdpjax.estimator.settings.scheduled_settings`); the orders are
+:func:`rdpjax.orders.default_orders` at ``n_k`` unless given; the grid is fixed once, from the
+pilot's range widened by ``margin`` widths, fine enough for the last look's bandwidth and with a
+margin wide enough for the first's. Look ``k``'s bound is therefore exactly a fixed-n bound (as
+:func:`rdpjax.blackbox.blackbox_bound` computes it) on ``n_k`` outputs with data-independent
+settings, valid at its level; the union over looks does the rest. Discrete outputs (integer
+codes) need no pilot: the frequencies live on the codes seen (empty cells add nothing to the
+estimate or its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``.
+
+**Incremental counts.** Each batch is binned once onto the fixed grid (linear binning, the same
+kernel as :mod:`rdpjax.blackbox`) or counted (codes), and added to float64 totals: no draw is
+redrawn or rebinned; a look costs one bound on the grid, independent of n.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rdpjax._precision import float64
+from rdpjax._validation import check_int
+from rdpjax.estimator.api import DEFAULTS
+from rdpjax.estimator.grid import (
+    CELLS_PER_BANDWIDTH,
+    KERNEL_RADIUS,
+    MAX_GRID_SIZE,
+    bucket_size,
+    grid_from_range,
+)
+from rdpjax.estimator.inputs import check_bandwidth, plan_options
+from rdpjax.estimator.plan import Bound, BoundPlan
+from rdpjax.estimator.settings import discrete_settings, scheduled_settings
+from rdpjax.sequential.schedule import Schedule
+from rdpjax.stream.batches import batch_counts, bin_batch
+from rdpjax.stream.plan import Fixed, Layout, bound_from_counts, discrete_fixed
+
+__all__ = [
+    "DEFAULT_PILOT",
+    "MAX_CODES",
+    "add_batch",
+    "empty_counts",
+    "grid_layout_for_looks",
+    "look_bound",
+    "setup_looks",
+]
+
+MAX_CODES = 2**24
+"""Discrete outputs must be codes below this (larger alphabets: pass ``project``)."""
+
+DEFAULT_PILOT = 64
+"""Outputs per side of the pilot of continuous outputs (drawn once, not certified). Small,
+because draws may be expensive: it fixes only the grid's range (outputs beyond the range widened
+by half its width on each side are clamped onto its edge, which keeps the bound valid) and the
+scale behind the bandwidth and floor schedule."""
+
+_PAD_QUANTUM = 16
+
+
+def _ceil_to(value: float, quantum: int) -> int:
+    return int(-(-math.ceil(value) // quantum) * quantum)
+
+
+def grid_layout_for_looks(lo, hi, h_fine, h_wide):
+    """One grid for every look: ``(shape, pad, lo, hi)``, the interior ``[lo, hi]`` widened.
+
+    Cells of ``h_fine / 16`` (the last look's bandwidth) unless that needs more than
+    :data:`rdpjax.estimator.grid.MAX_GRID_SIZE` points; a margin of ``pad`` cells ≥ ``5 h_wide``
+    (the first look's kernel), a multiple of 16. The size is rounded up by
+    :func:`rdpjax.estimator.grid.bucket_size` and the interior widened symmetrically to fill it,
+    so that the layout depends only on the bucket of ``width / h_fine`` and on ``h_wide /
+    h_fine`` (fixed by the schedule): audits on other pilots share compiled programs.
+    """
+    d = len(lo)
+    cap = MAX_GRID_SIZE.get(d, 128)
+    shape, pad, new_lo, new_hi = [], [], [], []
+    for k in range(d):
+        width = float(hi[k] - lo[k])
+        dx = float(h_fine[k]) / CELLS_PER_BANDWIDTH
+        p = _ceil_to(KERNEL_RADIUS * float(h_wide[k]) / dx, _PAD_QUANTUM)
+        size = bucket_size(math.ceil(width / dx) + 1 + 2 * p)
+        if size > cap:  # coarser cells: the margin (in cells) still holds 5 h_wide
+            size = max(cap, 2 * p + 2)
+            dx = width / (size - 1 - 2 * p)
+        extent = (size - 1 - 2 * p) * dx  # ≥ width
+        centre = 0.5 * (float(lo[k]) + float(hi[k]))
+        shape.append(int(size))
+        pad.append(int(p))
+        new_lo.append(centre - 0.5 * extent)
+        new_hi.append(centre + 0.5 * extent)
+    return tuple(shape), tuple(pad), np.asarray(new_lo), np.asarray(new_hi)
+
+
+def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
+    """The settings of every look, fixed before the certifying draws (module docstring), as a
+    JSON-ready dict, and the pilot size per side that was drawn for them (0: discrete)."""
+    sizes = np.asarray(schedule.sizes, np.float64)
+    floor, beta = options.get("floor"), options.get("beta")
+    if source.discrete:
+        if options.get("bandwidth") is not None:
+            raise ValueError("bandwidth applies to continuous outputs only.")
+        with float64():
+            floors, betas = zip(
+                *(discrete_settings(float(n), floor, beta, DEFAULTS) for n in sizes), strict=True
+            )
+        return {
+            "kind": "discrete",
+            "floor": [float(v) for v in floors],
+            "beta": [float(v) for v in betas],
+        }, 0
+    pilot = options.get("pilot")
+    pilot = DEFAULT_PILOT if pilot is None else check_int(pilot, "pilot", 8)
+    margin = float(options.get("margin", 0.5))
+    p, q = (np.asarray(a, np.float64) for a in source.pilot(pilot))
+    p, q = p.reshape(pilot, -1), q.reshape(pilot, -1)
+    d = p.shape[1]
+    if not 1 <= d <= 3:
+        raise ValueError(
+            f"continuous outputs must have dimension 1 ≤ d ≤ 3; got d = {d}: pass project=, a "
+            "fixed function mapping a batch to (m,) or (m, d ≤ 3)."
+        )
+    bandwidth = check_bandwidth(options.get("bandwidth"), d)
+    lo, hi = np.minimum(p.min(0), q.min(0)), np.maximum(p.max(0), q.max(0))
+    if np.any(hi <= lo):
+        raise ValueError(
+            "the pilot draw has zero spread: a kernel density needs varied values (for integer "
+            "outputs, pass discrete=True)."
+        )
+    lo, hi = lo - margin * (hi - lo), hi + margin * (hi - lo)
+    with float64():
+        h, floors, betas = (
+            np.asarray(a)
+            for a in scheduled_settings(p, q, sizes, bandwidth, floor, beta, defaults=DEFAULTS)
+        )
+    shape, pad, lo, hi = grid_layout_for_looks(lo, hi, h.min(0), h.max(0))
+    with float64():
+        grid = grid_from_range(lo, hi, shape, pad)
+    setup = {
+        "kind": "continuous",
+        "dim": d,
+        "shape": list(shape),
+        "pad": list(pad),
+        "low": np.asarray(grid.low).tolist(),
+        "spacing": np.asarray(grid.spacing).tolist(),
+        "bandwidth": h.tolist(),
+        "floor": floors.tolist(),
+        "beta": betas.tolist(),
+        "range": [lo.tolist(), hi.tolist()],
+    }
+    return setup, pilot
+
+
+def _layout(setup: dict) -> Layout:
+    shape, pad = tuple(setup["shape"]), tuple(setup["pad"])
+    interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
+    return Layout(discrete=False, shape=shape, interior=interior)
+
+
+def empty_counts(setup: dict) -> np.ndarray:
+    if setup["kind"] == "discrete":
+        return np.zeros(0, np.float64)
+    return np.zeros((math.prod(setup["shape"]) + 1, 2), np.float64)  # bin_accumulator's rows
+
+
+def add_batch(setup: dict, counts: np.ndarray, outside: float, out: np.ndarray):
+    """``(counts, outside)`` after adding one checked batch ``out``."""
+    if setup["kind"] == "discrete":
+        if out.dtype.kind not in "biu":
+            raise ValueError(f"discrete outputs must be integer codes; got {out.dtype}.")
+        if out.size and (out.min() < 0 or out.max() >= MAX_CODES):
+            raise ValueError(
+                f"discrete outputs must be codes in [0, {MAX_CODES}); got values from "
+                f"{out.min()} to {out.max()} (pass project= to map them to codes)."
+            )
+        new = np.bincount(out.astype(np.int64)).astype(np.float64)
+        if new.size > counts.size:
+            counts = np.concatenate([counts, np.zeros(new.size - counts.size)])
+        counts = counts.copy()
+        counts[: new.size] += new
+        return counts, outside
+    x = np.asarray(out, np.float64).reshape(out.shape[0], -1)
+    if x.shape[1] != setup["dim"]:
+        raise ValueError(f"outputs of dimension {x.shape[1]}; the pilot's had {setup['dim']}.")
+    # NaN rows pad the batch to a bucketed length (few compiled binnings); they are neither
+    # binned nor counted (rdpjax.estimator.binning.bin_chunk with an interior).
+    x = np.concatenate([x, np.full((bucket_size(len(x)) - len(x), x.shape[1]), np.nan)])
+    with float64():
+        acc, off = bin_batch(
+            jnp.asarray(counts),
+            jnp.asarray(outside, jnp.float64),
+            x,
+            np.asarray(setup["low"]),
+            np.asarray(setup["spacing"]),
+            layout=_layout(setup),
+        )
+    return np.asarray(acc), float(off)
+
+
+def look_bound(setup: dict, counts, outside, k: int, n: int, orders, alpha: float, options):
+    """The bound of look ``k`` (``n`` outputs per side, orders, level ``alpha``) from the totals:
+    :meth:`rdpjax.BoundPlan.bound` with the look's scheduled settings."""
+    discrete = setup["kind"] == "discrete"
+    with float64():
+        common = plan_options(
+            orders,
+            alpha=alpha,
+            floor=options.get("floor"),
+            beta=options.get("beta"),
+            discrete=discrete,
+            both_directions=options["both_directions"],
+            variance=options.get("variance", "autodiff"),
+            second_order=options.get("second_order", True),
+            defaults=DEFAULTS,
+        )
+        floor = jnp.asarray(setup["floor"][k], jnp.float64)
+        beta = jnp.asarray(setup["beta"][k], jnp.float64)
+        if discrete:
+            size = bucket_size(max(counts[0].size, counts[1].size, 1))
+            padded = [np.pad(c, (0, size - c.size)) for c in counts]
+            fixed = discrete_fixed(common, size, floor, beta)
+        else:
+            layout = _layout(setup)
+            shape, pad = layout.shape, tuple(setup["pad"])
+            plan = BoundPlan(bandwidth=None, shape=shape, pad=pad, half_width=pad, **common)
+            grid = grid_from_range(*setup["range"], shape, pad)
+            low, spacing = np.asarray(setup["low"]), np.asarray(setup["spacing"])
+            grid = dataclasses.replace(grid, low=jnp.asarray(low), spacing=jnp.asarray(spacing))
+            padded = [
+                np.asarray(batch_counts(jnp.asarray(c), low, spacing, layout=layout))
+                for c in counts
+            ]
+            fixed = Fixed(
+                plan=plan,
+                layout=layout,
+                grid=grid,
+                low=low,
+                spacing=spacing,
+                bandwidth=jnp.asarray(setup["bandwidth"][k], jnp.float64),
+                floor=floor,
+                beta=beta,
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the outside mass is reported once, by the caller
+            bound: Bound = bound_from_counts(
+                fixed, tuple(padded), tuple(outside), (n, n), outside="clip", stacklevel=2
+            )
+    return jax.tree.map(np.asarray, bound)

@@ -1,0 +1,135 @@
+"""Where a sequential audit's outputs come from: a JAX sampler or a numpy black box, batch by batch.
+
+Both give, per side, batches that are a deterministic function of the key and the batch's index
+(JAX: ``mechanism.sample(fold_in(k_side, j), database, ·)``; numpy: one Generator per side,
+spawned from the key by :func:`rdpjax.stream.batches.generators`, whose state is saved with every
+checkpoint), so a resumed audit draws exactly what an uninterrupted one would have.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import numpy as np
+
+from rdpjax.estimator.grid import bucket_size
+from rdpjax.mechanisms.base import Mechanism
+from rdpjax.stream.batches import check_batch, checked_outputs, generators
+from rdpjax.stream.plan import as_key
+
+__all__ = ["JaxSource", "NumpySource", "make_source"]
+
+_SIDES = ("x (P)", "x' (Q)")
+
+
+@functools.partial(jax.jit, static_argnums=3)
+def _sample(mechanism: Mechanism, key, database, m: int):
+    # The mechanism is a pytree argument: one compiled draw per (kind of mechanism, size).
+    return mechanism.sample(key, database, m)
+
+
+class JaxSource:
+    """Batches of a :class:`rdpjax.mechanisms.Mechanism`: batch ``j`` of side ``s`` is the first
+    ``m`` of ``bucket_size(m)`` draws from ``fold_in(k_s, j)`` (few compiled draw sizes), with
+    ``k_pilot, k_p, k_q = split(key, 3)``; discrete zoo outputs are encoded as codes."""
+
+    kind = "jax"
+
+    def __init__(self, mechanism: Mechanism, x, x_prime, key, project: Callable | None):
+        self.mechanism, self.databases, self.project = mechanism, (x, x_prime), project
+        self.k_pilot, *self.keys = jax.random.split(as_key(key), 3)
+        spec = mechanism.output(x)
+        self.discrete = bool(spec.is_discrete) and project is None
+        self._encoders = (spec.encode, mechanism.output(x_prime).encode) if self.discrete else None
+        shape = jax.eval_shape(lambda db: mechanism.sample(jax.random.key(0), db, 2), x).shape
+        self.dim = 1 if len(shape) == 1 else int(np.prod(shape[1:]))
+
+    def _finish(self, out, side: int, m: int, name: str) -> np.ndarray:
+        if self._encoders is not None:
+            out = self._encoders[side](out)
+        out = np.asarray(out)
+        if self.project is not None:
+            out = np.asarray(self.project(out))
+        return check_batch(out, m, None, name)
+
+    def pilot(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(
+            self._finish(
+                _sample(self.mechanism, jax.random.fold_in(self.k_pilot, s), self.databases[s], m),
+                s,
+                m,
+                f"{_SIDES[s]} (pilot)",
+            )
+            for s in (0, 1)
+        )
+
+    def draw(self, side: int, piece: int, m: int) -> np.ndarray:
+        key = jax.random.fold_in(self.keys[side], piece)
+        out = _sample(self.mechanism, key, self.databases[side], bucket_size(m))[:m]
+        return self._finish(out, side, m, _SIDES[side])
+
+    def rng_state(self) -> None:
+        return None
+
+    def restore(self, state) -> None:
+        pass
+
+
+class NumpySource:
+    """Batches of a black box ``sample(rng, database, m)``: side ``s`` calls it with its own
+    ``numpy.random.Generator`` (``generators(key)``: pilot, P, Q), batch after batch."""
+
+    kind = "numpy"
+
+    def __init__(self, sample: Callable, x, x_prime, key, project: Callable | None, discrete):
+        self.sample, self.databases, self.project = sample, (x, x_prime), project
+        self.g_pilot, *self.rngs = generators(key)
+        probe = checked_outputs(sample, np.random.default_rng(0), x, 2, project, "x (probe)")
+        integer = probe.dtype.kind in "biu"
+        self.discrete = integer if discrete is None else bool(discrete)
+        if self.discrete and not integer:
+            raise ValueError("discrete=True needs a sample returning integer codes.")
+        if self.discrete and probe.ndim != 1:
+            raise ValueError(
+                f"discrete outputs must be integer codes of shape (m,); got (m, "
+                f"{probe.shape[1]}): pass project=, mapping each output to one code."
+            )
+        self.dim = 1 if probe.ndim == 1 else int(probe.shape[1])
+
+    def pilot(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(
+            checked_outputs(
+                self.sample,
+                self.g_pilot,
+                self.databases[s],
+                m,
+                self.project,
+                f"{_SIDES[s]} (pilot)",
+            )
+            for s in (0, 1)
+        )
+
+    def draw(self, side: int, piece: int, m: int) -> np.ndarray:
+        del piece  # the side's Generator carries the position
+        return checked_outputs(
+            self.sample, self.rngs[side], self.databases[side], m, self.project, _SIDES[side]
+        )
+
+    def rng_state(self) -> list:
+        return [g.bit_generator.state for g in self.rngs]
+
+    def restore(self, state: list) -> None:
+        for g, s in zip(self.rngs, state, strict=True):
+            g.bit_generator.state = s
+
+
+def make_source(mechanism, x, x_prime, key, project, discrete):
+    """A :class:`JaxSource` for a :class:`~rdpjax.mechanisms.Mechanism`, else a
+    :class:`NumpySource` (``discrete`` forces the kind of a black box's outputs)."""
+    if isinstance(mechanism, Mechanism):
+        if discrete is not None:
+            raise ValueError("discrete= is for a black box's outputs; a mechanism knows its own.")
+        return JaxSource(mechanism, x, x_prime, key, project)
+    return NumpySource(mechanism, x, x_prime, key, project, discrete)

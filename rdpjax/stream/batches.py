@@ -1,0 +1,132 @@
+"""Batches of outputs drawn outside JAX, checked and binned onto a grid fixed beforehand.
+
+The host-side counterpart of :mod:`rdpjax.stream.scan`: a numpy black box (or any loop that
+draws outputs batch by batch) checks each batch (:func:`checked_outputs`) and adds it to a
+float64 accumulator (:func:`bin_batch`), which :func:`batch_counts` turns into the counts the
+bound needs. Shared by :func:`rdpjax.blackbox.blackbox_bound` and the sequential audit
+(:mod:`rdpjax.sequential`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rdpjax.estimator.binning import (
+    bin_accumulator,
+    bin_chunk,
+    bin_counts,
+    count_chunk,
+    scan_chunks,
+)
+from rdpjax.estimator.grid import Grid
+from rdpjax.stream.plan import Fixed, Layout, as_key
+from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
+
+__all__ = [
+    "BIN_CHUNK",
+    "batch_counts",
+    "bin_batch",
+    "check_batch",
+    "checked_outputs",
+    "empty_carry",
+    "generators",
+]
+
+BIN_CHUNK = DEFAULT_STREAM_CHUNK
+"""Samples per step of the binning scan inside a batch (cache-resident temporaries)."""
+
+
+@functools.partial(jax.jit, static_argnames=("layout",))
+def bin_batch(acc, outside, x, low, spacing, *, layout: Layout):
+    """Add one batch (codes ``(m,)`` or samples ``(m, d)``) to the accumulator, in scan steps
+    of :data:`BIN_CHUNK`; off-range samples are clamped into the grid interior (or onto the
+    support) and counted in ``outside``. Returns the new ``(acc, outside)``."""
+    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
+
+    def step(carry, chunk):
+        if layout.discrete:
+            return count_chunk(*carry, chunk, clamp=True)
+        return bin_chunk(*carry, chunk, grid, interior=layout.interior)
+
+    return scan_chunks(step, (acc, outside), x, BIN_CHUNK)
+
+
+@functools.partial(jax.jit, static_argnames=("layout",))
+def batch_counts(acc, low, spacing, *, layout: Layout):
+    """The counts (``layout.shape``) of an accumulator filled by :func:`bin_batch`."""
+    if layout.discrete:
+        return acc
+    grid = Grid(low=low, spacing=spacing, shape=layout.shape)
+    return bin_counts(acc, grid).reshape(layout.shape)
+
+
+def generators(key) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
+    """``(g_pilot, g_p, g_q)``: numpy Generators seeded from a jax key, through
+    ``np.random.SeedSequence`` of the key's ``uint32`` words, spawned into three children."""
+    data = np.asarray(jax.random.key_data(as_key(key))).ravel().astype(np.uint32)
+    seeds = np.random.SeedSequence([int(v) for v in data]).spawn(3)
+    return tuple(np.random.default_rng(s) for s in seeds)
+
+
+def empty_carry(fixed: Fixed):
+    """An empty ``(accumulator, outside)`` pair for :func:`bin_batch` on ``fixed``'s layout."""
+    if fixed.layout.discrete:
+        return jnp.zeros(fixed.layout.shape, jnp.float64), jnp.zeros((), jnp.float64)
+    return bin_accumulator(fixed.grid), jnp.zeros((), jnp.float64)
+
+
+def checked_outputs(
+    sample: Callable, rng, database, m: int, project: Callable | None, side: str
+) -> np.ndarray:
+    """One call ``sample(rng, database, m)`` of a black box, projected and checked: ``(m,)`` or
+    ``(m, d)`` real numbers or integer codes (bools become codes 0, 1).
+
+    Raises:
+      ValueError: on the wrong length or dimension, a non-numeric dtype, or non-finite values
+        (naming ``side``).
+    """
+    return check_batch(np.asarray(sample(rng, database, m)), m, project, side)
+
+
+def check_batch(out: np.ndarray, m: int, project: Callable | None, side: str) -> np.ndarray:
+    """:func:`checked_outputs` of a batch ``out`` already drawn (``m`` outputs on ``side``)."""
+    if out.ndim == 0 or out.shape[0] != m:
+        raise ValueError(
+            f"sample(rng, database, {m}) on {side} returned shape {out.shape}; expected ({m},) "
+            f"or ({m}, d)."
+        )
+    if project is not None:
+        out = np.asarray(project(out))
+        if out.ndim not in (1, 2) or out.shape[0] != m:
+            raise ValueError(
+                f"project must map a batch of {m} outputs to shape ({m},) or ({m}, d); got "
+                f"{out.shape} on {side}."
+            )
+    elif out.ndim > 2:
+        raise ValueError(
+            f"sample returned outputs of shape {out.shape[1:]} on {side}; outputs must be "
+            "scalars or vectors (m,) / (m, d): pass project=, a fixed function mapping a batch "
+            "to (m,) or (m, d ≤ 3)."
+        )
+    if out.dtype.kind not in "biuf":
+        raise ValueError(
+            f"sample returned {out.dtype} outputs on {side}; real numbers or integer codes "
+            "are needed."
+        )
+    if out.dtype.kind == "b":
+        out = out.view(np.uint8)  # codes 0, 1
+    if out.dtype.kind == "f":
+        total = out.sum()  # finite iff every value is (or an overflow, checked below)
+        if not np.isfinite(total):
+            bad = int(np.count_nonzero(~np.isfinite(out)))
+            if bad:
+                raise ValueError(
+                    f"sample returned {bad} non-finite values in a batch of {m} outputs on "
+                    f"{side}; a mechanism's outputs must be finite."
+                )
+    return out
