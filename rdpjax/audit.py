@@ -300,7 +300,9 @@ def audit(
     claim = _resolve_claim(claim, claimed_epsilon, mechanism)
     learned = None
     if isinstance(project, str):
-        learned, n = _learned_projection(project, mechanism, key, x, x_prime, n, batch_size)
+        from rdpjax.learn import train_projection
+
+        learned, n = train_projection(project, mechanism, key, x, x_prime, n, batch_size)
         project = learned
     orders = _orders(lam, claim, n)
     claimed = None if claim is None else np.asarray(claim(orders), np.float64)
@@ -380,9 +382,10 @@ def audit(
             bar.set_description("bounding")
             p, q = np.asarray(p), np.asarray(q)
             bound = lower_bound(p, q, orders, **options)
+            notes = _support_notes(p, q) if bound.discrete else ()
             curves = _density_curves(p, q, orders, options, bound) if densities else None
     if streamed:
-        curves = None
+        curves, notes = None, ()
     lower = np.asarray(bound.lower)
     refuted = np.zeros(lower.shape, bool) if claimed is None else lower > claimed
     settings = {
@@ -412,30 +415,18 @@ def audit(
         streamed=streamed,
         settings=json.dumps(settings),
         densities=curves,
+        notes=notes,
     )
 
 
-def _learned_projection(project, mechanism, key, x, x_prime, n: int, batch_size: int):
-    """``project="learn"``: draw the training part from a key of its own (independent of the
-    certifying draws), learn and freeze a score (:func:`rdpjax.learn.learn_projection`).
+def _support_notes(p, q) -> tuple[str, ...]:
+    """The report's note when discrete samples suggest disjoint supports (or ``()``)."""
+    from rdpjax.estimator.support import encode_pair, support_gap
 
-    Returns:
-      ``(projection, n_certify)``: the frozen score and the outputs per side left to certify.
-    """
-    from rdpjax.learn import TRAIN_FRACTION, TRAIN_MAX, learn_projection
-
-    if project != "learn":
-        raise ValueError(f"project must be a function or 'learn'; got {project!r}.")
-    n_train = min(TRAIN_MAX, max(20, round(TRAIN_FRACTION * n)))
-    if n - n_train < 80:
-        raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
-    kp, kq = jax.random.split(jax.random.fold_in(key, 0x1EA2))  # not a key the bound uses
-    if isinstance(mechanism, Mechanism):
-        p, q = mechanism.sample(kp, x, n_train), mechanism.sample(kq, x_prime, n_train)
-    else:
-        p = draw_outputs(mechanism, kp, x, n_train, batch_size=batch_size)
-        q = draw_outputs(mechanism, kq, x_prime, n_train, batch_size=batch_size)
-    return learn_projection(np.asarray(p), np.asarray(q)), n - n_train
+    codes_p, codes_q, support = encode_pair(p, q)
+    size = len(support)
+    note = support_gap(np.bincount(codes_p, minlength=size), np.bincount(codes_q, minlength=size))
+    return () if note is None else (note,)
 
 
 def _density_curves(p, q, orders, options, bound):

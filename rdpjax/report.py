@@ -117,6 +117,8 @@ class AuditReport:
         them (draws in memory, 1-D or discrete outputs); else ``None``.
       looks: a sequential audit's :class:`Look` s, in order (the report's numbers are the last
         one's); empty for a fixed-n audit.
+      notes: lines a reader must see beside the verdict, e.g. that the supports seem to differ
+        (:func:`rdpjax.estimator.support.support_gap`).
     """
 
     lam: np.ndarray
@@ -135,6 +137,7 @@ class AuditReport:
     settings: str = "{}"
     densities: object = None
     looks: tuple = ()
+    notes: tuple = ()
 
     @property
     def alpha(self) -> float:
@@ -205,6 +208,7 @@ class AuditReport:
             "settings": json.loads(self.settings),
             "bound": bound,
             "looks": [_look_json(look) for look in self.looks],
+            "notes": list(self.notes),
         }
 
     def _rows(self) -> list[list[str]]:
@@ -248,6 +252,7 @@ class AuditReport:
             line = f"{row[0]:>8} " + " ".join(f"{v:>10}" for v in row[1:6])
             lines.append(line + (f"  {row[6]}" if row[6] else ""))
         lines.append(self.verdict())
+        lines.extend(self.notes)
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
@@ -260,6 +265,7 @@ class AuditReport:
             "",
             f"**{self.verdict()}**",
             "",
+            *[f"> {note}\n" for note in self.notes],
             f"- outputs per database: {self.n:,}"
             + (" (binned batch by batch)" if self.streamed else ""),
             f"- claim: {self.claim if self.claim is not None else 'none'}",

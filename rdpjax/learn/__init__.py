@@ -15,7 +15,13 @@ certifying draws exist, so the bound is valid by data processing whatever was le
 """
 
 from rdpjax.learn.scores import FAMILIES, Score, fit_score
-from rdpjax.learn.selection import TRAIN_FRACTION, TRAIN_MAX, LearnedProjection, learn_projection
+from rdpjax.learn.selection import (
+    TRAIN_FRACTION,
+    TRAIN_MAX,
+    LearnedProjection,
+    learn_projection,
+    train_projection,
+)
 
 __all__ = [
     "FAMILIES",
@@ -25,4 +31,5 @@ __all__ = [
     "Score",
     "fit_score",
     "learn_projection",
+    "train_projection",
 ]

@@ -19,7 +19,13 @@ from rdpjax._precision import float64
 from rdpjax.estimator.api import lower_bound
 from rdpjax.learn.scores import FAMILIES, Score, fit_score
 
-__all__ = ["TRAIN_FRACTION", "TRAIN_MAX", "LearnedProjection", "learn_projection"]
+__all__ = [
+    "TRAIN_FRACTION",
+    "TRAIN_MAX",
+    "LearnedProjection",
+    "learn_projection",
+    "train_projection",
+]
 
 TRAIN_MAX = 10**5
 """At most this many training outputs a side (they are drawn and fitted in memory); beyond
@@ -100,3 +106,30 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
         best = max(criteria, key=criteria.get)
         score = fit_score(best, p, q)
     return LearnedProjection(score=score, family=best, criteria=criteria, n_train=len(p))
+
+
+def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: int):
+    """:func:`rdpjax.audit`'s ``project="learn"``: draw the training part of ``n`` outputs a side
+    (:data:`TRAIN_FRACTION`, at most :data:`TRAIN_MAX`) from a key folded off ``key`` (so no draw
+    is shared with the certification), learn and freeze a score (:func:`learn_projection`).
+
+    Returns:
+      ``(projection, n_certify)``: the frozen score and the outputs per side left to certify.
+    """
+    import jax
+
+    from rdpjax.audit import draw_outputs
+    from rdpjax.mechanisms.base import Mechanism
+
+    if project != "learn":
+        raise ValueError(f"project must be a function or 'learn'; got {project!r}.")
+    n_train = min(TRAIN_MAX, max(20, round(TRAIN_FRACTION * n)))
+    if n - n_train < 80:
+        raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
+    kp, kq = jax.random.split(jax.random.fold_in(key, 0x1EA2))  # not a key the bound uses
+    if isinstance(mechanism, Mechanism):
+        p, q = mechanism.sample(kp, x, n_train), mechanism.sample(kq, x_prime, n_train)
+    else:
+        p = draw_outputs(mechanism, kp, x, n_train, batch_size=batch_size)
+        q = draw_outputs(mechanism, kq, x_prime, n_train, batch_size=batch_size)
+    return learn_projection(np.asarray(p), np.asarray(q)), n - n_train

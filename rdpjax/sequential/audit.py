@@ -20,6 +20,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from rdpjax.estimator.support import support_gap
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.orders import default_orders
 from rdpjax.report import AuditReport, Look, json_ready
@@ -339,4 +340,14 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
         streamed=True,
         settings=json.dumps(settings),
         looks=tuple(Look.from_dict(d) for d in state.looks),
+        notes=_notes(state),
     )
+
+
+def _notes(state) -> tuple[str, ...]:
+    if state.setup["kind"] != "discrete":
+        return ()
+    size = max(c.size for c in state.counts)
+    p, q = (np.pad(c, (0, size - c.size)) for c in state.counts)
+    note = support_gap(p, q)
+    return () if note is None else (note,)

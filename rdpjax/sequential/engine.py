@@ -14,7 +14,9 @@ margin wide enough for the first's. Look ``k``'s bound is therefore exactly a fi
 :func:`rdpjax.blackbox.blackbox_bound` computes it) on ``n_k`` outputs with data-independent
 settings, valid at its level; the union over looks does the rest. Discrete outputs (integer
 codes) need no pilot: the frequencies live on the codes seen (empty cells add nothing to the
-estimate or its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``.
+estimate or its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``. Real outputs whose pilot
+takes few values (:func:`rdpjax.estimator.support.looks_discrete`, as :func:`rdpjax.lower_bound`
+decides) are counted the same way, on a table of the values seen.
 
 **Incremental counts.** Each batch is binned once onto the fixed grid (linear binning, the same
 kernel as :mod:`rdpjax.blackbox`) or counted (codes), and added to float64 totals: no draw is
@@ -44,6 +46,7 @@ from rdpjax.estimator.grid import (
 from rdpjax.estimator.inputs import check_bandwidth, plan_options
 from rdpjax.estimator.plan import Bound, BoundPlan
 from rdpjax.estimator.settings import discrete_settings, scheduled_settings
+from rdpjax.estimator.support import looks_discrete
 from rdpjax.sequential.schedule import Schedule
 from rdpjax.stream.batches import batch_counts, bin_batch
 from rdpjax.stream.plan import Fixed, Layout, bound_from_counts, discrete_fixed
@@ -126,6 +129,11 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
     margin = float(options.get("margin", 0.5))
     p, q = (np.asarray(a, np.float64) for a in source.pilot(pilot))
     p, q = p.reshape(pilot, -1), q.reshape(pilot, -1)
+    if p.shape[1] == 1 and getattr(source, "auto_discrete", False) and looks_discrete(p, q):
+        # A few distinct values (point masses, as rdpjax.lower_bound would see them): relative
+        # frequencies on a table of the values seen, which grows as new ones appear.
+        setup, _ = setup_looks(_AsDiscrete(), schedule, options)
+        return dict(setup, values=np.unique(np.concatenate([p, q])).tolist()), pilot
     d = p.shape[1]
     if not 1 <= d <= 3:
         raise ValueError(
@@ -163,6 +171,23 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
     return setup, pilot
 
 
+class _AsDiscrete:
+    discrete = True
+
+
+def _codes(setup: dict, out: np.ndarray) -> np.ndarray:
+    """Codes of float outputs in the growing value table ``setup["values"]`` (new values are
+    appended in the order they first appear: a fixed one-to-one relabelling)."""
+    values, inverse = np.unique(np.asarray(out, np.float64).reshape(-1), return_inverse=True)
+    table = setup["values"]
+    index = {v: i for i, v in enumerate(table)}
+    for v in values.tolist():
+        if v not in index:
+            index[v] = len(table)
+            table.append(v)
+    return np.asarray([index[v] for v in values.tolist()], np.int64)[inverse]
+
+
 def _layout(setup: dict) -> Layout:
     shape, pad = tuple(setup["shape"]), tuple(setup["pad"])
     interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
@@ -178,6 +203,8 @@ def empty_counts(setup: dict) -> np.ndarray:
 def add_batch(setup: dict, counts: np.ndarray, outside: float, out: np.ndarray):
     """``(counts, outside)`` after adding one checked batch ``out``."""
     if setup["kind"] == "discrete":
+        if "values" in setup:
+            out = _codes(setup, out)
         if out.dtype.kind not in "biu":
             raise ValueError(f"discrete outputs must be integer codes; got {out.dtype}.")
         if out.size and (out.min() < 0 or out.max() >= MAX_CODES):

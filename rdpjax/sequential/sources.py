@@ -36,6 +36,7 @@ class JaxSource:
     ``k_pilot, k_p, k_q = split(key, 3)``; discrete zoo outputs are encoded as codes."""
 
     kind = "jax"
+    auto_discrete = True  # real outputs with few values are counted (engine.setup_looks)
 
     def __init__(self, mechanism: Mechanism, x, x_prime, key, project: Callable | None):
         self.mechanism, self.databases, self.project = mechanism, (x, x_prime), project
@@ -89,6 +90,7 @@ class NumpySource:
         probe = checked_outputs(sample, np.random.default_rng(0), x, 2, project, "x (probe)")
         integer = probe.dtype.kind in "biu"
         self.discrete = integer if discrete is None else bool(discrete)
+        self.auto_discrete = discrete is None
         if self.discrete and not integer:
             raise ValueError("discrete=True needs a sample returning integer codes.")
         if self.discrete and probe.ndim != 1:
