@@ -118,7 +118,7 @@ def sequential_audit(
     discrete = options.pop("discrete", None)
     source = make_source(mechanism, x, x_prime, key, project, discrete)
     name = name or getattr(mechanism, "name", None) or getattr(mechanism, "__name__", "mechanism")
-    print_options = json_ready(dict(options, discrete=discrete))
+    recorded = json_ready(dict(options, discrete=discrete))
     fingerprint = _fingerprint(
         name,
         source.kind,
@@ -129,16 +129,23 @@ def sequential_audit(
         schedule,
         key,
         project,
-        print_options,
+        recorded,
         {"both_directions": bool(both_directions), "batch_size": batch_size},
     )
     state = _start(source, schedule, options, fingerprint, checkpoint, resume)
     options = dict(options, both_directions=bool(both_directions))
 
-    def orders_at(n: int) -> list[float]:
+    def bound_at(k: int):
+        """Look k's bound from the totals (its orders: ``lam``, or the defaults at n_k)."""
+        n_k = schedule.sizes[k]
         if lam is not None:
-            return [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
-        return [float(v) for v in default_orders(claim, n)]
+            orders = [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
+        else:
+            orders = [float(v) for v in default_orders(claim, n_k)]
+        alpha_k = schedule.alphas[k]
+        return look_bound(
+            state.setup, state.counts, state.outside, k, n_k, orders, alpha_k, options
+        )
 
     bound = None
     finished = bool(state.looks) and (
@@ -153,17 +160,7 @@ def sequential_audit(
                 bar.total = 2 * n_k  # the bar runs to the next look
                 bar.set_description(f"look {k + 1}/{len(schedule.sizes)}")
                 _draw_until(source, state, n_k, batch_size, checkpoint, bar)
-                orders = orders_at(n_k)
-                bound = look_bound(
-                    state.setup,
-                    state.counts,
-                    state.outside,
-                    k,
-                    n_k,
-                    orders,
-                    schedule.alphas[k],
-                    options,
-                )
+                bound = bound_at(k)
                 state.looks.append(_look(k, n_k, state.pilot, bound, claim, schedule))
                 if checkpoint is not None:
                     save_state(state, checkpoint, force=True)
@@ -174,18 +171,7 @@ def sequential_audit(
                 save_state(state, checkpoint, force=True)  # every complete batch is kept
             raise
     if bound is None:  # resumed after the last look: the totals are those of that look
-        k = len(state.looks) - 1
-        n_k = schedule.sizes[k]
-        bound = look_bound(
-            state.setup,
-            state.counts,
-            state.outside,
-            k,
-            n_k,
-            orders_at(n_k),
-            schedule.alphas[k],
-            options,
-        )
+        bound = bound_at(len(state.looks) - 1)
     return _report(state, bound, schedule, claim, exact, name, project, options, checkpoint)
 
 
