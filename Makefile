@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench]'
+	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench,libraries]'
 	touch $(STAMP)
 
 # Compiled XLA programs are kept in .venv/jax-cache, so a second `make demo` skips most of the

@@ -46,7 +46,16 @@ __version__ = "0.1.0"
 
 # Submodules with heavier imports, loaded on first use (PEP 562): ``rdpjax.stream`` and the rest
 # work after a plain ``import rdpjax``, which does not pay for them.
-_LAZY_SUBMODULES = ("blackbox", "plots", "reproduce", "search", "sequential", "stream", "studies")
+_LAZY_SUBMODULES = (
+    "blackbox",
+    "plots",
+    "reproduce",
+    "search",
+    "sequential",
+    "stream",
+    "studies",
+    "testing",
+)
 # Headline functions of those submodules, reachable as ``rdpjax.NAME`` the same way.
 _LAZY_NAMES = {
     "streamed_bound": "stream",
