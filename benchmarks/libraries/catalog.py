@@ -71,7 +71,7 @@ def run_case(case, seeds: int, n: int | None = None) -> dict:
     """Audit ``case`` at ``seeds`` keys; the catalog row."""
     n = case.n if n is None else n
     start = time.perf_counter()
-    lowers, refuted, lam, claimed, exact = [], 0, None, None, None
+    lowers, refuted, noted, lam, claimed, exact = [], 0, 0, None, None, None
     for seed in range(seeds):
         report = rdpjax.audit(
             case.mechanism,
@@ -86,6 +86,7 @@ def run_case(case, seeds: int, n: int | None = None) -> dict:
         )
         lowers.append(np.asarray(report.lower, np.float64))
         refuted += bool(report.is_refuted)
+        noted += any(note.startswith("supports differ") for note in report.notes)
         lam, claimed = np.asarray(report.lam), np.asarray(report.claimed)
         exact = report.exact
     if exact is None and case.exact is not None:
@@ -104,6 +105,7 @@ def run_case(case, seeds: int, n: int | None = None) -> dict:
         "n": n,
         "seeds": seeds,
         "refuted": refuted,
+        "supports_differ": noted,
         "target_met": bool(TARGET[case.kind](refuted, seeds)),
         "lam": lam.tolist(),
         "claimed": _floats(claimed),
@@ -154,6 +156,8 @@ def table(rows) -> str:
         verdict = (
             ("refuted" if r["kind"] == "bug" else "not refuted") if r["target_met"] else "MISSED"
         )
+        if r.get("supports_differ"):  # the report's note (rdpjax.estimator.support.support_gap)
+            verdict += f"; *supports differ* in {r['supports_differ']}/{r['seeds']}"
         library = r["library"] + (f" {r['version']}" if r["version"] else "")
         lines.append(
             f"| `{r['case']}` | {library} | {r['kind']} | {r['mechanism']} | {r['claim']} | "
