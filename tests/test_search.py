@@ -102,6 +102,7 @@ def test_projection_keeps_the_domain(clipped_run, discrete_run):
 def test_adjacency(clipped_run, discrete_run):
     for r in (clipped_run, discrete_run):
         assert _one_entry_differs(r.x, r.x_prime, r.index)
+        assert r.neighbours == "replace-one" and "neighbours: replace-one" in str(r)
 
 
 def test_bonferroni_level(clipped_run, discrete_run):
@@ -233,7 +234,8 @@ def test_search_command_parses_and_rejects_bad_input():
     )
     assert args.func is run_search_command
     assert (args.mechanism, args.param, args.lam) == ("gaussian", ["scale=2"], [2.0, 5.0])
-    assert (args.steps, args.restarts, args.n, args.seed, args.json) == (10, 8, 10_000, 0, False)
+    # --restarts unset: find_pair's default (8 for a JAX mechanism, 4 for a numpy black box)
+    assert (args.steps, args.restarts, args.n, args.seed, args.json) == (10, None, 10_000, 0, False)
     with pytest.raises(SystemExit):
         parser.parse_args(["search", "gaussian", "--lam", "1"])  # λ must be > 1
     for argv, match in (

@@ -35,6 +35,15 @@ bounds) each bound is computed at level α/(L·directions) (Bonferroni, docs/met
 reported bounds hold together with probability ≥ 1 − α. Choosing among restarts and variants
 needs no correction: the choice never sees the certification draws.
 
+**Numpy black boxes** ``sample(rng, database, m)`` have no gradient and no known output law: for
+them :func:`find_pair` takes the database domain explicitly (``m`` entries in ``domain = (low,
+high)``) and the neighbouring relation (``neighbours="replace-one"`` or ``"add-remove"``), runs
+``restarts`` optuna studies (TPE, seeded from the key) of ``trials`` trials each, every trial a
+pair scored by the plug-in estimate on ``search_n`` draws with common random numbers, re-scores
+the best trials and their variants on independent selection draws, and certifies the pair kept
+with :func:`rdpjax.blackbox.blackbox_bound` on fresh draws at the same simultaneous level. The
+relation is recorded in :attr:`SearchResult.neighbours`.
+
 Cost: ``steps × restarts × L`` evaluations of the objective (``× population`` for the evolutionary
 search), each O(search_n + g log g) for a grid of g points; ``4 × restarts × L²`` more for the
 selection; then one :func:`rdpjax.lower_bound` on ``n`` draws per side.
@@ -47,17 +56,22 @@ selection; then one :func:`rdpjax.lower_bound` on ``n`` draws per side.
   bandwidth and floor (the bound's rules); :func:`search_objective`;
 * :mod:`rdpjax.search.optimize`: the gradient and evolutionary searches, restarts and orders
   vmapped into one compiled function, the candidates and the selection among them;
+* :mod:`rdpjax.search.neighbours`: a black box's domain and neighbouring relation, pairs from
+  free parameters, their variants and the analogue of (21);
+* :mod:`rdpjax.search.derivative_free`: the optuna search and the selection for black boxes;
 * :mod:`rdpjax.search.certification`: :class:`SearchKeys` and :func:`certify` on fresh draws;
-* :mod:`rdpjax.search.driver`: :func:`find_pair` and :class:`SearchResult`.
+* :mod:`rdpjax.search.result`: :class:`SearchResult`;
+* :mod:`rdpjax.search.driver`: :func:`find_pair`.
 """
 
 from rdpjax.search.certification import SearchKeys, certify, search_keys
-from rdpjax.search.driver import SearchResult, find_pair
+from rdpjax.search.driver import find_pair
 from rdpjax.search.objective import search_objective
 
 # Reachable as before (``rdpjax.search.CANDIDATES``), outside ``__all__`` as before.
 from rdpjax.search.optimize import CANDIDATES as CANDIDATES
 from rdpjax.search.optimize import METHODS as METHODS
+from rdpjax.search.result import SearchResult
 from rdpjax.search.space import SearchSpace, search_space
 
 __all__ = [

@@ -11,15 +11,19 @@ with probability ≥ 1 − α.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int, check_orders
+from rdpjax.blackbox import blackbox_bound
 from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.stream.plan import DEFAULT_PILOT
 
 __all__ = ["SearchKeys", "certify", "search_keys"]
 
@@ -37,6 +41,11 @@ class SearchKeys:
         key for every candidate).
       certify: the certification draws, never used by the search: x is drawn with
         ``jax.random.split(certify)[0]`` and x' with ``[1]`` (:func:`certify`).
+
+    A numpy black box's search uses them alike: ``init`` seeds the optuna samplers (one seed
+    per restart, ``jax.random.randint(init, (R,), 0, 2**31 - 1)``); restart r scores every
+    trial on draws from ``jax.random.split(search, R)[r]``; ``select`` and ``certify`` are the
+    keys of :func:`rdpjax.blackbox.blackbox_bound` for the selection and the certification.
     """
 
     def __init__(self, key: jax.Array):
@@ -49,7 +58,7 @@ def search_keys(key: jax.Array) -> SearchKeys:
 
 
 def certify(
-    mechanism: Mechanism,
+    mechanism: Mechanism | Callable,
     x,
     x_prime,
     lam,
@@ -59,16 +68,22 @@ def certify(
     alpha: float = 0.05,
     family_size: int | None = None,
     both_directions: bool = False,
+    options: dict | None = None,
 ) -> Bound:
     """Lower bounds on ``D_λ(law A(x) ‖ law A(x'))`` from ``n`` fresh draws per side.
 
     Draws x with ``jax.random.split(key)[0]`` and x' with ``[1]``, applies the canonical encoding
-    of discrete outputs, and calls :func:`rdpjax.lower_bound`. Every bound is computed at level
-    ``alpha / family_size`` (Bonferroni), where ``family_size`` counts *all* bounds of the report
-    this call is part of (default: the ``len(lam) × directions`` bounds of this call).
+    of discrete outputs, and calls :func:`rdpjax.lower_bound`; a numpy black box is drawn and
+    bounded by :func:`rdpjax.blackbox.blackbox_bound` with ``key`` (its pilot: ``min(n, 2^16)``
+    draws per side, then the ``n`` draws). Every bound is computed at level ``alpha /
+    family_size`` (Bonferroni), where ``family_size`` counts *all* bounds of the report this call
+    is part of (default: the ``len(lam) × directions`` bounds of this call).
+
+    The bound is valid for any pair that was fixed before the draws from ``key`` existed, e.g.
+    one chosen by a search that never used ``key``.
 
     Args:
-      mechanism: the mechanism.
+      mechanism: the mechanism, or a numpy black box ``sample(rng, database, m)``.
       x, x_prime: the databases (concrete arrays).
       lam: one order or several.
       key: a PRNG key that nothing else used.
@@ -76,6 +91,8 @@ def certify(
       alpha: family-wise error level in (0, 0.5).
       family_size: number of bounds in the whole report, at least ``len(lam) × directions``.
       both_directions: also bound ``D_λ(Q‖P)`` and keep the larger bound per λ.
+      options: black box only: more keyword arguments of
+        :func:`rdpjax.blackbox.blackbox_bound` (``discrete``, ``support_size``, ``project``, …).
 
     Returns:
       The :class:`rdpjax.Bound`; its ``level`` is ``alpha / family_size``.
@@ -85,6 +102,24 @@ def certify(
     own = orders.size * (2 if both_directions else 1)
     family = own if family_size is None else family_size
     check_int(family, "family_size", own)
+    level = alpha * own / family  # each of the `own` bounds at level alpha / family
+    if not isinstance(mechanism, Mechanism):
+        if not callable(mechanism):
+            raise ValueError(f"mechanism must be a Mechanism or a callable; got {mechanism!r}")
+        return blackbox_bound(
+            mechanism,
+            key,
+            np.asarray(x),
+            np.asarray(x_prime),
+            orders,
+            n=n,
+            pilot=min(n, DEFAULT_PILOT),
+            alpha=level,
+            both_directions=both_directions,
+            **(options or {}),
+        )
+    if options:
+        raise ValueError("options= applies to numpy black boxes only")
     kp, kq = jax.random.split(key)
     with float64():
         x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)
@@ -98,7 +133,7 @@ def certify(
         p,
         q,
         orders,
-        alpha=alpha * own / family,  # each of the `own` bounds at level alpha / family
+        alpha=level,
         discrete=spec.is_discrete,
         both_directions=both_directions,
     )
