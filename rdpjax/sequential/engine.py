@@ -153,6 +153,11 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
             np.asarray(a)
             for a in scheduled_settings(p, q, sizes, bandwidth, floor, beta, defaults=DEFAULTS)
         )
+    if not np.all(np.isfinite(h) & (h > 0)):
+        raise ValueError(
+            "the pilot draw has no spread to scale a bandwidth by (its robust scale is 0); "
+            "pass bandwidth= or a larger pilot=."
+        )
     shape, pad, lo, hi = grid_layout_for_looks(lo, hi, h.min(0), h.max(0))
     with float64():
         grid = grid_from_range(lo, hi, shape, pad)
