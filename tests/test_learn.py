@@ -163,9 +163,9 @@ def test_dp_sgd_step_with_optax_is_cleared_and_a_broken_one_refuted():
 
 
 def test_the_training_part_is_capped(monkeypatch):
-    import rdpjax.learn.selection
+    import rdpjax.learn
 
-    monkeypatch.setattr(rdpjax.learn.selection, "TRAIN_MAX", 50)  # where the training reads it
+    monkeypatch.setattr(rdpjax.learn, "TRAIN_MAX", 50)
     mech, x, x_prime = _gaussian_pair(3)
     report = rdpjax.audit(mech, x, x_prime, 2.0, n=1000, key=jax.random.key(2), project="learn")
     assert report.to_dict()["settings"]["projection"]["n_train"] == 50 and report.n == 950

@@ -110,7 +110,8 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
 
 def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: int):
     """:func:`rdpjax.audit`'s ``project="learn"``: draw the training part of ``n`` outputs a side
-    (:data:`TRAIN_FRACTION`, at most :data:`TRAIN_MAX`) from a key folded off ``key`` (so no draw
+    (``rdpjax.learn.TRAIN_FRACTION``, at most ``rdpjax.learn.TRAIN_MAX``, read at each call, so
+    that setting them on the package takes effect) from a key folded off ``key`` (so no draw
     is shared with the certification), learn and freeze a score (:func:`learn_projection`).
 
     Returns:
@@ -118,12 +119,13 @@ def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: in
     """
     import jax
 
+    from rdpjax import learn  # the package's TRAIN_MAX, TRAIN_FRACTION: settable, read per call
     from rdpjax.audit import draw_outputs
     from rdpjax.mechanisms.base import Mechanism
 
     if project != "learn":
         raise ValueError(f"project must be a function or 'learn'; got {project!r}.")
-    n_train = min(TRAIN_MAX, max(20, round(TRAIN_FRACTION * n)))
+    n_train = min(learn.TRAIN_MAX, max(20, round(learn.TRAIN_FRACTION * n)))
     if n - n_train < 80:
         raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
     kp, kq = jax.random.split(jax.random.fold_in(key, 0x1EA2))  # not a key the bound uses
