@@ -129,6 +129,19 @@ def binary_renyi(p: float, q: float) -> Callable:
     return curve
 
 
+def _lattice_renyi(log_p: np.ndarray, log_q: np.ndarray, log_z: float) -> Callable:
+    """``λ ↦ (log Σ_k e^{λ log_p + (1−λ) log_q} − log_z) / (λ − 1)`` for unnormalized log-pmfs on
+    a lattice sharing the normalizer ``e^{log_z}``: D_λ(P‖Q) of the two laws."""
+
+    def curve(orders):
+        out = []
+        for lam in np.atleast_1d(np.asarray(orders, np.float64)):
+            out.append((special.logsumexp(lam * log_p + (1 - lam) * log_q) - log_z) / (lam - 1))
+        return np.array(out)
+
+    return curve
+
+
 def discrete_gaussian_renyi(shift: int, sigma: float, width: int = 60) -> Callable:
     """D_λ between discrete Gaussians N_Z(Δ, σ²), N_Z(0, σ²) (Canonne, Kamath, Steinke,
     arXiv:2004.00010): ``1/(λ−1) log Σ_k p(k)^λ q(k)^{1−λ}`` summed over |k| ≤ width·σ; the two
@@ -138,13 +151,7 @@ def discrete_gaussian_renyi(shift: int, sigma: float, width: int = 60) -> Callab
     log_p = -((k - shift) ** 2) / (2 * sigma**2)
     log_z = special.logsumexp(log_q)
 
-    def curve(orders):
-        out = []
-        for lam in np.atleast_1d(np.asarray(orders, np.float64)):
-            out.append((special.logsumexp(lam * log_p + (1 - lam) * log_q) - log_z) / (lam - 1))
-        return np.array(out)
-
-    return curve
+    return _lattice_renyi(log_p, log_q, log_z)
 
 
 def discrete_laplace_renyi(shift: int, epsilon: float, width: float = 80.0) -> Callable:
@@ -157,13 +164,7 @@ def discrete_laplace_renyi(shift: int, epsilon: float, width: float = 80.0) -> C
     log_p = -epsilon * np.abs(k - shift)
     log_z = special.logsumexp(log_q)
 
-    def curve(orders):
-        out = []
-        for lam in np.atleast_1d(np.asarray(orders, np.float64)):
-            out.append((special.logsumexp(lam * log_p + (1 - lam) * log_q) - log_z) / (lam - 1))
-        return np.array(out)
-
-    return curve
+    return _lattice_renyi(log_p, log_q, log_z)
 
 
 def _quad_renyi(log_p: Callable, log_q: Callable, lam: float, lo: float, hi: float, points):
