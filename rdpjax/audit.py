@@ -253,6 +253,14 @@ def audit(
       ValueError: on a bad ``n``, claim or order, or any input :func:`rdpjax.lower_bound`
         rejects.
     """
+    is_mechanism = isinstance(mechanism, Mechanism)
+    if not is_mechanism and not callable(mechanism):
+        raise ValueError(
+            "mechanism must be a rdpjax.mechanisms mechanism or a callable "
+            f"sample(rng, database, n); got {type(mechanism).__name__}."
+        )
+    if progress not in (None, True, False):
+        raise ValueError(f"progress must be None, True or False; got {progress!r}.")
     if sequential:
         from rdpjax.sequential.audit import from_audit
 
@@ -289,14 +297,6 @@ def audit(
     n = int(n)
     batch_size = check_int(batch_size, "batch_size", 1)
     memory_budget = check_int(memory_budget, "memory_budget", 0)
-    if progress not in (None, True, False):
-        raise ValueError(f"progress must be None, True or False; got {progress!r}.")
-    is_mechanism = isinstance(mechanism, Mechanism)
-    if not is_mechanism and not callable(mechanism):
-        raise ValueError(
-            "mechanism must be a rdpjax.mechanisms mechanism or a callable "
-            f"sample(rng, database, n); got {type(mechanism).__name__}."
-        )
     claim = _resolve_claim(claim, claimed_epsilon, mechanism)
     learned = None
     if isinstance(project, str):

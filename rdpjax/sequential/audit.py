@@ -11,7 +11,6 @@ killed process) loses at most the batch under way (and a few seconds of cheap ba
 from __future__ import annotations
 
 import json
-import math
 import time
 import warnings
 from collections.abc import Callable
@@ -20,6 +19,8 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from rdpjax._json import json_floats
+from rdpjax._validation import check_int
 from rdpjax.estimator.support import support_gap
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.orders import default_orders
@@ -111,8 +112,7 @@ def sequential_audit(
         raise ValueError(
             f"{', '.join(unknown)}: not an option of a sequential audit (it takes {OPTIONS})."
         )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int ≥ 1; got {batch_size!r}.")
+    batch_size = check_int(batch_size, "batch_size", 1)
     if resume and checkpoint is None:
         raise ValueError("resume=True needs the checkpoint folder to resume from.")
     discrete = options.pop("discrete", None)
@@ -188,11 +188,6 @@ def from_audit(mechanism, x, x_prime, lam, *, n, claim, project, densities, opti
         raise ValueError("project='learn' is not available in a sequential audit (yet).")
     if densities:
         raise ValueError("densities=True needs the draws in memory; not with sequential=True.")
-    if not isinstance(mechanism, Mechanism) and not callable(mechanism):
-        raise ValueError(
-            "mechanism must be a rdpjax.mechanisms mechanism or a callable "
-            f"sample(rng, database, n); got {type(mechanism).__name__}."
-        )
     exact = None
     if isinstance(mechanism, Mechanism):
         both = kw["both_directions"]
@@ -258,10 +253,6 @@ def _draw_until(source, state: State, n_k: int, batch_size: int, checkpoint, bar
                 save_state(state, checkpoint, force=slow)
 
 
-def _finite(values) -> list:
-    return [float(v) if math.isfinite(float(v)) else None for v in np.atleast_1d(values)]
-
-
 def _look(k: int, n_k: int, pilot: int, bound, claim, schedule) -> dict:
     lower = np.asarray(bound.lower, np.float64)
     claimed = None if claim is None else np.asarray(claim(bound.lam), np.float64)
@@ -271,10 +262,10 @@ def _look(k: int, n_k: int, pilot: int, bound, claim, schedule) -> dict:
         "n": n_k,
         "drawn": n_k + pilot,
         "alpha": schedule.alphas[k],
-        "lam": _finite(bound.lam),
-        "lower": _finite(lower),
-        "estimate": _finite(bound.estimate),
-        "claimed": None if claimed is None else _finite(claimed),
+        "lam": json_floats(bound.lam),
+        "lower": json_floats(lower),
+        "estimate": json_floats(bound.estimate),
+        "claimed": None if claimed is None else json_floats(claimed),
         "refuted": refuted,
     }
 

@@ -25,7 +25,6 @@ redrawn or rebinned; a look costs one bound on the grid, independent of n.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 
@@ -40,6 +39,7 @@ from rdpjax.estimator.grid import (
     CELLS_PER_BANDWIDTH,
     KERNEL_RADIUS,
     MAX_GRID_SIZE,
+    Grid,
     bucket_size,
     grid_from_range,
 )
@@ -113,17 +113,7 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
     sizes = np.asarray(schedule.sizes, np.float64)
     floor, beta = options.get("floor"), options.get("beta")
     if source.discrete:
-        if options.get("bandwidth") is not None:
-            raise ValueError("bandwidth applies to continuous outputs only.")
-        with float64():
-            floors, betas = zip(
-                *(discrete_settings(float(n), floor, beta, DEFAULTS) for n in sizes), strict=True
-            )
-        return {
-            "kind": "discrete",
-            "floor": [float(v) for v in floors],
-            "beta": [float(v) for v in betas],
-        }, 0
+        return _discrete_setup(sizes, options), 0
     pilot = options.get("pilot")
     pilot = DEFAULT_PILOT if pilot is None else check_int(pilot, "pilot", 8)
     margin = float(options.get("margin", 0.5))
@@ -132,8 +122,8 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
     if p.shape[1] == 1 and getattr(source, "auto_discrete", False) and looks_discrete(p, q):
         # A few distinct values (point masses, as rdpjax.lower_bound would see them): relative
         # frequencies on a table of the values seen, which grows as new ones appear.
-        setup, _ = setup_looks(_AsDiscrete(), schedule, options)
-        return dict(setup, values=np.unique(np.concatenate([p, q])).tolist()), pilot
+        values = np.unique(np.concatenate([p, q])).tolist()
+        return dict(_discrete_setup(sizes, options), values=values), pilot
     d = p.shape[1]
     if not 1 <= d <= 3:
         raise ValueError(
@@ -171,13 +161,22 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
         "bandwidth": h.tolist(),
         "floor": floors.tolist(),
         "beta": betas.tolist(),
-        "range": [lo.tolist(), hi.tolist()],
     }
     return setup, pilot
 
 
-class _AsDiscrete:
-    discrete = True
+def _discrete_setup(sizes: np.ndarray, options: dict) -> dict:
+    """The settings of every look of relative frequencies: the floor and β at each n_k."""
+    if options.get("bandwidth") is not None:
+        raise ValueError("bandwidth applies to continuous outputs only.")
+    floor, beta = options.get("floor"), options.get("beta")
+    with float64():
+        settings = [discrete_settings(float(n), floor, beta, DEFAULTS) for n in sizes]
+    return {
+        "kind": "discrete",
+        "floor": [float(f) for f, _ in settings],
+        "beta": [float(b) for _, b in settings],
+    }
 
 
 def _codes(setup: dict, out: np.ndarray) -> np.ndarray:
@@ -267,9 +266,8 @@ def look_bound(setup: dict, counts, outside, k: int, n: int, orders, alpha: floa
             layout = _layout(setup)
             shape, pad = layout.shape, tuple(setup["pad"])
             plan = BoundPlan(bandwidth=None, shape=shape, pad=pad, half_width=pad, **common)
-            grid = grid_from_range(*setup["range"], shape, pad)
             low, spacing = np.asarray(setup["low"]), np.asarray(setup["spacing"])
-            grid = dataclasses.replace(grid, low=jnp.asarray(low), spacing=jnp.asarray(spacing))
+            grid = Grid(low=jnp.asarray(low), spacing=jnp.asarray(spacing), shape=shape)
             padded = [
                 np.asarray(batch_counts(jnp.asarray(c), low, spacing, layout=layout))
                 for c in counts

@@ -44,8 +44,6 @@ class JaxSource:
         spec = mechanism.output(x)
         self.discrete = bool(spec.is_discrete) and project is None
         self._encoders = (spec.encode, mechanism.output(x_prime).encode) if self.discrete else None
-        shape = jax.eval_shape(lambda db: mechanism.sample(jax.random.key(0), db, 2), x).shape
-        self.dim = 1 if len(shape) == 1 else int(np.prod(shape[1:]))
 
     def _finish(self, out, side: int, m: int, name: str) -> np.ndarray:
         if self._encoders is not None:
@@ -98,7 +96,6 @@ class NumpySource:
                 f"discrete outputs must be integer codes of shape (m,); got (m, "
                 f"{probe.shape[1]}): pass project=, mapping each output to one code."
             )
-        self.dim = 1 if probe.ndim == 1 else int(probe.shape[1])
 
     def pilot(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         return tuple(
