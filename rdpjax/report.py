@@ -86,12 +86,15 @@ class Look:
         )
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self) | {
-            k: list(getattr(self, k)) for k in ("lam", "lower", "estimate")
-        }
+        """JSON-ready: the tuples as lists (their entries are floats or ``None`` already)."""
+        lists = {k: list(getattr(self, k)) for k in ("lam", "lower", "estimate")}
+        claimed = None if self.claimed is None else list(self.claimed)
+        return dataclasses.asdict(self) | lists | {"claimed": claimed}
 
 
-@pytree_dataclass(static=("claim", "mechanism", "n", "projected", "streamed", "settings", "looks"))
+@pytree_dataclass(
+    static=("claim", "mechanism", "n", "projected", "streamed", "settings", "looks", "notes")
+)
 class AuditReport:
     """The result of :func:`rdpjax.audit`. A pytree; ``exact`` and ``claimed`` may be ``None``.
 
@@ -207,7 +210,7 @@ class AuditReport:
             "alpha": self.alpha,
             "settings": json.loads(self.settings),
             "bound": bound,
-            "looks": [_look_json(look) for look in self.looks],
+            "looks": [look.to_dict() for look in self.looks],
             "notes": list(self.notes),
         }
 
@@ -393,14 +396,6 @@ def _looks_table(looks) -> list[str]:
             f"{lower[i]:.4g} | {cl} | {'yes' if look.refuted else ''} |"
         )
     return rows
-
-
-def _look_json(look: Look) -> dict:
-    d = look.to_dict()
-    for k in ("lam", "lower", "estimate", "claimed"):
-        if d[k] is not None:
-            d[k] = [v if v is None else float(v) for v in d[k]]
-    return d
 
 
 def _projection_lines(settings: str) -> list[str]:
