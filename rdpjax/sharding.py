@@ -30,13 +30,21 @@ program and call, before any other JAX call,
 ``jax.devices()`` then lists the devices of all processes; the mesh spans them, every process
 runs its share of the chunks, and the ``psum`` leaves the full histogram (and the same bound)
 on every process. Inputs are passed as host numpy data replicated on every process, as
-multi-controller JAX requires. Untested here (one host); the single-host multi-device path is
-tested with forced host devices (``XLA_FLAGS=--xla_force_host_platform_device_count=4``).
+multi-controller JAX requires. On CPUs the processes need cross-process collectives,
+``jax.config.update("jax_cpu_collectives_implementation", "gloo")`` (jax 0.10's default; without
+them XLA fails with "Multiprocess computations aren't implemented on the CPU backend").
+Tested on one machine (``tests/test_multihost.py``): two processes with two forced CPU devices
+each, joined by ``jax.distributed`` on 127.0.0.1 with gloo, compute a streamed bound, a
+:func:`rdpjax.stream.replicated_bounds` and a :func:`rdpjax.studies.coverage` study and a
+``linear_binning`` over the four devices, and both match one process with four forced devices
+(``XLA_FLAGS=--xla_force_host_platform_device_count=4``) to ``rtol=1e-9``. Untested across
+machines (a network between them) and on accelerators.
 
 Replications of a study (:func:`rdpjax.stream.replicated_bounds`, :func:`rdpjax.studies.coverage`)
 are independent too, but each returns its own result: :func:`map_over_devices` gives each
 device a contiguous block of them and maps the replication over its block in small vmapped
-batches (:func:`replication_batch_size`), and the results come back in order.
+batches (:func:`replication_batch_size`), and the results come back in order, gathered onto
+every device (so that every process holds them all).
 """
 
 from __future__ import annotations
@@ -209,7 +217,8 @@ def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
       batch_size: entries vmapped together on a device.
 
     Returns:
-      The results stacked along a leading axis of length R, as ``lax.map`` would return them.
+      The results stacked along a leading axis of length R, as ``lax.map`` would return them,
+      replicated on every device of ``mesh`` (one all-gather at the end).
 
     Raises:
       ValueError: if ``xs`` is empty (R = 0) or ``batch_size < 1``.
@@ -227,13 +236,16 @@ def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
         return jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]) if pad else a
 
     def local(local_xs, *local_args):
-        return lax.map(lambda x: fn(x, *local_args), local_xs, batch_size=batch_size)
+        out = lax.map(lambda x: fn(x, *local_args), local_xs, batch_size=batch_size)
+        # Gathered onto every device: across processes, a result split over the mesh would
+        # not be addressable (np.asarray fails on it); one all-gather of R results is cheap.
+        return jax.tree.map(lambda a: lax.all_gather(a, AXIS, tiled=True), out)
 
     out = jax.shard_map(
         local,
         mesh=mesh,
         in_specs=(PartitionSpec(AXIS),) + tuple(PartitionSpec() for _ in args),
-        out_specs=PartitionSpec(AXIS),
+        out_specs=PartitionSpec(),
         check_vma=False,
     )(jax.tree.map(padded, xs), *args)
     return jax.tree.map(lambda a: a[:reps], out) if pad else out
