@@ -43,6 +43,7 @@ from scipy import stats
 
 import rdpjax
 from rdpjax.databases import paper_pair
+from rdpjax.estimator import settings
 from rdpjax.estimator.api import Defaults, plan_bound
 from rdpjax.estimator.grid import LAYOUTS
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
@@ -222,8 +223,15 @@ def main(argv=None):
         default="exact",
         help="grid layout of the continuous cells (rdpjax.plan_bound's layout=)",
     )
+    ap.add_argument(
+        "--scale-points",
+        type=int,
+        default=settings.SCALE_POINTS,
+        help="points per sample in the pooled robust scale (rdpjax.estimator.settings)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
+    settings.SCALE_POINTS = args.scale_points
     defaults = dataclasses.replace(
         rdpjax.DEFAULTS,
         bandwidth_factor=args.bandwidth_factor,
@@ -232,7 +240,10 @@ def main(argv=None):
         floor_exponent=args.floor_exponent,
         discrete_floor_factor=args.discrete_floor_factor,
     )
-    print(f"# calibrate: {defaults}, R={args.reps}, alpha={args.alpha}, layout={args.layout}")
+    print(
+        f"# calibrate: {defaults}, R={args.reps}, alpha={args.alpha}, layout={args.layout}, "
+        f"scale points {args.scale_points}"
+    )
     print(
         f"{'mechanism':19} {'n':>9} {'lam':>4} {'exact':>9} {'coverage':>9} {'95% CI':>15} "
         f"{'lower/exact':>11} {'bias/se':>8} {'sd/se':>6}"
@@ -270,6 +281,7 @@ def main(argv=None):
             "defaults": dataclasses.asdict(defaults),
             "reps": args.reps,
             "layout": args.layout,
+            "scale_points": args.scale_points,
             "alpha": args.alpha,
             "seed": args.seed,
             "jax": jax.__version__,

@@ -40,6 +40,7 @@ from rdpjax.estimator.inputs import (
     as_samples,
     check_bandwidth,
     check_grid_size,
+    finite_extremes,
     plan_options,
     to_device,
 )
@@ -134,7 +135,8 @@ def plan_bound(
 class _Planned(NamedTuple):
     """What :func:`_plan` fixed: the plan, the samples on the device (padded or not), their
     real sizes and the settings ``(h, τ, β)`` resolved while planning (``None`` for discrete data,
-    whose settings :meth:`BoundPlan.bin_padded` takes from the sizes)."""
+    whose settings :meth:`BoundPlan.bin_padded` takes from the sizes) and the pooled per-axis
+    ``(min, max)`` of the continuous samples, taken on the host (``None`` for discrete data)."""
 
     plan: BoundPlan
     p: jax.Array
@@ -142,6 +144,7 @@ class _Planned(NamedTuple):
     n_p: int
     n_q: int
     settings: tuple | None
+    span: tuple[np.ndarray, np.ndarray] | None
 
 
 def _plan(
@@ -168,6 +171,7 @@ def _plan(
     (NaN rows, or the out-of-support code) for :meth:`BoundPlan.bin_padded`."""
     p = as_samples(p_samples, "p_samples")
     q = as_samples(q_samples, "q_samples")
+    extremes = [finite_extremes(x, name) for x, name in ((p, "p_samples"), (q, "q_samples"))]
     if p.ndim != q.ndim or p.shape[1:] != q.shape[1:]:
         raise ValueError(
             "p_samples and q_samples must have the same dimension; "
@@ -199,6 +203,7 @@ def _plan(
             )
         # Fitted on pilot rows set aside, applied to the rest (rdpjax.estimator.transform).
         p, q, _ = quantile_transform(p.reshape(len(p), -1), q.reshape(len(q), -1))
+        extremes = [finite_extremes(x, name) for x, name in ((p, "p_samples"), (q, "q_samples"))]
     n_p, n_q = len(p), len(q)
     rows_p, rows_q = (bucket_size(n_p), bucket_size(n_q)) if pad else (n_p, n_q)
     common = plan_options(
@@ -235,7 +240,7 @@ def _plan(
         plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
         codes_p = to_device(codes_p, np.int32, rows_p, fill=size)  # padding: not counted
         codes_q = to_device(codes_q, np.int32, rows_q, fill=size)
-        return _Planned(plan, codes_p, codes_q, n_p, n_q, None)
+        return _Planned(plan, codes_p, codes_q, n_p, n_q, None, None)
 
     p2 = p.reshape(len(p), -1)
     q2 = q.reshape(len(q), -1)
@@ -244,9 +249,6 @@ def _plan(
         raise ValueError(
             f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
         )
-    # Extremes in the input's dtype (exact), then float64 before any arithmetic: no
-    # wrap-around for small ints. to_device converts the samples themselves in its one copy.
-    extremes = [(x.min(0).astype(np.float64), x.max(0).astype(np.float64)) for x in (p2, q2)]
     for name, (x_min, x_max) in zip(("p_samples", "q_samples"), extremes, strict=True):
         spread = x_max - x_min
         if np.any(spread <= 0):
@@ -256,8 +258,11 @@ def _plan(
             )
     bandwidth = check_bandwidth(bandwidth, d)
     check_grid_size(grid_size)
-    pj = to_device(p2, np.float64, rows_p, fill=np.nan)  # padding: NaN, off every grid
-    qj = to_device(q2, np.float64, rows_q, fill=np.nan)
+    # float32 samples stay float32 on the device (half the copy and the reads; the binning
+    # converts each chunk to float64 exactly); every other dtype becomes float64.
+    dtype = np.float32 if p2.dtype == q2.dtype == np.float32 else np.float64
+    pj = to_device(p2, dtype, rows_p, fill=np.nan)  # padding: NaN, off every grid
+    qj = to_device(q2, dtype, rows_q, fill=np.nan)
     # The settings from the samples' strided subsamples, padded to bucketed lengths: one
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
@@ -269,7 +274,7 @@ def _plan(
     lo, hi = np.minimum(p_min, q_min), np.maximum(p_max, q_max)
     shape, margin, half_width = plan_layout(lo, hi, np.asarray(settings[0]), grid_size, layout)
     plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=margin, half_width=half_width, **common)
-    return _Planned(plan, pj, qj, n_p, n_q, settings)
+    return _Planned(plan, pj, qj, n_p, n_q, settings, (lo, hi))
 
 
 PROGRAM_BUDGET = 64
@@ -317,10 +322,16 @@ def _keep_program_budget(key: tuple) -> None:
 
 @jax.jit
 def bin_program(
-    plan: BoundPlan, p: Array, q: Array, n_p: Array, n_q: Array, settings: tuple | None
+    plan: BoundPlan,
+    p: Array,
+    q: Array,
+    n_p: Array,
+    n_q: Array,
+    settings: tuple | None,
+    span: tuple | None,
 ) -> Binned:
     # Sizes traced, samples padded to bucketed lengths: a new n in a seen bucket reuses it.
-    return plan.bin_padded(p, q, n_p, n_q, settings)
+    return plan.bin_padded(p, q, n_p, n_q, settings, span)
 
 
 @jax.jit
@@ -431,7 +442,7 @@ def lower_bound(
         )
         plan, p, q = planned.plan, planned.p, planned.q
         _keep_program_budget(_program_key(plan, p, q))
-        binned = bin_program(plan, p, q, planned.n_p, planned.n_q, planned.settings)
+        binned = bin_program(plan, p, q, planned.n_p, planned.n_q, planned.settings, planned.span)
         # Host numpy float64 leaves: arithmetic on the result after the float64 scope has
         # ended must not be truncated to float32 by JAX.
         bound = jax.tree.map(np.asarray, bound_program(plan, binned))

@@ -26,9 +26,9 @@ In 1-D (the common case: one real output per draw) a chunk is scattered as *one 
 the cell fraction is rounded to ``b`` bits, ``q = ⌊frac · 2^b + 1/2⌋``, and the sample adds
 ``2^s + q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq below; the
 chunk's sums are then unpacked into the float64 pairs ``(count − Σq/2^b, Σq/2^b)`` (exactly, for
-chunks of 512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits at
-2^16 samples, 27 at 2^17, 21 at 2^20, at most 30; chunks of 2^21 or more, as on GPUs, keep the
-float64 pairs).
+chunks of 512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits
+at 2^16 samples, 27 at 2^17, 25 at 2^18, 21 at 2^20, at most 30; chunks of 2^21 or more, as on
+GPUs, keep the float64 pairs).
 Each sample thus moves to within 2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9
 of a cell at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit mass
 between the two ends of the cell), so the data-processing argument above holds as it stands.

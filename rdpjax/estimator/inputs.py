@@ -21,6 +21,7 @@ from rdpjax.estimator.settings import Defaults
 
 __all__ = [
     "as_samples",
+    "finite_extremes",
     "to_device",
     "check_positive",
     "plan_options",
@@ -42,10 +43,23 @@ def as_samples(x: ArrayLike, name: str) -> np.ndarray:
         raise ValueError(f"{name} needs at least 2 samples; got {arr.shape[0]}.")
     if arr.ndim == 2 and arr.shape[1] == 0:
         raise ValueError(f"{name} has zero columns.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+    return arr
+
+
+def finite_extremes(arr: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-axis ``(min, max)`` of checked samples (:func:`as_samples`) as float64 ``(d,)``
+    arrays, raising ``ValueError`` if any value is NaN or infinite.
+
+    The extremes are taken in the input's dtype (exact; no wrap-around for small ints), and
+    they decide finiteness: min and max propagate NaN and reach ±inf, so two reductions with no
+    boolean temporary replace ``np.isfinite`` over every value (a third of its cost at 1e7).
+    """
+    arr2 = arr.reshape(len(arr), -1)
+    lo, hi = arr2.min(0).astype(np.float64), arr2.max(0).astype(np.float64)
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         bad = int(np.sum(~np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf).")
-    return arr
+    return lo, hi
 
 
 ALIGN = 64  # bytes

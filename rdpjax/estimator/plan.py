@@ -32,6 +32,11 @@ __all__ = ["DIRECTION_NAMES", "Bound", "Binned", "BoundPlan"]
 
 
 DIRECTION_NAMES = ("D(P||Q)", "D(Q||P)")
+IN_MEMORY_CHUNK = 2**18
+"""Samples per scan step when :meth:`BoundPlan.bin_padded` bins samples held in memory: on the
+2-core CPU 1e7 float32 samples binned onto 10,240 points took 0.024 s in chunks of 2^18
+against 0.030 s of 2^16 and 0.053 s of 2^14 (one device, best of 5; 27 fraction bits at 2^18,
+:func:`rdpjax.estimator.binning.fraction_bits`)."""
 """Labels of :attr:`Bound.direction`'s 0 and 1: P is the output law on x, Q on x'."""
 
 
@@ -148,6 +153,18 @@ class Bound:
             f"n_p={int(self.n_p)}, n_q={int(self.n_q)}"
         )
         return "\n".join(lines)
+
+
+def _pooled_span(p: Array, q: Array, n_p: int | Array, n_q: int | Array, padded: bool):
+    """Per-axis ``(min, max)`` over the first ``n_p`` rows of ``p`` and ``n_q`` of ``q``."""
+    if not padded:
+        return jnp.minimum(p.min(0), q.min(0)), jnp.maximum(p.max(0), q.max(0))
+
+    def real(x: Array, m: int | Array, fill: float) -> Array:
+        return jnp.where((jnp.arange(x.shape[0]) < m)[:, None], x, fill)
+
+    lo = jnp.minimum(real(p, n_p, jnp.inf).min(0), real(q, n_q, jnp.inf).min(0))
+    return lo, jnp.maximum(real(p, n_p, -jnp.inf).max(0), real(q, n_q, -jnp.inf).max(0))
 
 
 def _orders(
@@ -277,6 +294,7 @@ class BoundPlan:
         n_p: int | Array,
         n_q: int | Array,
         settings: tuple[Array | None, Array, Array] | None = None,
+        span: tuple[Array, Array] | None = None,
     ) -> Binned:
         """:meth:`bin` of the first ``n_p`` rows of ``p`` and ``n_q`` of ``q`` (sizes that may
         be traced) with the later rows padding: NaN (continuous) or codes ≥ the support size
@@ -290,6 +308,9 @@ class BoundPlan:
             (:func:`rdpjax.estimator.settings.padded_settings`; ``bandwidth`` is ``None`` for
             discrete data), or ``None``: discrete settings from the sizes (continuous data need
             them given).
+          span: continuous data only: ``(lo, hi)``, the pooled per-axis minimum and maximum of
+            the real samples, when the caller has them (:func:`rdpjax.lower_bound` takes them on
+            the host while checking the samples); default: computed here.
         """
         rows_p, rows_q = p.shape[0], q.shape[0]
         padded = not (
@@ -317,13 +338,15 @@ class BoundPlan:
             )
         bandwidth, floor, beta = settings
         p, q = p.reshape(rows_p, -1), q.reshape(rows_q, -1)
-        low, high = (jnp.nanmin, jnp.nanmax) if padded else (jnp.min, jnp.max)
-        lo = jnp.minimum(low(p, axis=0), low(q, axis=0)).astype(jnp.float64)
-        hi = jnp.maximum(high(p, axis=0), high(q, axis=0)).astype(jnp.float64)
+        if span is None:
+            span = _pooled_span(p, q, n_p, n_q, padded)
+        lo, hi = (jnp.asarray(s, jnp.float64) for s in span)
         grid = grid_from_range(lo, hi, self.shape, self.pad)
         # Eq. (10) on the grid; the layout keeps every sample on it, so p̂·Δ is a pmf. The
         # padding (NaN) lands outside the grid and is taken off the outside counts.
-        (counts_p, out_p), (counts_q, out_q) = linear_binning(p, grid), linear_binning(q, grid)
+        (counts_p, out_p), (counts_q, out_q) = (
+            linear_binning(x, grid, chunk_size=IN_MEMORY_CHUNK) for x in (p, q)
+        )
         return Binned(
             counts_p=counts_p,
             counts_q=counts_q,

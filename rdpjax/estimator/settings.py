@@ -151,8 +151,8 @@ def _robust_scale(sub: Array, m: int | Array | None = None) -> Array:
     return jnp.where(iqr > 0, jnp.minimum(sd, iqr), sd)
 
 
-def _stride(n: int, max_points: int = SCALE_POINTS) -> int:
-    return max(1, math.ceil(n / max_points))
+def _stride(n: int) -> int:
+    return max(1, math.ceil(n / SCALE_POINTS))  # read per call (the calibration study sets it)
 
 
 def _pooled_scale(p: Array, q: Array) -> Array:
