@@ -112,7 +112,7 @@ def blackbox_bound(
     fixed by a pilot draw (module docstring: draws, grid, outside mass). Departs from
     :func:`rdpjax.lower_bound` only in the grid: fixed from the pilot instead of the data's own
     range (outputs beyond it are clamped), and in 1-D the binning rounds each cell fraction to
-    :func:`rdpjax.estimator.binning.fraction_bits` bits (a fixed kernel too). Memory
+    :func:`rdpjax.estimator.binning.packing` bits (a fixed kernel too). Memory
     O(batch_size · d + grid): a numpy Gaussian at n = 1e8 per side peaks well under 1 GB
     (``benchmarks/audit_memory.py``).
 

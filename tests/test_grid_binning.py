@@ -17,6 +17,7 @@ from rdpjax.estimator.binning import (
     count_codes,
     fraction_bits,
     linear_binning,
+    packing,
 )
 from rdpjax.estimator.grid import grid_from_range, grid_layout
 
@@ -148,6 +149,38 @@ def test_packed_1d_binning_does_not_overflow(x64, chunk):
         counts, outside = linear_binning(jnp.full(chunk, value), grid, chunk_size=chunk)
         np.testing.assert_array_equal(np.asarray(counts), expected)
         assert float(outside) == (0.0 if value == 1.0 else chunk)
+
+
+def test_packing_spreads_large_chunks_over_copies():
+    """The documented (bits, copies): one copy while 20 bits remain, then power-of-two copies
+    of at most 2^18 samples each (so 25 bits), never fewer than 20 bits."""
+    assert packing(2**16) == (29, 1) and packing(2**20) == (21, 1)
+    assert packing(2**21) == (25, 8) and packing(2**22) == (25, 16)
+    assert packing(2**21 + 5) == (27, 16)  # 16 copies of ⌈(2^21 + 5)/16⌉ = 131,073 samples
+    for chunk in (2**21, 3 * 2**20, 2**23, 2**25 + 1):
+        bits, copies = packing(chunk)
+        per_copy = -(-chunk // copies)
+        assert bits >= 20 and per_copy <= 2**18 and copies & (copies - 1) == 0
+        assert bits + 2 * per_copy.bit_length() <= 63  # count and Σq fit one int64
+
+
+def test_spread_packed_binning_rounds_the_fraction_as_documented(x64):
+    """A chunk of 2^21 samples (the GPU path: 8 interleaved copies at 25 bits) and a 5-sample
+    tail (30 bits) equal the rounded-fraction definition; so does a point mass of a whole
+    2^22 chunk on one grid point (16 copies, the contention case), and samples off the grid
+    are counted."""
+    chunk = 2**21
+    x = np.asarray(jax.random.uniform(jax.random.key(4), (chunk + 5,), minval=-0.1, maxval=1.1))
+    grid = grid_from_range(jnp.zeros(1), jnp.ones(1), (7,), (0,))
+    counts, outside = linear_binning(jnp.asarray(x), grid, chunk_size=chunk)
+    ref = _rounded_binning_1d(x[:chunk], 0.0, 1.0 / 6, 7, 25)
+    ref += _rounded_binning_1d(x[chunk:], 0.0, 1.0 / 6, 7, 30)
+    np.testing.assert_allclose(np.asarray(counts), ref, rtol=0, atol=1e-8)
+    assert float(outside) == float(np.sum((x < 0) | (x > 1)))
+    for value, expected in ((1.0, [0.0] * 6 + [2.0**22]), (0.5, [0, 0, 0, 2.0**22, 0, 0, 0])):
+        counts, outside = linear_binning(jnp.full(2**22, value), grid, chunk_size=2**22)
+        np.testing.assert_array_equal(np.asarray(counts), expected)
+        assert float(outside) == 0.0
 
 
 _SHARDED_BINNING = textwrap.dedent(

@@ -27,8 +27,13 @@ the cell fraction is rounded to ``b`` bits, ``q = ⌊frac · 2^b + 1/2⌋``, and
 ``2^s + q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq below; the
 chunk's sums are then unpacked into the float64 pairs ``(count − Σq/2^b, Σq/2^b)`` (exactly, for
 chunks of 512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits
-at 2^16 samples, 27 at 2^17, 25 at 2^18, 21 at 2^20, at most 30; chunks of 2^21 or more, as on
-GPUs, keep the float64 pairs).
+at 2^16 samples, 27 at 2^17, 25 at 2^18, 21 at 2^20, at most 30). Chunks of 2^21 or more (as on
+GPUs, 2^22) would leave fewer than 20 bits, so their samples are dealt to ``k`` copies of the
+accumulator in turn, sample ``i`` to copy ``i mod k``, each copy taking at most 2^18 of them
+(:func:`packing`: 25 bits), and the copies are unpacked and added at the end of the chunk. No
+float64 atomics then remain on a GPU (one int64 add a sample, which CUDA does natively), and a
+hot cell (a point mass, a narrow peak) is updated by ``k`` interleaved copies rather than by
+every thread at once: the contention guard. On the CPU's chunks (2^16–2^18) ``k = 1``.
 Each sample thus moves to within 2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9
 of a cell at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit mass
 between the two ends of the cell), so the data-processing argument above holds as it stands.
@@ -61,6 +66,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -85,6 +91,7 @@ __all__ = [
     "bin_counts",
     "count_chunk",
     "fraction_bits",
+    "packing",
 ]
 
 DEFAULT_CHUNK = 2**16
@@ -93,6 +100,9 @@ _IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
 _EDGE_SLACK = 1e-6  # cells
 _MIN_FRACTION_BITS = 20
 _MAX_FRACTION_BITS = 30
+SPREAD_SAMPLES = 2**18
+"""At most this many samples of a 1-D chunk go to one copy of the packed accumulator
+(:func:`packing`)."""
 _FIRST = np.array([1.0, 0.0])  # broadcast over pair rows (numpy: no jax work at import)
 _SPLIT = np.array([-1.0, 1.0])
 
@@ -113,8 +123,9 @@ def _sorted_segment_sum(idx: Array, weights: Array, size: int) -> Array:
 
 def fraction_bits(chunk: int) -> int | None:
     """Bits ``b`` of the rounded cell fraction when 1-D samples are binned ``chunk`` at a time
-    with one int64 scatter-add (module docstring), or ``None`` (float64 pairs) for chunks of
-    2^21 samples or more, where fewer than 20 bits would be left.
+    with one int64 scatter-add into one accumulator (module docstring), or ``None`` for chunks
+    of 2^21 samples or more, where fewer than 20 bits would be left (:func:`packing` then
+    spreads the chunk over copies).
 
     With ``L = chunk.bit_length()`` a row's count (≤ chunk < 2^L) sits above bit ``b + L`` and
     its sum of fractions (≤ chunk · 2^b < 2^(b + L)) below it, so ``b = 63 − 2L`` keeps the
@@ -126,8 +137,20 @@ def fraction_bits(chunk: int) -> int | None:
     return bits if bits >= _MIN_FRACTION_BITS else None
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3))
-def _packed_pairs(row: Array, frac: Array, bits: int, rows: int) -> Array:
+def packing(chunk: int) -> tuple[int, int]:
+    """``(bits, copies)`` of the packed 1-D binning of a chunk of ``chunk`` samples: one copy
+    at :func:`fraction_bits` bits when that leaves 20 or more, otherwise the samples dealt to
+    the fewest power-of-two copies that hold at most :data:`SPREAD_SAMPLES` each, at the bits
+    of that many (2^21 → 8 copies, 2^22 → 16, both at 25 bits)."""
+    bits = fraction_bits(chunk)
+    if bits is not None:
+        return bits, 1
+    copies = 1 << (math.ceil(chunk / SPREAD_SAMPLES) - 1).bit_length()
+    return fraction_bits(math.ceil(chunk / copies)), copies
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
+def _packed_pairs(row: Array, frac: Array, bits: int, rows: int, copies: int = 1) -> Array:
     """Pair rows (``(rows, 2)`` float64) of 1-D samples in cell ``row`` at fraction ``frac`` ∈
     [0, 1], from one int64 scatter-add: each sample adds ``2^shift + q``, ``q = ⌊frac · 2^bits +
     1/2⌋``, so that a row's sum holds its count above bit ``shift`` and its Σq below (see
@@ -139,16 +162,23 @@ def _packed_pairs(row: Array, frac: Array, bits: int, rows: int) -> Array:
     the tangent is that of the float64 pairs ``(1 − frac, frac)`` (the pair search
     differentiates the KDE through the samples' positions).
 
+    With ``copies`` > 1, sample ``i`` adds to copy ``i mod copies`` of the ``rows`` (each copy
+    holding at most ``⌈c / copies⌉`` samples, which ``bits`` must fit: :func:`packing`), and
+    the copies' integer parts are added after unpacking.
+
     A row that takes a NaN fraction (e.g. the discard row) holds garbage (a NaN converts to some
     integer; int64 sums wrap around); such rows must never be read."""
-    shift = bits + row.shape[0].bit_length()
+    shift = bits + (-(-row.shape[0] // copies)).bit_length()
     q = (frac * 2.0**bits + 0.5).astype(jnp.int32)  # round half up; fits: bits ≤ 30
+    index = row if copies == 1 else row + (jnp.arange(row.shape[0]) % copies) * rows
     packed = (
-        jnp.zeros(rows, jnp.int64)
-        .at[row]
+        jnp.zeros(rows * copies, jnp.int64)
+        .at[index]
         .add((jnp.int64(1) << shift) + q.astype(jnp.int64), mode="promise_in_bounds")
     )
     parts = jnp.stack([packed >> shift, packed & ((1 << shift) - 1)], axis=-1)
+    if copies > 1:  # integer sums over the copies: exact while Σq < 2^63 (chunk · 2^bits)
+        parts = parts.reshape(copies, rows, 2).sum(axis=0)
     parts = parts.astype(jnp.float64)  # exact for chunks ≥ 512 (docstring)
     moved = parts[:, 1:] * 2.0**-bits
     # (count, 0) + moved · (−1, 1), written with broadcasts: stacking the two float columns
@@ -158,7 +188,7 @@ def _packed_pairs(row: Array, frac: Array, bits: int, rows: int) -> Array:
 
 @_packed_pairs.defjvp
 def _packed_pairs_jvp(
-    bits: int, rows: int, primals: tuple[Array, Array], tangents: tuple[Array, Array]
+    bits: int, rows: int, copies: int, primals: tuple[Array, Array], tangents: tuple[Array, Array]
 ) -> tuple[Array, Array]:
     row, frac = primals
     d_frac = tangents[1]
@@ -167,7 +197,7 @@ def _packed_pairs_jvp(
         .at[row]
         .add(d_frac[:, None] * _SPLIT, mode="promise_in_bounds")
     )
-    return _packed_pairs(row, frac, bits, rows), d_pairs
+    return _packed_pairs(row, frac, bits, rows, copies), d_pairs
 
 
 def _bin_1d(
@@ -177,7 +207,6 @@ def _bin_1d(
     *,
     valid: Array | None,
     interior: tuple[tuple[int, int], ...] | None,
-    bits: int,
 ) -> tuple[Array, Array]:
     """:func:`bin_chunk` for 1-D samples at cell positions ``u``, one int64 scatter-add a
     sample (module docstring). Off-grid samples go to two extra rows (below, above), so that
@@ -198,7 +227,8 @@ def _bin_1d(
         row = jnp.where(jnp.isfinite(u), row, discard)
     if valid is not None:
         row = jnp.where(valid, row, discard)
-    pairs = _packed_pairs(row, frac, bits, size + 3)
+    bits, copies = packing(u.shape[0])
+    pairs = _packed_pairs(row, frac, bits, size + 3, copies)
     off = pairs[below:].sum(axis=-1)  # (below, above) counts, exact integers
     acc = acc + pairs[:below]
     if interior is not None:  # clamped onto the box: all of a sample's mass on its end point
@@ -248,9 +278,9 @@ def bin_chunk(
         samples are neither binned nor counted (each finite sample adds a mass of exactly one,
         so their number is ``c − Σ counts``). When ``None``, samples outside the grid
         (non-finite ones included) are counted in ``outside`` and not binned.
-      method: ``"scatter"`` or ``"sort"`` (module docstring). In 1-D, ``"scatter"`` with fewer
-        than 2^21 samples per chunk rounds each cell fraction to :func:`fraction_bits` bits
-        (one int64 scatter-add per sample; module docstring).
+      method: ``"scatter"`` or ``"sort"`` (module docstring). In 1-D, ``"scatter"`` rounds
+        each cell fraction to the bits of :func:`packing` (one int64 scatter-add per sample;
+        module docstring).
 
     Returns:
       Updated ``(acc, outside)``.
@@ -259,9 +289,8 @@ def bin_chunk(
     d = grid.dim
     shape = jnp.asarray(grid.shape)
     u = (x.astype(jnp.float64) - grid.low) / grid.spacing  # position in cell units
-    bits = fraction_bits(x.shape[0])
-    if method == "scatter" and d == 1 and bits is not None:
-        return _bin_1d(acc, outside, u[:, 0], valid=valid, interior=interior, bits=bits)
+    if method == "scatter" and d == 1:
+        return _bin_1d(acc, outside, u[:, 0], valid=valid, interior=interior)
 
     def every(
         a: Array,
