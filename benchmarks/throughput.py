@@ -232,7 +232,7 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
     """
     from KDEpy import FFTKDE
 
-    from rdpjax.estimator import api
+    from rdpjax.estimator import api, planning
 
     key = jax.random.key(7)
     p = np.asarray(sample_p(jax.random.fold_in(key, 1), n))
@@ -252,7 +252,7 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
         defaults=rdpjax.DEFAULTS, support_size=None, layout="bucketed",
     )  # fmt: skip
     with rdpjax.float64():
-        planned = api._plan(p, q, ORDERS, **options)
+        planned = planning.plan_samples(p, q, ORDERS, **options)
         binned = api.bin_program(
             planned.plan, planned.p, planned.q, planned.n_p, planned.n_q, planned.settings,
             planned.span,
@@ -260,7 +260,7 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
 
         def plan_only():
             with rdpjax.float64():
-                return block(api._plan(p, q, ORDERS, **options).p)
+                return block(planning.plan_samples(p, q, ORDERS, **options).p)
 
         def bin_only():
             with rdpjax.float64():

@@ -1,10 +1,8 @@
 """Linear binning of samples onto a grid, and counting of discrete codes.
 
-Both are chunked with ``lax.scan``: each step bins ``chunk_size`` samples, so the temporaries
-are O(chunk · 2^d) and the accumulator O(grid) whatever n is. Counts accumulate in float64
-(integers in float64 are exact up to 2^53; fractional linear-binning weights keep a relative
-error below n · 2^-53 ≈ 2.4e-7 at n = 2^31), which needs the scoped 64-bit mode of
-:mod:`rdpjax._precision`.
+Both are chunked with ``lax.scan`` (temporaries O(chunk · 2^d), the accumulator O(grid) whatever
+n is). Counts accumulate in float64 (integers exact up to 2^53; fractional weights within n · 2^-53
+≈ 2.4e-7 relative at n = 2^31), which needs the scoped 64-bit mode of :mod:`rdpjax._precision`.
 
 Linear binning (Wand 1994) splits each sample's unit mass among the 2^d corners of its cell in
 proportion to the opposite sub-volumes. It is a fixed Markov kernel applied to every sample, so
@@ -27,30 +25,21 @@ the cell fraction is rounded to ``b`` bits, ``q = ⌊frac · 2^b + 1/2⌋``, and
 ``2^s + q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq below; the
 chunk's sums are then unpacked into the float64 pairs ``(count − Σq/2^b, Σq/2^b)`` (exactly, for
 chunks of 512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits
-at 2^16 samples, 27 at 2^17, 25 at 2^18, 21 at 2^20, at most 30). Chunks of 2^21 or more (as on
-GPUs, 2^22) would leave fewer than 20 bits, so their samples are dealt to ``k`` copies of the
-accumulator in turn, sample ``i`` to copy ``i mod k``, each copy taking at most 2^18 of them
-(:func:`packing`: 25 bits), and the copies are unpacked and added at the end of the chunk. No
-float64 atomics then remain on a GPU (one int64 add a sample, which CUDA does natively), and a
-hot cell (a point mass, a narrow peak) is updated by ``k`` interleaved copies rather than by
-every thread at once: the contention guard. On the CPU's chunks (2^16–2^18) ``k = 1``.
+at 2^16 samples, 27 at 2^17, 25 at 2^18, 21 at 2^20, at most 30). Chunks of 2^21 or more (a
+GPU's 2^22) deal sample ``i`` to copy ``i mod k`` of the accumulator, at most 2^18 a copy
+(:func:`packing`: 25 bits), unpacked and added per chunk: no float64 atomics on a GPU (CUDA adds
+int64 natively), and a hot cell (a point mass) is spread over ``k`` copies: the contention guard.
 Each sample thus moves to within 2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9
 of a cell at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit mass
 between the two ends of the cell), so the data-processing argument above holds as it stands.
 Samples off the grid (or off the ``interior`` box) go to two extra rows of the same scatter, below
 and above, whose counts give the number outside without a second pass over the chunk; under
-``interior`` that mass then goes to the box's two ends, where clamping puts it. On the 2-core CPU
-an integer scatter-add of one word costs far less than a float64 one of two (one device, 2^23
-float64 samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample, binning alone).
-Beyond the draws inside a scan like the stream's (2^24 samples on 4096 points in chunks of 2^16,
-``python benchmarks/binning_layouts.py``, two runs each) this path takes 0.4–0.5 ns a sample,
-against 1.7–1.9 ns with a separate pass that counted the off-grid samples, 2.8–3.3 ns for float64
-pairs and 3.5–4.1 ns for the flat-grid window formulation the pair rows replaced. That script
-runs one jax device, which leaves XLA the second core; laid out as the stream is (one device per
-core, the grid passed at run time), binning adds 3.1 ns a sample on 4096 points and 4.0–5.4 ns on
-the 47,578 of the 1e9 stream, against 7.4–8.5 ns for the draws (5e7 samples, best and median of
-6, ad hoc). At d = 2 and 3 the pair rows cost about half as much as that window formulation
-(19–22 against 51–56 ns, 50–74 against 125–132 ns).
+``interior`` that mass then goes to the box's two ends, where clamping puts it. Measured on the
+2-core CPU: an integer scatter-add of one word costs far less than a float64 one of two (2^23
+samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample); beyond the draws inside
+a stream-like scan (``python benchmarks/binning_layouts.py``) this path takes 0.4–0.5 ns a
+sample against 2.8–3.3 ns for float64 pairs and 3.5–4.1 ns for the flat-grid window formulation
+the pair rows replaced, which at d = 2 and 3 cost about twice as much as the pair rows.
 
 Two formulations of the accumulation, selectable by ``method``:
 

@@ -155,7 +155,9 @@ class Bound:
         return "\n".join(lines)
 
 
-def _pooled_span(p: Array, q: Array, n_p: int | Array, n_q: int | Array, padded: bool):
+def _pooled_span(
+    p: Array, q: Array, n_p: int | Array, n_q: int | Array, padded: bool
+) -> tuple[Array, Array]:
     """Per-axis ``(min, max)`` over the first ``n_p`` rows of ``p`` and ``n_q`` of ``q``."""
     if not padded:
         return jnp.minimum(p.min(0), q.min(0)), jnp.maximum(p.max(0), q.max(0))

@@ -1,0 +1,179 @@
+"""Host-side planning of a bound: samples checked, the discrete/continuous decision, the settings,
+the grid layout and the samples on the device.
+
+:func:`plan_samples` is the one planner behind :func:`rdpjax.plan_bound` (unpadded samples, for
+studies that call the plan on their own draws) and :func:`rdpjax.lower_bound` (samples padded to a
+bucketed length, so that compiled programs are reused; :mod:`rdpjax.estimator.api`). Everything
+that fixes an array shape is decided here, before anything is traced.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from rdpjax._typing import ArrayLike
+from rdpjax.estimator import support as _discrete
+from rdpjax.estimator.grid import bucket_size, check_layout, plan_layout
+from rdpjax.estimator.inputs import (
+    as_samples,
+    check_bandwidth,
+    check_grid_size,
+    finite_extremes,
+    plan_options,
+    to_device,
+)
+from rdpjax.estimator.plan import BoundPlan
+from rdpjax.estimator.settings import Defaults, padded_settings, scale_subsample
+from rdpjax.estimator.transform import TRANSFORMS, quantile_transform
+
+__all__ = ["Planned", "plan_samples"]
+
+
+class Planned(NamedTuple):
+    """What :func:`plan_samples` fixed: the plan, the samples on the device (padded or not), their
+    real sizes and the settings ``(h, τ, β)`` resolved while planning (``None`` for discrete data,
+    whose settings :meth:`BoundPlan.bin_padded` takes from the sizes) and the pooled per-axis
+    ``(min, max)`` of the continuous samples, taken on the host (``None`` for discrete data)."""
+
+    plan: BoundPlan
+    p: jax.Array
+    q: jax.Array
+    n_p: int
+    n_q: int
+    settings: tuple | None
+    span: tuple[np.ndarray, np.ndarray] | None
+
+
+def plan_samples(
+    p_samples: ArrayLike,
+    q_samples: ArrayLike,
+    lam: ArrayLike | Sequence[float],
+    *,
+    pad: bool,
+    alpha: float,
+    discrete: bool | None,
+    bandwidth: ArrayLike | None,
+    floor: ArrayLike | None,
+    beta: ArrayLike | None,
+    grid_size: int | None,
+    both_directions: bool,
+    variance: str,
+    second_order: bool,
+    defaults: Defaults,
+    support_size: int | None,
+    layout: str,
+    transform: str | None = None,
+) -> Planned:
+    """:func:`plan_bound`; with ``pad`` the samples are padded to :func:`bucket_size` rows
+    (NaN rows, or the out-of-support code) for :meth:`BoundPlan.bin_padded`."""
+    p = as_samples(p_samples, "p_samples")
+    q = as_samples(q_samples, "q_samples")
+    extremes = [finite_extremes(x, name) for x, name in ((p, "p_samples"), (q, "q_samples"))]
+    if p.ndim != q.ndim or p.shape[1:] != q.shape[1:]:
+        raise ValueError(
+            "p_samples and q_samples must have the same dimension; "
+            f"got shapes {p.shape} and {q.shape}."
+        )
+    check_layout(layout)
+    if transform not in TRANSFORMS:
+        raise ValueError(f"transform must be one of {TRANSFORMS}; got {transform!r}.")
+    if support_size is not None:
+        if discrete is False:
+            raise ValueError("support_size is for discrete codes; not with discrete=False.")
+        discrete = True
+    if discrete is None:
+        discrete = _discrete.looks_discrete(p, q)
+        if not discrete and p.dtype.kind in "iu" and p.ndim == 1:
+            warnings.warn(
+                f"integer outputs with more than {_discrete.MAX_CATEGORIES} distinct values "
+                "are treated as ordinal "
+                "(noisy counts: smoothed along their order by the KDE); pass discrete=True "
+                "(--discrete) if they are codes of unordered categories, discrete=False "
+                "(--continuous) to silence this.",
+                stacklevel=3,
+            )
+    if transform is not None:
+        if discrete:
+            raise ValueError(
+                f"transform={transform!r} applies to continuous outputs and these are "
+                "discrete (pass discrete=False to treat them as continuous)."
+            )
+        # Fitted on pilot rows set aside, applied to the rest (rdpjax.estimator.transform).
+        p, q, _ = quantile_transform(p.reshape(len(p), -1), q.reshape(len(q), -1))
+        extremes = [finite_extremes(x, name) for x, name in ((p, "p_samples"), (q, "q_samples"))]
+    n_p, n_q = len(p), len(q)
+    rows_p, rows_q = (bucket_size(n_p), bucket_size(n_q)) if pad else (n_p, n_q)
+    common = plan_options(
+        lam,
+        alpha=alpha,
+        floor=floor,
+        beta=beta,
+        discrete=bool(discrete),
+        both_directions=both_directions,
+        variance=variance,
+        second_order=second_order,
+        defaults=defaults,
+    )
+    floor, beta = common["floor"], common["beta"]
+    if discrete:
+        if bandwidth is not None:
+            raise ValueError("bandwidth applies to continuous data only; discrete=True was chosen.")
+        if support_size is not None:
+            size = int(support_size)
+            for name, c in (("p_samples", p), ("q_samples", q)):
+                if c.dtype.kind not in "biu" or c.ndim != 1 or c.min() < 0 or c.max() >= size:
+                    raise ValueError(
+                        f"with support_size={size}, {name} must be 1-D integer codes "
+                        f"in [0, {size})."
+                    )
+            codes_p, codes_q = p.astype(np.int32), q.astype(np.int32)
+        else:
+            codes_p, codes_q, support = _discrete.encode_pair(p, q)
+            # The support padded like the samples (bucketed layout): codes past the observed
+            # ones count nothing in either sample, and a cell empty in both adds nothing to the
+            # divergence, its variance or its second-order terms (every term has a factor p̂ or
+            # a weight p̂^λ), so data sets of nearby support sizes share one compiled bound.
+            size = bucket_size(len(support)) if layout == "bucketed" else len(support)
+        plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
+        codes_p = to_device(codes_p, np.int32, rows_p, fill=size)  # padding: not counted
+        codes_q = to_device(codes_q, np.int32, rows_q, fill=size)
+        return Planned(plan, codes_p, codes_q, n_p, n_q, None, None)
+
+    p2 = p.reshape(len(p), -1)
+    q2 = q.reshape(len(q), -1)
+    d = p2.shape[1]
+    if d > 3:
+        raise ValueError(
+            f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
+        )
+    for name, (x_min, x_max) in zip(("p_samples", "q_samples"), extremes, strict=True):
+        spread = x_max - x_min
+        if np.any(spread <= 0):
+            raise ValueError(
+                f"{name} has zero spread along axis {int(np.argmin(spread))}: a kernel density "
+                "needs varied values (pass discrete=True if the output is discrete)."
+            )
+    bandwidth = check_bandwidth(bandwidth, d)
+    check_grid_size(grid_size)
+    # float32 samples stay float32 on the device (half the copy and the reads; the binning
+    # converts each chunk to float64 exactly); every other dtype becomes float64.
+    dtype = np.float32 if p2.dtype == q2.dtype == np.float32 else np.float64
+    pj = to_device(p2, dtype, rows_p, fill=np.nan)  # padding: NaN, off every grid
+    qj = to_device(q2, dtype, rows_q, fill=np.nan)
+    # The settings from the samples' strided subsamples, padded to bucketed lengths: one
+    # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
+    # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
+    (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2), scale_subsample(q2)
+    settings = padded_settings(
+        sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=defaults
+    )
+    (p_min, p_max), (q_min, q_max) = extremes
+    lo, hi = np.minimum(p_min, q_min), np.maximum(p_max, q_max)
+    shape, margin, half_width = plan_layout(lo, hi, np.asarray(settings[0]), grid_size, layout)
+    plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=margin, half_width=half_width, **common)
+    return Planned(plan, pj, qj, n_p, n_q, settings, (lo, hi))
