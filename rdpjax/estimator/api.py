@@ -25,10 +25,12 @@ sample size (``layout="bucketed"`` makes layouts repeat across data sets).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import jax
 import numpy as np
+from jax.sharding import Mesh
 
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike
@@ -36,6 +38,7 @@ from rdpjax.estimator.plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.planning import plan_samples
 from rdpjax.estimator.settings import DEFAULTS, Defaults, padded_settings
 from rdpjax.orders import DEFAULT_ORDERS
+from rdpjax.sharding import draw_mesh
 
 __all__ = [
     "Defaults",
@@ -158,7 +161,7 @@ def _keep_program_budget(key: tuple) -> None:
     _seen_programs.add(key)
 
 
-@jax.jit
+@functools.partial(jax.jit, static_argnames=("mesh",))
 def bin_program(
     plan: BoundPlan,
     p: Array,
@@ -167,9 +170,18 @@ def bin_program(
     n_q: Array,
     settings: tuple | None,
     span: tuple | None,
+    mesh: Mesh | None = None,
 ) -> Binned:
     # Sizes traced, samples padded to bucketed lengths: a new n in a seen bucket reuses it.
-    return plan.bin_padded(p, q, n_p, n_q, settings, span)
+    return plan.bin_padded(p, q, n_p, n_q, settings, span, mesh)
+
+
+def binning_mesh() -> Mesh | None:
+    """The devices :func:`lower_bound` bins continuous samples on: every local device when
+    there are several (each bins a block, one ``psum`` adds them), else ``None`` (the default
+    device). On a CPU, jax has one device unless told more (``jax_num_cpu_devices``)."""
+    devices = jax.local_devices()
+    return draw_mesh(devices) if len(devices) > 1 else None
 
 
 @jax.jit
@@ -202,6 +214,8 @@ def lower_bound(
     The bound is eq. (16) of Kutta, Askin, Dunsche, arXiv:2212.04739v3 with the densities of
     eq. (9) (discrete) or (10) (continuous, Gaussian KDE on a grid), the softmax floor (13) on
     the denominator and the delta-method standard error (18) (or its autodiff generalization).
+    With several local devices (GPUs, or CPU devices set by ``jax_num_cpu_devices``) continuous
+    samples are binned split over them (:func:`binning_mesh`).
 
     Args:
       p_samples, q_samples: ``(n,)`` or ``(n, d)`` arrays (d ≤ 3 for continuous data); sizes may
@@ -258,6 +272,7 @@ def lower_bound(
     """
     if lam is None:
         lam = DEFAULT_ORDERS
+    mesh = binning_mesh()
     with float64():
         planned = plan_samples(
             p_samples,
@@ -277,10 +292,14 @@ def lower_bound(
             support_size=None,
             layout=layout,
             transform=transform,
+            mesh=mesh,
         )
         plan, p, q = planned.plan, planned.p, planned.q
         _keep_program_budget(_program_key(plan, p, q))
-        binned = bin_program(plan, p, q, planned.n_p, planned.n_q, planned.settings, planned.span)
+        binned = bin_program(
+            plan, p, q, planned.n_p, planned.n_q, planned.settings, planned.span,
+            None if plan.discrete else mesh,
+        )  # fmt: skip
         # Host numpy float64 leaves: arithmetic on the result after the float64 scope has
         # ended must not be truncated to float32 by JAX.
         bound = jax.tree.map(np.asarray, bound_program(plan, binned))

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtri
+from jax.sharding import Mesh
 
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._typing import Array
@@ -297,6 +298,7 @@ class BoundPlan:
         n_q: int | Array,
         settings: tuple[Array | None, Array, Array] | None = None,
         span: tuple[Array, Array] | None = None,
+        mesh: Mesh | None = None,
     ) -> Binned:
         """:meth:`bin` of the first ``n_p`` rows of ``p`` and ``n_q`` of ``q`` (sizes that may
         be traced) with the later rows padding: NaN (continuous) or codes ≥ the support size
@@ -313,6 +315,9 @@ class BoundPlan:
           span: continuous data only: ``(lo, hi)``, the pooled per-axis minimum and maximum of
             the real samples, when the caller has them (:func:`rdpjax.lower_bound` takes them on
             the host while checking the samples); default: computed here.
+          mesh: continuous data only: a one-axis mesh whose devices each bin a block of the
+            samples (:func:`rdpjax.estimator.binning.linear_binning`); not inside a ``vmap``
+            or ``shard_map`` of replications.
         """
         rows_p, rows_q = p.shape[0], q.shape[0]
         padded = not (
@@ -347,7 +352,7 @@ class BoundPlan:
         # Eq. (10) on the grid; the layout keeps every sample on it, so p̂·Δ is a pmf. The
         # padding (NaN) lands outside the grid and is taken off the outside counts.
         (counts_p, out_p), (counts_q, out_q) = (
-            linear_binning(x, grid, chunk_size=IN_MEMORY_CHUNK) for x in (p, q)
+            linear_binning(x, grid, chunk_size=IN_MEMORY_CHUNK, mesh=mesh) for x in (p, q)
         )
         return Binned(
             counts_p=counts_p,

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import jax
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from rdpjax._typing import ArrayLike
 from rdpjax.estimator import support as _discrete
@@ -30,8 +31,16 @@ from rdpjax.estimator.inputs import (
 from rdpjax.estimator.plan import BoundPlan
 from rdpjax.estimator.settings import Defaults, padded_settings, scale_subsample
 from rdpjax.estimator.transform import TRANSFORMS, quantile_transform
+from rdpjax.sharding import AXIS
 
 __all__ = ["Planned", "plan_samples"]
+
+
+def _split(mesh: Mesh | None, rows: int) -> NamedSharding | None:
+    """Rows split over ``mesh``'s devices, when it has several and they divide ``rows``."""
+    if mesh is None or mesh.size == 1 or rows % mesh.size:
+        return None
+    return NamedSharding(mesh, PartitionSpec(AXIS))
 
 
 class Planned(NamedTuple):
@@ -68,9 +77,11 @@ def plan_samples(
     support_size: int | None,
     layout: str,
     transform: str | None = None,
+    mesh: Mesh | None = None,
 ) -> Planned:
     """:func:`plan_bound`; with ``pad`` the samples are padded to :func:`bucket_size` rows
-    (NaN rows, or the out-of-support code) for :meth:`BoundPlan.bin_padded`."""
+    (NaN rows, or the out-of-support code) for :meth:`BoundPlan.bin_padded`; with ``mesh``
+    continuous samples are placed split over its devices, where ``bin_padded`` bins them."""
     p = as_samples(p_samples, "p_samples")
     q = as_samples(q_samples, "q_samples")
     extremes = [finite_extremes(x, name) for x, name in ((p, "p_samples"), (q, "q_samples"))]
@@ -163,8 +174,8 @@ def plan_samples(
     # float32 samples stay float32 on the device (half the copy and the reads; the binning
     # converts each chunk to float64 exactly); every other dtype becomes float64.
     dtype = np.float32 if p2.dtype == q2.dtype == np.float32 else np.float64
-    pj = to_device(p2, dtype, rows_p, fill=np.nan)  # padding: NaN, off every grid
-    qj = to_device(q2, dtype, rows_q, fill=np.nan)
+    pj = to_device(p2, dtype, rows_p, fill=np.nan, sharding=_split(mesh, rows_p))  # NaN: off
+    qj = to_device(q2, dtype, rows_q, fill=np.nan, sharding=_split(mesh, rows_q))  # every grid
     # The settings from the samples' strided subsamples, padded to bucketed lengths: one
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
