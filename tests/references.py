@@ -7,7 +7,11 @@ so a given version of the code either passes or fails deterministically.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
+import os
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -49,3 +53,16 @@ def compilations():
         yield compiles
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def run_script(code: str, *args: str, timeout: float = 300) -> dict:
+    """Run ``code`` in a fresh CPU-only Python (so that it can set ``XLA_FLAGS`` before jax is
+    imported, e.g. to force host devices) and return the JSON it prints after ``RESULT``."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    run = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+        timeout=timeout,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))[6:])

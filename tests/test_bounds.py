@@ -1,16 +1,12 @@
 """lower_bound: the pipeline, its invariants, its standard error, its coverage, its errors."""
 
 import dataclasses
-import json
-import os
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from references import ORDERS, B, gaussian_exact, laplace_exact
+from references import ORDERS, B, gaussian_exact, laplace_exact, run_script
 
 import rdpjax
 from rdpjax.estimator.api import plan_bound
@@ -532,17 +528,7 @@ def test_lower_bound_bins_on_every_local_device(tmp_path):
         "discrete_q": rng.integers(0, 5, 5_001),
     }
     np.savez(tmp_path / "data.npz", **data)
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["JAX_PLATFORMS"] = "cpu"
-    run = subprocess.run(
-        [sys.executable, "-c", _TWO_DEVICES, str(tmp_path / "data.npz")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    got = json.loads(next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))[6:])
+    got = run_script(_TWO_DEVICES, str(tmp_path / "data.npz"))
     assert got["devices"] == 2 and got["mesh"] == 2
     for name, rtol in (("continuous", 1e-7), ("discrete", 1e-12)):
         b = rdpjax.lower_bound(data[name + "_p"], data[name + "_q"], [2, 5, 7])  # one device

@@ -1,14 +1,12 @@
 import itertools
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from references import run_script
 
 from rdpjax.estimator.binning import (
     bin_accumulator,
@@ -217,17 +215,7 @@ def test_linear_binning_split_over_four_host_devices(shape):
     d = len(shape)
     x = np.array(jax.random.uniform(jax.random.key(d), (301, d), minval=-0.2, maxval=1.2))
     x[:4] = [[0.0] * d, [1.0] * d, [0.5] * d, [np.nan] * d]
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["JAX_PLATFORMS"] = "cpu"
-    run = subprocess.run(
-        [sys.executable, "-c", _SHARDED_BINNING, json.dumps(x.tolist()), json.dumps(shape)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    got = json.loads(next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))[6:])
+    got = run_script(_SHARDED_BINNING, json.dumps(x.tolist()), json.dumps(shape))
     assert got["devices"] == 4
     for name, m in (("all", 301), ("first 300", 300), ("first 3", 3)):
         ref = _binning_by_definition(x[:m], np.zeros(d), 1.0 / (np.array(shape) - 1), shape)
