@@ -33,12 +33,12 @@ __all__ = ["DIRECTION_NAMES", "Bound", "Binned", "BoundPlan"]
 
 
 DIRECTION_NAMES = ("D(P||Q)", "D(Q||P)")
+"""Labels of :attr:`Bound.direction`'s 0 and 1: P is the output law on x, Q on x'."""
 IN_MEMORY_CHUNK = 2**18
 """Samples per scan step when :meth:`BoundPlan.bin_padded` bins samples held in memory: on the
 2-core CPU 1e7 float32 samples binned onto 10,240 points took 0.024 s in chunks of 2^18
-against 0.030 s of 2^16 and 0.053 s of 2^14 (one device, best of 5; 27 fraction bits at 2^18,
-:func:`rdpjax.estimator.binning.fraction_bits`)."""
-"""Labels of :attr:`Bound.direction`'s 0 and 1: P is the output law on x, Q on x'."""
+against 0.030 s of 2^16 and 0.053 s of 2^14 (one device, best of 5; 25 fraction bits at 2^18,
+:func:`rdpjax.estimator.binning.packing`)."""
 
 
 @pytree_dataclass(
