@@ -8,6 +8,7 @@ globally; a final probe cell checks that.
 To re-execute the stored notebooks in place (outputs at n = 1e5, as committed)::
 
     .venv/bin/python tests/test_notebooks.py            # or RDPJAX_NOTEBOOK_N=... to change n
+    .venv/bin/python tests/test_notebooks.py dpsgd.ipynb    # only the notebooks named
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ pytest.importorskip("ipykernel")
 pytest.importorskip("matplotlib")  # the notebooks draw figures (matplotlib is in the bench extra)
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-NAMES = ("quickstart.ipynb", "paper_000.ipynb", "pair_search.ipynb")
+NAMES = ("quickstart.ipynb", "paper_000.ipynb", "pair_search.ipynb", "dpsgd.ipynb")
 TEST_N = "20000"
 STORED_N = "100000"
 CELL_TIMEOUT_S = 300
@@ -82,15 +83,26 @@ def execute_all(paths, workdirs, *, probe: bool = False) -> list:
     return asyncio.run(run_all())
 
 
+def _selected(session) -> tuple[str, ...]:
+    """The notebooks whose ``test_notebook_runs`` is among the tests to run (``-k`` respected)."""
+    chosen = {
+        item.callspec.params["name"]
+        for item in session.items
+        if getattr(item, "originalname", None) == "test_notebook_runs" and hasattr(item, "callspec")
+    }
+    return tuple(name for name in NAMES if name in chosen)
+
+
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory):
-    """Both notebooks executed at n = ``TEST_N`` with the inline figure backend."""
+def executed(request, tmp_path_factory):
+    """The selected notebooks executed at n = ``TEST_N`` with the inline figure backend."""
+    names = _selected(request.session)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RDPJAX_NOTEBOOK_N", TEST_N)
         mp.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-        workdirs = [tmp_path_factory.mktemp(Path(name).stem) for name in NAMES]
-        results = execute_all([NOTEBOOKS / name for name in NAMES], workdirs, probe=True)
-    return dict(zip(NAMES, results, strict=True))
+        workdirs = [tmp_path_factory.mktemp(Path(name).stem) for name in names]
+        results = execute_all([NOTEBOOKS / name for name in names], workdirs, probe=True)
+    return dict(zip(names, results, strict=True))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -107,17 +119,22 @@ def test_notebook_runs(name, executed):
     assert Path(probe).resolve() == Path(sys.executable).resolve()
 
 
-def main() -> None:
-    """Re-execute the notebooks in place at ``RDPJAX_NOTEBOOK_N`` (default 1e5)."""
+def main(argv=None) -> None:
+    """Re-execute the notebooks in place at ``RDPJAX_NOTEBOOK_N`` (default 1e5): those named
+    on the command line, or all of ``NAMES``."""
     import tempfile
 
+    names = tuple(sys.argv[1:] if argv is None else argv) or NAMES
+    unknown = [name for name in names if name not in NAMES]
+    if unknown:
+        raise SystemExit(f"unknown notebook(s) {unknown}; choose from {NAMES}")
     os.environ.setdefault("RDPJAX_NOTEBOOK_N", STORED_N)
     with tempfile.TemporaryDirectory() as tmp:
-        workdirs = [Path(tmp) / Path(name).stem for name in NAMES]
+        workdirs = [Path(tmp) / Path(name).stem for name in names]
         for w in workdirs:
             w.mkdir()
-        results = execute_all([NOTEBOOKS / name for name in NAMES], workdirs)
-    for name, nb in zip(NAMES, results, strict=True):
+        results = execute_all([NOTEBOOKS / name for name in names], workdirs)
+    for name, nb in zip(names, results, strict=True):
         if isinstance(nb, BaseException):
             raise nb
         nbformat.write(nb, NOTEBOOKS / name)
