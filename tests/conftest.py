@@ -2,9 +2,16 @@
 
 import os
 
-import pytest
+# Implicit rank promotion (broadcasting arrays of different ranks, e.g. (n, d) with (d,)) raises
+# in the suite: such broadcasts are written out in rdpjax. Programs the tests start inherit it.
+os.environ["JAX_NUMPY_RANK_PROMOTION"] = "raise"
 
-import rdpjax
+import jax  # noqa: E402
+import pytest  # noqa: E402
+
+import rdpjax  # noqa: E402
+
+jax.config.update("jax_numpy_rank_promotion", "raise")  # in case jax was imported first
 
 # Commands the tests start as programs (python -m rdpjax.cli) would otherwise fill the user's
 # compilation cache (~/.cache/rdpjax); tests/test_cli_cache.py turns it on where it tests it.

@@ -150,7 +150,7 @@ def test_dp_sgd_step_with_optax_is_cleared_and_a_broken_one_refuted():
     def broken(key, database, n):
         g = grads(database)
         g = g * jnp.minimum(1.0, clip / jnp.linalg.norm(g, axis=1, keepdims=True))
-        return (g.sum(0) + sigma * jax.random.normal(key, (n, d))) / 10
+        return (g.sum(0)[None] + sigma * jax.random.normal(key, (n, d))) / 10
 
     claim = rdpjax.claims.from_dp_accounting(dpa.GaussianDpEvent(sigma))
     options = dict(n=20_000, key=jax.random.key(8), project="learn", progress=False)

@@ -309,7 +309,7 @@ def test_integer_key_sort_percentiles_equal_jnp_percentile(x64):
     with negative zeros, ties, tiny magnitudes and both signs."""
     from rdpjax.estimator.settings import _percentiles, _sort_finite
 
-    x = jax.random.normal(jax.random.key(8), (1001, 2), jnp.float64) * jnp.array([1.0, 1e-300])
+    x = jax.random.normal(jax.random.key(8), (1001, 2), jnp.float64) * jnp.array([[1.0, 1e-300]])
     x = x.at[:3, 0].set(jnp.array([-0.0, 0.0, -0.0])).at[3:6, 1].set(-2.5)
     np.testing.assert_array_equal(np.asarray(_sort_finite(x)), np.asarray(jnp.sort(x, axis=0)))
     for n in (2, 3, 1001):

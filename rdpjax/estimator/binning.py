@@ -92,8 +92,8 @@ _MAX_FRACTION_BITS = 30
 SPREAD_SAMPLES = 2**18
 """At most this many samples of a 1-D chunk go to one copy of the packed accumulator
 (:func:`packing`)."""
-_FIRST = np.array([1.0, 0.0])  # broadcast over pair rows (numpy: no jax work at import)
-_SPLIT = np.array([-1.0, 1.0])
+_FIRST = np.array([[1.0, 0.0]])  # (1, 2): broadcast over pair rows (numpy: no jax work at import)
+_SPLIT = np.array([[-1.0, 1.0]])
 
 
 def _check_method(method: str) -> None:
@@ -277,7 +277,8 @@ def bin_chunk(
     _check_method(method)
     d = grid.dim
     shape = jnp.asarray(grid.shape)
-    u = (x.astype(jnp.float64) - grid.low) / grid.spacing  # position in cell units
+    low, spacing = jnp.asarray(grid.low)[None], jnp.asarray(grid.spacing)[None]  # (1, d)
+    u = (x.astype(jnp.float64) - low) / spacing  # position in cell units
     if method == "scatter" and d == 1:
         return _bin_1d(acc, outside, u[:, 0], valid=valid, interior=interior)
 
@@ -287,12 +288,12 @@ def bin_chunk(
         return a[:, 0] if d == 1 else jnp.all(a, axis=-1)
 
     if interior is None:
-        lo, hi = jnp.zeros(d), (shape - 1).astype(jnp.float64)
+        lo, hi = jnp.zeros((1, d)), (shape - 1)[None].astype(jnp.float64)
         binned = every((u >= lo) & (u <= hi))
         off = ~binned
     else:
-        lo = jnp.asarray([a for a, _ in interior], jnp.float64)
-        hi = jnp.asarray([b for _, b in interior], jnp.float64)
+        lo = jnp.asarray([[a for a, _ in interior]], jnp.float64)  # (1, d)
+        hi = jnp.asarray([[b for _, b in interior]], jnp.float64)
         binned = every(jnp.isfinite(u))
         # Off the box up to round-off (a sample on its edge computes to within 1e-6 cell of
         # it); NaN compares False and is not counted here (it is not binned either).
@@ -302,7 +303,7 @@ def bin_chunk(
         off = off & valid
     outside = outside + jnp.sum(off, dtype=jnp.int32)
     u = jnp.clip(u, lo, hi)
-    cell = jnp.clip(jnp.floor(u), 0, shape - 2)  # lower corner; u − cell ∈ [0, 1] exactly
+    cell = jnp.clip(jnp.floor(u), 0, (shape - 2)[None])  # lower corner; u − cell ∈ [0, 1]
     frac = u - cell
     cell = cell.astype(jnp.int32)
     strides = [1] * d

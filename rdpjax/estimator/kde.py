@@ -126,7 +126,7 @@ def direct_kde(
     norm = n * jnp.prod(h) * (2 * jnp.pi) ** (d / 2)
 
     def add(acc: Array, xc: Array) -> Array:
-        z = (t[:, None, :] - xc[None, :, :]) / h
+        z = (t[:, None, :] - xc[None, :, :]) / h[None, None, :]
         return acc + jnp.sum(jnp.exp(-0.5 * jnp.sum(z * z, -1)), axis=1)
 
     full = n // chunk_size

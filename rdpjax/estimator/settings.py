@@ -153,7 +153,7 @@ def _robust_scale(sub: Array, m: int | Array | None = None) -> Array:
     else:
         valid = (jnp.arange(sub.shape[0]) < m)[:, None]
         mean = jnp.sum(jnp.where(valid, sub, 0.0), axis=0) / m
-        sd = jnp.sqrt(jnp.sum(jnp.where(valid, (sub - mean) ** 2, 0.0), axis=0) / (m - 1))
+        sd = jnp.sqrt(jnp.sum(jnp.where(valid, (sub - mean[None]) ** 2, 0.0), axis=0) / (m - 1))
     q75, q25 = _percentiles(sub, (0.75, 0.25), m)
     iqr = (q75 - q25) / 1.349
     return jnp.where(iqr > 0, jnp.minimum(sd, iqr), sd)

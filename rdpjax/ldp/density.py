@@ -85,7 +85,9 @@ class HistogramDensity:
         """
         target = self.bins * jnp.asarray(bin_masses)
         bias_sq = norm_sq - jnp.sum(target**2) / self.bins
-        return jnp.sum((self.heights - target) ** 2, -1) / self.bins + bias_sq
+        heights = jnp.asarray(self.heights)
+        target = target.reshape((1,) * (heights.ndim - target.ndim) + target.shape)
+        return jnp.sum((heights - target) ** 2, -1) / self.bins + bias_sq
 
 
 @pytree_dataclass()
@@ -116,7 +118,9 @@ class SeriesDensity:
         """
         theta = jnp.asarray(coefficients)
         tail = norm_sq - jnp.sum(theta**2)
-        return jnp.sum((self.coefficients - theta) ** 2, -1) + tail
+        coefficients = jnp.asarray(self.coefficients)
+        theta = theta.reshape((1,) * (coefficients.ndim - theta.ndim) + theta.shape)
+        return jnp.sum((coefficients - theta) ** 2, -1) + tail
 
 
 def histogram_density(z: Any, *, project: bool = True) -> HistogramDensity:

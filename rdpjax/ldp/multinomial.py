@@ -45,6 +45,7 @@ def multinomial_bitwise_rr(bits: Any, alpha: Any, *, project: bool = True) -> ja
     alpha = check_alpha(alpha)[..., None]
     n = bits.shape[-2]
     mean = jnp.sum(bits.astype(jnp.int32), axis=-2) / n  # exact counts, then one division
+    alpha = alpha.reshape((1,) * (mean.ndim - alpha.ndim) + alpha.shape)  # batch axes explicit
     flip = jax.nn.sigmoid(-alpha / 2.0)  # 1/(1 + e^{α/2})
     theta = (mean - flip) / jnp.tanh(alpha / 4.0)  # (e^{α/2}+1)/(e^{α/2}−1) = coth(α/4)
     return maybe_project(theta, project)
@@ -106,5 +107,6 @@ def multinomial_kary_rr(codes: Any, alpha: Any, d: int, *, project: bool = True)
     flat = codes.reshape(-1, n).astype(jnp.int32)
     counts = jax.vmap(lambda c: jnp.bincount(c, length=d))(flat)  # O(n + d) memory per row
     freq = counts.reshape(codes.shape[:-1] + (d,)) / n
+    alpha = alpha.reshape((1,) * (freq.ndim - alpha.ndim) + alpha.shape)  # batch axes explicit
     theta = freq + (d * freq - 1.0) / jnp.expm1(alpha)
     return maybe_project(theta, project)

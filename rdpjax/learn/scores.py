@@ -62,7 +62,7 @@ class Score:
         xp = jnp if isinstance(x, jax.core.Tracer) else np
         params = [xp.asarray(a) for a in (self.center, self.scale, self.w, self.w2)]
         center, scale, w, w2 = params
-        z = (xp.asarray(x).reshape(x.shape[0], -1) - center) / scale
+        z = (xp.asarray(x).reshape(x.shape[0], -1) - center[None]) / scale[None]
         out = z @ w
         if self.family == "quadratic":
             out = out + (z * z) @ w2

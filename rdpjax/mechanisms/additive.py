@@ -57,7 +57,7 @@ class AdditiveNoise(Mechanism):
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
         """``S(x) + Y``: shape ``(n,)`` for ``(m,)`` databases, ``(n, d)`` for ``(m, d)``."""
         s = self.statistic(database)
-        return s + self.noise(key, (n, *s.shape))
+        return jnp.asarray(s)[None] + self.noise(key, (n, *s.shape))
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
         if database is None:

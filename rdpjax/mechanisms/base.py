@@ -106,7 +106,7 @@ def binary_code(samples: jax.Array) -> jax.Array:
     """Vectors in ``{0,1}^k`` (shape ``(n, k)``) to ``Σ_j b_j 2^j`` (little-endian), int32."""
     bits = jnp.asarray(samples).astype(jnp.int32)
     weights = jnp.left_shift(jnp.int32(1), jnp.arange(bits.shape[-1], dtype=jnp.int32))
-    return jnp.sum(bits * weights, axis=-1, dtype=jnp.int32)
+    return jnp.sum(bits * weights.reshape((1,) * (bits.ndim - 1) + (-1,)), axis=-1, dtype=jnp.int32)
 
 
 def count_ones(samples: jax.Array) -> jax.Array:

@@ -69,6 +69,9 @@ def trigonometric_basis(x: Any, k: int, xp=jnp) -> Any:
     """``(φ_1(x), …, φ_k(x))``: ``1, √2 cos(2πx), √2 sin(2πx), √2 cos(4πx), …`` (003, Sec. 4)."""
     index = np.arange(1, k + 1)
     freq = xp.asarray(index // 2, dtype=float)  # j for φ_{2j} and φ_{2j+1}
+    x = xp.asarray(x)
+    if x.ndim > 1:  # x of shape (..., 1): the frequencies along its last axis, ranks explicit
+        freq = freq.reshape((1,) * (x.ndim - 1) + freq.shape)
     angle = 2.0 * math.pi * freq * x
     trig = xp.where(xp.asarray(index % 2 == 0), xp.cos(angle), xp.sin(angle))
     return xp.where(xp.asarray(index == 1), 1.0, B0 * trig)
@@ -148,7 +151,8 @@ class OrthogonalSeries(Mechanism):
         x = jnp.asarray(database)
         tau = trigonometric_basis(x.reshape(()).astype(float), self.k)
         key_tau, key_t, key_c, key_agree = jax.random.split(key, 4)
-        sign_tau = jax.random.bernoulli(key_tau, 0.5 + tau / (2.0 * B0), (n, self.k))  # step 1
+        p_tau = (0.5 + tau / (2.0 * B0))[None]  # (1, k)
+        sign_tau = jax.random.bernoulli(key_tau, p_tau, (n, self.k))  # step 1
         pi = jax.nn.sigmoid(jnp.asarray(self.alpha))  # e^α/(e^α+1)
         side = jax.random.bernoulli(key_t, pi, (n,)).astype(jnp.int32)  # step 2
         cdf = jnp.asarray(_count_cdfs(self.k, self.ties))[side]  # (n, k+1)
