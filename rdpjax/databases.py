@@ -8,7 +8,7 @@ possible in the unit cube.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
+import numpy as np
 
 from rdpjax._validation import check_int
 
@@ -33,6 +33,8 @@ def paper_pair(m: int = 10, dim: int | None = None) -> tuple[jax.Array, jax.Arra
     m = check_int(m, "m", 1)
     dim = None if dim is None else check_int(dim, "dim", 1)
     shape = (m,) if dim is None else (m, dim)
-    x_prime = jnp.zeros(shape, dtype=float)
-    x = x_prime.at[0].set(1.0)  # Eq. (21)
-    return x, x_prime
+    # Built on the host and copied (eager jnp ops and jnp.asarray each compile a program).
+    x_prime = np.zeros(shape, dtype=jax.dtypes.canonicalize_dtype(float))
+    x = x_prime.copy()
+    x[0] = 1.0  # Eq. (21)
+    return jax.device_put(x), jax.device_put(x_prime)

@@ -17,6 +17,7 @@ Used by ``rdpjax reproduce``, ``rdpjax coverage``, ``benchmarks/paper_000.py`` a
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -81,9 +82,16 @@ def resolve_experiment(text: str) -> str:
 def cell_key(seed: int, label: str, n: int, *, purpose: int) -> jax.Array:
     """The PRNG key of one (experiment, n) cell: ``seed`` folded with a CRC-32 of ``label``,
     then ``purpose`` (0: the bounds at n, 1: the coverage study at n), then ``n``."""
+    data = (zlib.crc32(label.encode()) & 0x7FFFFFFF, purpose, n)
+    return _folded_key(np.asarray(data, dtype=np.uint32), seed=seed)
+
+
+@functools.partial(jax.jit, static_argnames="seed")
+def _folded_key(data, *, seed):
+    """``key(seed)`` folded with each of ``data`` in turn: one compiled call, not four."""
     key = jax.random.key(seed)
-    for data in (zlib.crc32(label.encode()) & 0x7FFFFFFF, purpose, n):
-        key = jax.random.fold_in(key, data)
+    for value in data:  # three uint32 values
+        key = jax.random.fold_in(key, value)
     return key
 
 

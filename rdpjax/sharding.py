@@ -197,7 +197,7 @@ def replication_batch_size(n: int, reps: int, mesh: Mesh, pairs: int = 1) -> int
     return -(-per_device // batches)
 
 
-def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
+def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int, gather: bool = True):
     """``fn(x, *args)`` for every ``x`` along the leading axis of ``xs``, split over devices.
 
     Device ``k`` of ``mesh`` gets the contiguous block ``k·b, …, k·b + b − 1`` and maps ``fn``
@@ -215,13 +215,20 @@ def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
       xs: a pytree of arrays (``jax.random`` keys included) with a common leading length R.
       *args: inputs every call shares, replicated on every device (arrays or pytrees).
       batch_size: entries vmapped together on a device.
+      gather: all-gather the results onto every device (default). ``False`` leaves each
+        device's results where they were computed, split along the leading axis as ``xs``
+        was: for large intermediate results (samples) that a second ``map_over_devices``
+        over the same mesh consumes in place. It then needs no padding: R a multiple of
+        ``D · batch_size``.
 
     Returns:
       The results stacked along a leading axis of length R, as ``lax.map`` would return them,
-      replicated on every device of ``mesh`` (one all-gather at the end).
+      replicated on every device of ``mesh`` (one all-gather at the end), or split over them
+      (``gather=False``).
 
     Raises:
-      ValueError: if ``xs`` is empty (R = 0) or ``batch_size < 1``.
+      ValueError: if ``xs`` is empty (R = 0) or ``batch_size < 1``, or with ``gather=False``
+        if R is not a multiple of ``D · batch_size``.
     """
     reps = jax.tree.leaves(xs)[0].shape[0]
     if reps < 1 or batch_size < 1:
@@ -231,12 +238,19 @@ def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
     batch_size = min(batch_size, -(-reps // mesh.size))
     per_device = -(-reps // (mesh.size * batch_size)) * batch_size
     pad = per_device * mesh.size - reps
+    if pad and not gather:
+        raise ValueError(
+            f"map_over_devices(gather=False) needs R a multiple of D · batch_size = "
+            f"{mesh.size} · {batch_size}; got R = {reps}."
+        )
 
     def padded(a):
         return jnp.concatenate([a, jnp.repeat(a[-1:], pad, axis=0)]) if pad else a
 
     def local(local_xs, *local_args):
         out = lax.map(lambda x: fn(x, *local_args), local_xs, batch_size=batch_size)
+        if not gather:
+            return out
         # Gathered onto every device: across processes, a result split over the mesh would
         # not be addressable (np.asarray fails on it); one all-gather of R results is cheap.
         return jax.tree.map(lambda a: lax.all_gather(a, AXIS, tiled=True), out)
@@ -245,7 +259,7 @@ def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int):
         local,
         mesh=mesh,
         in_specs=(PartitionSpec(AXIS),) + tuple(PartitionSpec() for _ in args),
-        out_specs=PartitionSpec(),
+        out_specs=PartitionSpec() if gather else PartitionSpec(AXIS),
         check_vma=False,
     )(jax.tree.map(padded, xs), *args)
     return jax.tree.map(lambda a: a[:reps], out) if pad else out

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
@@ -139,18 +140,61 @@ def format_coverage(cells: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-@functools.partial(jax.jit, static_argnames=("n", "samplers", "batch_size", "mesh"))
-def _study(plan, mechanism, x, x_prime, keys, *, n, samplers, batch_size, mesh):
-    """Estimate, standard error and bound of every replication (keys ``(R,)``): one compilation
-    per shapes and settings, reused by later calls with other keys, mechanism parameters or
-    databases of the same shapes. ``samplers`` draw (and encode) the outputs on x and x'."""
+STUDY_CHUNK_SAMPLES = 2**24
+"""Outputs per database that one study call holds in memory (128 MiB a side in float64): the
+replications are drawn and bounded in chunks of at most ``⌊2^24 / n⌋`` (at least one batch per
+device)."""
 
-    def one(k, plan, mechanism, x, x_prime):
+
+@functools.partial(jax.jit, static_argnames=("reps", "total"))
+def _study_keys(key, *, reps, total):
+    """``total ≥ reps + 1`` keys: the pilot's ``fold_in(key, 2^31 − 1)``, the replications'
+    ``split(key, reps)``, and the last repeated (padding whose results are dropped)."""
+    keys = jnp.concatenate([jax.random.fold_in(key, 2**31 - 1)[None], jax.random.split(key, reps)])
+    return jnp.concatenate([keys, jnp.repeat(keys[-1:], total - reps - 1)])
+
+
+@functools.partial(jax.jit, static_argnames=("n", "chunk", "samplers", "batch_size", "mesh"))
+def _draws(mechanism, x, x_prime, keys, start, *, n, chunk, samplers, batch_size, mesh):
+    """The outputs on x and on x' of replications ``start … start + chunk − 1`` of ``keys``,
+    left split over the devices, and the first one's gathered (the pilot, when it is key 0).
+    One compilation per mechanism type and shapes; ``samplers`` draw (and encode) them."""
+    keys = jax.lax.dynamic_slice_in_dim(keys, start, chunk)
+
+    def one(k, mechanism, x, x_prime):
         kp, kq = jax.random.split(k)
-        b = plan(samplers[0](kp, n, (mechanism, x)), samplers[1](kq, n, (mechanism, x_prime)))
+        return samplers[0](kp, n, (mechanism, x)), samplers[1](kq, n, (mechanism, x_prime))
+
+    p, q = map_over_devices(
+        one, mesh, keys, mechanism, x, x_prime, batch_size=batch_size, gather=False
+    )
+    everywhere = NamedSharding(mesh, PartitionSpec())
+    first = tuple(jax.lax.with_sharding_constraint(a[0], everywhere) for a in (p, q))
+    return (p, q), first
+
+
+@functools.partial(jax.jit, static_argnames=("batch_size", "mesh"))
+def _bounds(plan, p, q, *, batch_size, mesh):
+    """Estimate, standard error and bound of every replication's samples (``(C, n, …)``, split
+    over the devices as :func:`_draws` left them). Free of the mechanism: one compilation per
+    plan layout and shapes, shared by every mechanism whose study has them."""
+
+    def one(pq, plan):
+        b = plan(*pq)
         return b.estimate, b.std_error, b.lower
 
-    return map_over_devices(one, mesh, keys, plan, mechanism, x, x_prime, batch_size=batch_size)
+    return map_over_devices(one, mesh, (p, q), plan, batch_size=batch_size)
+
+
+def _chunks(reps: int, n: int, mesh, batch_size: int | None) -> tuple[int, int]:
+    """``(batch, chunk)``: replications vmapped together on a device, and replications in one
+    call, a multiple of ``devices · batch`` holding at most :data:`STUDY_CHUNK_SAMPLES` outputs
+    a side (or one batch per device)."""
+    batch = batch_size or replication_batch_size(n, reps, mesh)
+    batch = min(batch, -(-reps // mesh.size))
+    step = mesh.size * batch
+    fits = max(1, STUDY_CHUNK_SAMPLES // n // step) * step
+    return batch, min(fits, -(-reps // step) * step)
 
 
 def coverage(
@@ -206,31 +250,36 @@ def coverage(
     encoders = [s.encoder if s.encoder is not None else identity_code for s in (out_x, out_xp)]
     samplers = tuple(Sampler(fn=mechanism_fn, encode=e if discrete else None) for e in encoders)
 
-    batch = batch_size or replication_batch_size(n, reps, mesh)
     with float64():
         x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)  # float64, as ``sample`` converts them
         mechanism.check_database(x)
         mechanism.check_database(x_prime)
-        kp, kq = jax.random.split(jax.random.fold_in(key, 2**31 - 1))
-        pilot_p, pilot_q = mechanism.sample(kp, x, n), mechanism.sample(kq, x_prime, n)
-        if discrete:
-            pilot_p, pilot_q = out_x.encode(pilot_p), out_xp.encode(pilot_q)
-        support = out_x.alphabet_size if discrete else None
-        plan, _, _ = plan_bound(
-            pilot_p,
-            pilot_q,
-            orders,
-            alpha=alpha,
-            both_directions=both_directions,
-            discrete=discrete,
-            support_size=support,
-            **estimator_options,
+        # Key 0 draws the pilot that plans the grid (as ``mechanism.sample`` would draw it),
+        # keys 1 … R the replications; all go through one compiled draw, chunk by chunk.
+        batch, chunk = _chunks(reps + 1, n, mesh, batch_size)
+        total = -(-(reps + 1) // chunk) * chunk
+        keys = _study_keys(key, reps=reps, total=total)
+        draws = functools.partial(
+            _draws, n=n, chunk=chunk, samplers=samplers, batch_size=batch, mesh=mesh
         )
-        keys = jax.random.split(key, reps)
-        study = _study(
-            plan, mechanism, x, x_prime, keys, n=n, samplers=samplers, batch_size=batch, mesh=mesh
+        plan, results = None, []
+        for start in range(0, total, chunk):
+            (p, q), (pilot_p, pilot_q) = draws(mechanism, x, x_prime, keys, np.int32(start))
+            if plan is None:
+                plan, _, _ = plan_bound(
+                    np.asarray(pilot_p),
+                    np.asarray(pilot_q),
+                    orders,
+                    alpha=alpha,
+                    both_directions=both_directions,
+                    discrete=discrete,
+                    support_size=out_x.alphabet_size if discrete else None,
+                    **estimator_options,
+                )
+            results.append(_bounds(plan, p, q, batch_size=batch, mesh=mesh))
+        est, se, lower = (
+            np.concatenate([np.asarray(r[i]) for r in results])[1 : reps + 1] for i in range(3)
         )
-        est, se, lower = (np.asarray(a) for a in study)
     held = lower <= exact
     cov = held.mean(axis=0)
     intervals = [wilson_interval(int(k), reps) for k in held.sum(axis=0)]

@@ -1,11 +1,16 @@
 """rdpjax.studies.coverage: vmapped replications on a mechanism with a known truth."""
 
+import functools
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import rdpjax
+import rdpjax._precision
+import rdpjax.studies
 from rdpjax.studies import coverage, format_coverage, wilson_interval
 
 
@@ -29,34 +34,78 @@ def test_coverage_study_gaussian_and_randomized_response():
         _check_summary(r)
 
 
-def test_coverage_compiles_its_study_once_per_shape():
-    """A second study with another key (and, for randomized response, another ε: its support
-    is fixed) compiles nothing new (jax.monitoring's backend-compile events). For the Gaussian
-    the grid follows each study's pilot draw; under the bucketed layout the pilots of keys 1
-    and 2 land on the same 768-point grid (key 0's on 640 points, which compiles anew)."""
+def _compiled(run):
+    """Names of the programs XLA compiled while ``run()`` ran (jax.monitoring's events)."""
     names = []
 
     def listen(event, duration, **kw):
         if event == "/jax/core/compile/backend_compile_duration":
             names.append(kw.get("fun_name"))
 
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        return run(), names
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def test_coverage_compiles_its_study_once_per_shape():
+    """A second study with another key (and, for randomized response, another ε: its support
+    is fixed) compiles nothing new. For the Gaussian the grid follows each study's pilot draw;
+    under the bucketed layout the pilots of keys 1 and 2 land on the same 768-point grid (key
+    0's on 640 points, which compiles anew)."""
     x, xp = rdpjax.databases.paper_pair()
     cases = [
         (rdpjax.mechanisms.RandomizedResponse(1.5), rdpjax.mechanisms.RandomizedResponse(1.0), {}),
         (rdpjax.mechanisms.Gaussian(5.0), rdpjax.mechanisms.Gaussian(5.0), {"layout": "bucketed"}),
     ]
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        for mech, other, options in cases:
-            del names[:]
-            first = coverage(mech, x, xp, [2], n=500, reps=4, key=jax.random.key(1), **options)
-            seen = len(names)
-            second = coverage(other, x, xp, [2], n=500, reps=4, key=jax.random.key(2), **options)
-            assert "jit(_study)" in names[:seen], mech
-            assert "jit(_study)" not in names[seen:], (mech, names[seen:])
-            assert not np.array_equal(first.lower, second.lower)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+    for mech, other, options in cases:
+        study = functools.partial(coverage, x=x, x_prime=xp, lam=[2], n=500, reps=4, **options)
+        first, names = _compiled(lambda: study(mech, key=jax.random.key(1)))  # noqa: B023
+        assert {"jit(_draws)", "jit(_bounds)"} <= set(names), (mech, names)
+        second, names = _compiled(lambda: study(other, key=jax.random.key(2)))  # noqa: B023
+        assert not {"jit(_draws)", "jit(_bounds)"} & set(names), (mech, names)
+        assert not np.array_equal(first.lower, second.lower)
+
+
+def test_mechanisms_with_one_layout_share_the_bound_program():
+    """The bounds of a study are compiled apart from its draws: a Poisson-subsampled Gaussian study whose pilot
+    plans the same layout as a Gaussian study's (checked here on the pilots themselves) draws
+    with a program of its own and bounds with the Gaussian's (a 768-point grid for both)."""
+    x, xp = rdpjax.databases.paper_pair()
+    key, n = jax.random.key(1), 700
+    g = rdpjax.mechanisms.Gaussian(5.0)
+    mechs = (g, rdpjax.mechanisms.PoissonSubsampled(g, 0.5))
+    plans = []
+    for mech in mechs:  # the pilot as coverage draws it: key fold_in(key, 2^31 − 1)
+        kp, kq = jax.random.split(jax.random.fold_in(key, 2**31 - 1))
+        with rdpjax._precision.float64():
+            p = mech.sample(kp, jnp.asarray(x, float), n)
+            q = mech.sample(kq, jnp.asarray(xp, float), n)
+            plans.append(rdpjax.plan_bound(p, q, [2], layout="bucketed")[0])
+    assert jax.tree.structure(plans[0]) == jax.tree.structure(plans[1])  # one layout
+    study = functools.partial(coverage, x=x, x_prime=xp, lam=[2], n=n, reps=3, key=key)
+    _, names = _compiled(lambda: study(mechs[0], layout="bucketed"))
+    assert {"jit(_draws)", "jit(_bounds)"} <= set(names), names
+    _, names = _compiled(lambda: study(mechs[1], layout="bucketed"))
+    assert "jit(_draws)" in names and "jit(_bounds)" not in names, names
+
+
+def test_chunked_study_equals_one_call(monkeypatch):
+    """Drawn and bounded in chunks of replications (a small STUDY_CHUNK_SAMPLES), a study
+    returns exactly what one call returns: each replication's key is fixed (one replication a
+    batch, so that a chunk can hold as few as three)."""
+    x, xp = rdpjax.databases.paper_pair()
+    mech = rdpjax.mechanisms.Laplace(2.0)
+    study = functools.partial(
+        coverage, mech, x, xp, [2, 5], n=600, reps=9, key=jax.random.key(4), batch_size=1
+    )
+    whole = study()
+    monkeypatch.setattr(rdpjax.studies, "STUDY_CHUNK_SAMPLES", 3 * 600)
+    chunked, names = _compiled(study)
+    assert "jit(_draws)" in names  # a new chunk size: the chunks really ran
+    np.testing.assert_array_equal(chunked.lower, whole.lower)
+    np.testing.assert_array_equal(chunked.std_error, whole.std_error)
 
 
 def _check_summary(r):

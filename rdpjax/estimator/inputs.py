@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.typing import DTypeLike
 
@@ -132,8 +131,8 @@ def plan_options(
     if variance not in ("autodiff", "eq18"):
         raise ValueError(f"variance must be 'autodiff' or 'eq18'; got {variance!r}.")
     return dict(
-        lam=jnp.asarray(lam),
-        alpha=jnp.asarray(alpha),
+        lam=jax.device_put(np.asarray(lam, dtype=jax.dtypes.canonicalize_dtype(float))),
+        alpha=jax.device_put(np.asarray(alpha, dtype=jax.dtypes.canonicalize_dtype(float))),
         floor=check_positive(floor, "floor", scalar=True),
         beta=check_positive(beta, "beta", scalar=True),
         discrete=bool(discrete),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from rdpjax.mechanisms import _random
+
 
 def uniform_arrangement(key: jax.Array, counts: jax.Array, length: int) -> jax.Array:
     """Bit vectors with ``counts[i]`` ones placed uniformly at random among ``length`` slots.
@@ -23,7 +25,7 @@ def uniform_arrangement(key: jax.Array, counts: jax.Array, length: int) -> jax.A
         Boolean array of shape ``(n, length)``. Cost: ``n · length`` uniforms, a ``scan`` over
         the slots, no sort.
     """
-    uniforms = jax.random.uniform(key, (length, counts.shape[0]))
+    uniforms = _random.uniform(key, (length, counts.shape[0]))
     free = jnp.arange(length, 0, -1, dtype=uniforms.dtype)  # length − j
     _, bits = jax.lax.scan(_place, counts.astype(jnp.int32), (uniforms, free))
     return bits.T

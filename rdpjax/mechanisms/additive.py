@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax.databases import paper_pair
-from rdpjax.mechanisms import _exact
+from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import Mechanism, OutputSpec, continuous, pytree_dataclass
 from rdpjax.mechanisms.checks import (
     as_database,
@@ -94,7 +94,7 @@ class Laplace(AdditiveNoise):
     scale: Any
 
     def noise(self, key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-        return jnp.asarray(self.scale) * jax.random.laplace(key, shape)
+        return jnp.asarray(self.scale) * _random.laplace(key, shape)
 
     def divergence_of_shift(self, lam: float, shift: np.ndarray) -> float:
         b = scalar_param("scale", self.scale)
@@ -125,7 +125,7 @@ class Gaussian(AdditiveNoise):
     scale: Any
 
     def noise(self, key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-        return jnp.asarray(self.scale) * jax.random.normal(key, shape)
+        return jnp.asarray(self.scale) * _random.normal(key, shape)
 
     def divergence_of_shift(self, lam: float, shift: np.ndarray) -> float:
         b = scalar_param("scale", self.scale)

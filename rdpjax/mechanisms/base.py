@@ -97,11 +97,13 @@ def pytree_dataclass(cls: type) -> type:
 # Output descriptions and canonical encodings.
 
 
+@jax.jit
 def identity_code(samples: jax.Array) -> jax.Array:
     """Scalar integer outputs are their own codes."""
     return jnp.asarray(samples).astype(jnp.int32)
 
 
+@jax.jit
 def binary_code(samples: jax.Array) -> jax.Array:
     """Vectors in ``{0,1}^k`` (shape ``(n, k)``) to ``Σ_j b_j 2^j`` (little-endian), int32."""
     bits = jnp.asarray(samples).astype(jnp.int32)
@@ -109,6 +111,7 @@ def binary_code(samples: jax.Array) -> jax.Array:
     return jnp.sum(bits * weights.reshape((1,) * (bits.ndim - 1) + (-1,)), axis=-1, dtype=jnp.int32)
 
 
+@jax.jit
 def count_ones(samples: jax.Array) -> jax.Array:
     """Vectors in ``{0,1}^m`` (shape ``(n, m)``) to their number of ones, int32."""
     return jnp.sum(jnp.asarray(samples).astype(jnp.int32), axis=-1, dtype=jnp.int32)

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rdpjax.mechanisms import _exact
+from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import (
     Mechanism,
     OutputSpec,
@@ -168,7 +168,7 @@ class OneHotRandomizedResponse(Mechanism):
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
         one_hot = jax.nn.one_hot(_category(database, self.k), self.k, dtype=jnp.bool_)
         flip_prob = jax.nn.sigmoid(-jnp.asarray(self.alpha) / 2.0)  # 1/(1 + e^{α/2})
-        flip = jax.random.bernoulli(key, flip_prob, (n, self.k))
+        flip = _random.bernoulli(key, flip_prob, (n, self.k))
         return jnp.logical_xor(one_hot[None, :], flip).astype(jnp.int32)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
@@ -220,7 +220,7 @@ class LaplaceHistogram(Mechanism):
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
         indicator = jax.nn.one_hot(self._bin(_point(database)), self.bins)
         scale = 2.0 / jnp.asarray(self.alpha)  # Laplace(α/2) of 003 has scale 2/α
-        return indicator[None, :] + scale * jax.random.laplace(key, (n, self.bins))
+        return indicator[None, :] + scale * _random.laplace(key, (n, self.bins))
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
         return continuous(self.bins)

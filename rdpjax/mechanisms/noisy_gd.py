@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from rdpjax.databases import paper_pair
-from rdpjax.mechanisms import _exact
+from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import Mechanism, OutputSpec, continuous, pytree_dataclass, static_field
 from rdpjax.mechanisms.checks import (
     as_database,
@@ -96,7 +96,7 @@ def _gd_step(carry, key_k):
     """θ ← θ − η (θ − x̄) + √(2η) b Y (module level, so eager scans hit the cache)."""
     theta, x_bar, eta, noise_scale = carry
     gradient = theta - x_bar  # ∇L_x(θ) for the quadratic loss
-    noise = noise_scale * jax.random.normal(key_k, theta.shape, theta.dtype)
+    noise = noise_scale * _random.normal(key_k, theta.shape, theta.dtype)
     return (theta - eta * gradient + noise, x_bar, eta, noise_scale), None
 
 

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import logsumexp
 
-from rdpjax.mechanisms import _exact
+from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import (
     Mechanism,
     OutputSpec,
@@ -91,9 +91,9 @@ class ReportNoisyMax(Mechanism):
         scale = 2.0 / jnp.asarray(self.eps)
         shape = (n, q.shape[0])
         if self.noise == "laplace":
-            eta = jax.random.laplace(key, shape)
+            eta = _random.laplace(key, shape)
         else:
-            eta = jax.random.exponential(key, shape)
+            eta = _random.exponential(key, shape)
         noisy = q[None, :] + scale * eta
         if self.output_kind == "index":
             return jnp.argmax(noisy, axis=1).astype(jnp.int32)

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax.databases import paper_pair
-from rdpjax.mechanisms import _exact
+from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import Mechanism, OutputSpec, binary_vector_output, pytree_dataclass
 from rdpjax.mechanisms.checks import (
     as_database,
@@ -39,7 +39,8 @@ def binary_database(database: Any) -> jax.Array:
     values = concrete(database)
     if values is not None and not np.all((values == 0) | (values == 1)):
         raise ValueError("database must have entries in {0, 1}")
-    return x > 0.5
+    # A concrete database is compared on the host (an eager comparison compiles a program).
+    return x > 0.5 if values is None else jax.device_put(values > 0.5)
 
 
 def host_binary_database(database: Any) -> np.ndarray:
@@ -51,7 +52,7 @@ def host_binary_database(database: Any) -> np.ndarray:
 
 def randomized_response_bits(key: jax.Array, bits: jax.Array, eps0: Any, n: int) -> jax.Array:
     """``n`` independent randomized-response copies of ``bits``: int32, shape ``(n, m)``."""
-    flip = jax.random.bernoulli(key, jax.nn.sigmoid(-jnp.asarray(eps0)), (n, bits.shape[0]))
+    flip = _random.bernoulli(key, jax.nn.sigmoid(-jnp.asarray(eps0)), (n, bits.shape[0]))
     return jnp.logical_xor(bits[None, :], flip).astype(jnp.int32)  # R_i(x_i) of 000
 
 

@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import comb
 
-from rdpjax.mechanisms import _exact
+from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms._sampling import uniform_arrangement
 from rdpjax.mechanisms.base import (
     Mechanism,
@@ -152,11 +152,11 @@ class OrthogonalSeries(Mechanism):
         tau = trigonometric_basis(x.reshape(()).astype(float), self.k)
         key_tau, key_t, key_c, key_agree = jax.random.split(key, 4)
         p_tau = (0.5 + tau / (2.0 * B0))[None]  # (1, k)
-        sign_tau = jax.random.bernoulli(key_tau, p_tau, (n, self.k))  # step 1
+        sign_tau = _random.bernoulli(key_tau, p_tau, (n, self.k))  # step 1
         pi = jax.nn.sigmoid(jnp.asarray(self.alpha))  # e^α/(e^α+1)
         side = jax.random.bernoulli(key_t, pi, (n,)).astype(jnp.int32)  # step 2
         cdf = jnp.asarray(_count_cdfs(self.k, self.ties))[side]  # (n, k+1)
-        u = jax.random.uniform(key_c, (n, 1))
+        u = _random.uniform(key_c, (n, 1))
         agreements = jnp.sum(u >= cdf[:, :-1], axis=1)  # inverse CDF of the count, step 3
         agree = uniform_arrangement(key_agree, agreements, self.k)
         return jnp.where(agree, sign_tau, ~sign_tau).astype(jnp.int32)

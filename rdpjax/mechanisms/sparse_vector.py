@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import logsumexp
 
-from rdpjax.mechanisms import _exact
+from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import (
     Mechanism,
     OutputSpec,
@@ -118,10 +118,10 @@ class SparseVector(Mechanism):
         rho_factor, nu_factor = self.noise_factors()
         eps = jnp.asarray(self.eps)
         key_rho, key_nu = jax.random.split(key)
-        rho = rho_factor / eps * jax.random.laplace(key_rho, (n, 1))
+        rho = rho_factor / eps * _random.laplace(key_rho, (n, 1))
         noisy = q[None, :]
         if nu_factor > 0:
-            noisy = noisy + nu_factor / eps * jax.random.laplace(key_nu, (n, q.shape[0]))
+            noisy = noisy + nu_factor / eps * _random.laplace(key_nu, (n, q.shape[0]))
         above = noisy >= jnp.asarray(self.threshold) + rho
         if not self.stops:
             return above.astype(jnp.int32)

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from rdpjax.mechanisms import _exact
+from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.additive import AdditiveNoise, Gaussian, Laplace
 from rdpjax.mechanisms.base import Mechanism, OutputSpec, pytree_dataclass
 from rdpjax.mechanisms.checks import (
@@ -74,7 +74,7 @@ class PoissonSubsampled(Mechanism):
         """``Σ_i Z_i x_i + Y``: shape ``(n,)`` for ``(m,)`` databases, ``(n, d)`` for ``(m, d)``."""
         x = as_database(database)
         key_keep, key_noise = jax.random.split(key)
-        keep = jax.random.bernoulli(key_keep, jnp.asarray(self.rate), (n, x.shape[0]))
+        keep = _random.bernoulli(key_keep, jnp.asarray(self.rate), (n, x.shape[0]))
         kept_sum = keep.astype(x.dtype) @ x  # Eq. (22): the sum over the kept entries
         return kept_sum + self.base.noise(key_noise, kept_sum.shape)
 
