@@ -69,9 +69,10 @@ def test_coverage_compiles_its_study_once_per_shape():
 
 
 def test_mechanisms_with_one_layout_share_the_bound_program():
-    """The bounds of a study are compiled apart from its draws: a Poisson-subsampled Gaussian study whose pilot
-    plans the same layout as a Gaussian study's (checked here on the pilots themselves) draws
-    with a program of its own and bounds with the Gaussian's (a 768-point grid for both)."""
+    """The bounds of a study are compiled apart from its draws: a Poisson-subsampled Gaussian
+    study whose pilot plans the same layout as a Gaussian study's (checked here on the pilots
+    themselves) draws with a program of its own and bounds with the Gaussian's (a 768-point
+    grid for both)."""
     x, xp = rdpjax.databases.paper_pair()
     key, n = jax.random.key(1), 700
     g = rdpjax.mechanisms.Gaussian(5.0)
