@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint clean calibrate coverage bench
+.PHONY: demo test lint typecheck clean calibrate coverage bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check rdpjax tests benchmarks
 	$(VENV)/bin/ruff format --check rdpjax tests benchmarks
+
+# `make test` runs this too (tests/test_types.py): pyproject.toml's [tool.basedpyright] scope.
+typecheck: $(STAMP)
+	$(VENV)/bin/basedpyright --pythonpath $(VENV)/bin/python
 
 calibrate: $(STAMP)
 	$(VENV)/bin/python benchmarks/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibrate.json

@@ -33,7 +33,7 @@ def scoped_float64(fn):
 
 def require_float64(where: str) -> None:
     """Raise at trace time when 64-bit types are off (they would silently become 32-bit)."""
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         raise RuntimeError(
             f"{where} accumulates in float64 and must run inside `rdpjax.float64()` "
             "(public rdpjax functions do this for you)."

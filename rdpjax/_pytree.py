@@ -7,7 +7,13 @@ change recompiles); every other field is a leaf that flows through ``jit``, ``vm
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+try:  # Python ≥ 3.11
+    from typing import dataclass_transform
+except ImportError:  # pragma: no cover - Python 3.10
+    from typing_extensions import dataclass_transform
 
 import jax
 
@@ -45,8 +51,13 @@ def register_dataclass_pytree(cls, data_fields: Sequence[str], meta_fields: Sequ
     return cls
 
 
-def pytree_dataclass(static: Sequence[str] = ()):
-    """Decorate a class as a frozen dataclass registered as a pytree.
+_T = TypeVar("_T")
+
+
+@dataclass_transform(frozen_default=True)
+def pytree_dataclass(static: Sequence[str] = ()) -> Callable[[type[_T]], type[_T]]:
+    """Decorate a class as a frozen dataclass registered as a pytree (a type checker sees a
+    frozen dataclass: ``typing.dataclass_transform``).
 
     Args:
       static: names of fields that are static (aux data), e.g. shapes or flags.
@@ -55,9 +66,9 @@ def pytree_dataclass(static: Sequence[str] = ()):
       A class decorator.
     """
 
-    def wrap(cls):
+    def wrap(cls: type[_T]) -> type[_T]:
         cls = dataclasses.dataclass(frozen=True)(cls)
-        names = [f.name for f in dataclasses.fields(cls)]
+        names = [f.name for f in dataclasses.fields(cls)]  # pyright: ignore[reportArgumentType]
         data = [n for n in names if n not in static]
         meta = [n for n in names if n in static]
         return register_dataclass_pytree(cls, data, meta)

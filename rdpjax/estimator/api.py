@@ -151,12 +151,13 @@ def _keep_program_budget(key: tuple) -> None:
     """
     programs = (padded_settings, bin_program, bound_program)
     if all(callable(getattr(fn, "_cache_size", None)) for fn in programs):
-        full = max(fn._cache_size() for fn in programs) >= PROGRAM_BUDGET
+        sizes = [fn._cache_size() for fn in programs]  # pyright: ignore[reportAttributeAccessIssue]
+        full = max(sizes) >= PROGRAM_BUDGET
     else:
         full = key not in _seen_programs and len(_seen_programs) >= PROGRAM_BUDGET
     if full:
         for fn in programs:
-            fn.clear_cache()
+            fn.clear_cache()  # pyright: ignore[reportAttributeAccessIssue]
         _seen_programs.clear()
     _seen_programs.add(key)
 

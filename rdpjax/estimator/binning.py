@@ -135,7 +135,10 @@ def packing(chunk: int) -> tuple[int, int]:
     if bits is not None:
         return bits, 1
     copies = 1 << (math.ceil(chunk / SPREAD_SAMPLES) - 1).bit_length()
-    return fraction_bits(math.ceil(chunk / copies)), copies
+    bits = fraction_bits(math.ceil(chunk / copies))
+    if bits is None:  # cannot happen: SPREAD_SAMPLES samples leave 25 fraction bits
+        raise AssertionError(f"no packing for {chunk} samples")
+    return bits, copies
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
@@ -421,7 +424,7 @@ def linear_binning(
 
     def bin_all(carry: tuple[Array, Array], data: Array) -> tuple[Array, Array]:
         return scan_chunks(
-            lambda c, xc: bin_chunk(*c, xc, grid, method=method), carry, data, chunk_size
+            lambda c, xc: bin_chunk(c[0], c[1], xc, grid, method=method), carry, data, chunk_size
         )
 
     if mesh is None or mesh.size == 1 or x.shape[0] < mesh.size:

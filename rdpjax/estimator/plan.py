@@ -20,7 +20,7 @@ from jax.scipy.special import ndtri
 from jax.sharding import Mesh
 
 from rdpjax._pytree import pytree_dataclass
-from rdpjax._typing import Array
+from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator.binning import count_codes, linear_binning
 from rdpjax.estimator.divergence import plugin_divergence
 from rdpjax.estimator.grid import Grid, grid_from_range
@@ -262,7 +262,7 @@ class BoundPlan:
 
     lam: Array
     alpha: Array
-    bandwidth: Array | None
+    bandwidth: ArrayLike | None
     floor: Array | None
     beta: Array | None
     discrete: bool
@@ -343,7 +343,11 @@ class BoundPlan:
                 beta=beta,
                 **sizes,
             )
+        if settings is None:
+            raise ValueError("bin_padded: continuous samples need their settings (a bandwidth).")
         bandwidth, floor, beta = settings
+        if bandwidth is None:
+            raise ValueError("bin_padded: continuous samples need their settings (a bandwidth).")
         p, q = p.reshape(rows_p, -1), q.reshape(rows_q, -1)
         if span is None:
             span = _pooled_span(p, q, n_p, n_q, padded)
@@ -378,6 +382,8 @@ class BoundPlan:
             pmf_p, pmf_q = fp, fq
         else:
             grid = binned.grid
+            if grid is None or self.half_width is None:
+                raise ValueError("a continuous plan needs binned data on a grid and a half-width.")
             ops = Smoothing(grid, bandwidth, self.half_width)
             fp = fft_kde(counts_p, grid, bandwidth, self.half_width)  # Eq. (10)
             fq = fft_kde(counts_q, grid, bandwidth, self.half_width)  # Eq. (10)

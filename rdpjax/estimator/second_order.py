@@ -114,6 +114,8 @@ class Smoothing:
         if grid is None:  # relative frequencies: S = S′ = identity, Z = Z′ = 1
             self.cell = self.square_const = self.pair_const = 1.0
             return
+        if half_width is None:
+            raise ValueError("Smoothing on a grid needs the kernel's half-width.")
         self.cell = grid.cell_volume
         h = jnp.broadcast_to(jnp.asarray(bandwidth), (grid.dim,))
         self._s = functools.partial(smooth, grid=grid, bandwidth=h, half_width=half_width)

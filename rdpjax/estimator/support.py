@@ -93,8 +93,8 @@ def encode_pair(
         radix = hi - lo + 1
         if math.prod(int(r) for r in radix) <= max_support:
             box = tuple(int(r) for r in radix)
-            codes = np.ravel_multi_index(tuple((ints - lo).T), box).astype(np.int32)
-            rows = np.stack(np.unravel_index(np.arange(math.prod(box)), box), axis=1) + lo
+            codes = np.asarray(np.ravel_multi_index(tuple((ints - lo).T), box), dtype=np.int32)
+            rows: np.ndarray = np.stack(np.unravel_index(np.arange(math.prod(box)), box), 1) + lo
             support = rows[:, 0] if np.ndim(p) == 1 else rows
             return codes[:n_p], codes[n_p:], support.astype(pooled.dtype)
     if pooled.shape[1] == 1:  # a flat sort is much faster than np.unique(axis=0)

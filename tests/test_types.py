@@ -1,0 +1,26 @@
+"""The type check as a gate: pyright's standard mode (basedpyright) passes on what
+pyproject.toml's ``[tool.basedpyright]`` includes: the estimator and the helpers it rests on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_pyright_standard_on_the_estimator():
+    # The test extra installs basedpyright beside this interpreter; a missing checker fails
+    # here rather than skipping, so the gate cannot pass unseen.
+    checker = Path(sys.executable).with_name("basedpyright")
+    assert checker.exists(), "basedpyright is missing: pip install 'rdpjax[test]'"
+    done = subprocess.run(
+        [str(checker), "--pythonpath", sys.executable],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 errors" in done.stdout, done.stdout[-2000:]
