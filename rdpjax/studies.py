@@ -12,6 +12,7 @@ so the whole study is one compilation, reused by later studies with the same sha
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 
 import jax
@@ -140,6 +141,11 @@ def format_coverage(cells: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+STUDY_GRID_POINTS = 2**21
+"""Grid points bounded together in one vmapped batch: a 3-D grid of 10^6 points or more is
+bounded one replication at a time (the second-order terms hold a dozen arrays of the grid's
+padded FFT size per replication)."""
+
 STUDY_CHUNK_SAMPLES = 2**24
 """Outputs per database that one study call holds in memory (128 MiB a side in float64): the
 replications are drawn and bounded in chunks of at most ``⌊2^24 / n⌋`` (at least one batch per
@@ -184,6 +190,11 @@ def _bounds(plan, p, q, *, batch_size, mesh):
         return b.estimate, b.std_error, b.lower
 
     return map_over_devices(one, mesh, (p, q), plan, batch_size=batch_size)
+
+
+def _divisor_at_most(m: int, cap: int) -> int:
+    """The largest divisor of ``m`` that is at most ``cap`` (at least 1)."""
+    return max(b for b in range(1, min(m, max(cap, 1)) + 1) if m % b == 0)
 
 
 def _chunks(reps: int, n: int, mesh, batch_size: int | None) -> tuple[int, int]:
@@ -276,7 +287,9 @@ def coverage(
                     support_size=out_x.alphabet_size if discrete else None,
                     **estimator_options,
                 )
-            results.append(_bounds(plan, p, q, batch_size=batch, mesh=mesh))
+                fits = STUDY_GRID_POINTS // math.prod(plan.shape)
+                bound_batch = _divisor_at_most(chunk // mesh.size, min(batch, fits))
+            results.append(_bounds(plan, p, q, batch_size=bound_batch, mesh=mesh))
         est, se, lower = (
             np.concatenate([np.asarray(r[i]) for r in results])[1 : reps + 1] for i in range(3)
         )

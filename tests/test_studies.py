@@ -154,3 +154,17 @@ def test_coverage_needs_a_known_truth():
     x, xp = mech.reference_pair()
     with pytest.raises(ValueError, match="exact divergence"):
         coverage(mech, x, xp, 2.0, n=100, reps=2, key=jax.random.key(0))
+
+
+def test_large_grids_are_bounded_in_smaller_batches(monkeypatch):
+    """With few grid points allowed per batch (STUDY_GRID_POINTS), the bounds run one
+    replication a batch and agree with the default batches (to rounding: a batch is a vmap)."""
+    x, xp = rdpjax.databases.paper_pair()
+    study = functools.partial(
+        coverage, rdpjax.mechanisms.Gaussian(4.0), x, xp, [2], n=800, reps=6, key=jax.random.key(5)
+    )
+    whole = study()
+    monkeypatch.setattr(rdpjax.studies, "STUDY_GRID_POINTS", 1)
+    single, names = _compiled(study)
+    assert "jit(_bounds)" in names and "jit(_draws)" not in names  # a new bound batch only
+    np.testing.assert_allclose(single.lower, whole.lower, rtol=1e-10, atol=1e-12)

@@ -30,6 +30,7 @@ from rdpjax._typing import Array, ArrayLike
 
 __all__ = [
     "CELLS_PER_BANDWIDTH",
+    "CELLS_PER_BANDWIDTH_BY_DIM",
     "KERNEL_RADIUS",
     "MAX_GRID_SIZE",
     "Grid",
@@ -45,7 +46,11 @@ KERNEL_RADIUS = 5.0
 """The Gaussian kernel is cut at ±5 bandwidths (total width 10h ≥ the 8h asked for)."""
 
 CELLS_PER_BANDWIDTH = 16
-"""Default number of grid cells per bandwidth along each axis."""
+"""Default number of grid cells per bandwidth along each axis in 1-D."""
+
+CELLS_PER_BANDWIDTH_BY_DIM = {1: CELLS_PER_BANDWIDTH, 2: 16, 3: 16}
+"""Default cells per bandwidth along each axis, by dimension: the grid has ``(h/Δ)^d`` points
+per bandwidth cube, so finer cells cost most in 2-D and 3-D (docs/calibration.md)."""
 
 MAX_GRID_SIZE = {1: 2**18, 2: 1024, 3: 200}
 """Largest default number of grid points per axis, by dimension (memory O(size^d))."""
@@ -112,7 +117,7 @@ def grid_layout(
     bandwidth: np.ndarray,
     *,
     grid_size: int | None = None,
-    cells_per_bandwidth: float = CELLS_PER_BANDWIDTH,
+    cells_per_bandwidth: float | None = None,
     radius: float = KERNEL_RADIUS,
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Choose the static layout (points per axis, margin cells) of a grid for given data.
@@ -124,7 +129,7 @@ def grid_layout(
       bandwidth: ``(d,)`` kernel bandwidths in data units.
       grid_size: points per axis; ``None`` chooses ``cells_per_bandwidth`` cells per bandwidth,
         capped at :data:`MAX_GRID_SIZE`.
-      cells_per_bandwidth: target h/Δ.
+      cells_per_bandwidth: target h/Δ (default: :data:`CELLS_PER_BANDWIDTH_BY_DIM` for d).
       radius: kernel cut-off in bandwidths; the margin holds the whole kernel.
 
     Returns:
@@ -137,6 +142,8 @@ def grid_layout(
     data_max = np.asarray(data_max, np.float64)
     bandwidth = np.asarray(bandwidth, np.float64)
     d = data_min.shape[0]
+    if cells_per_bandwidth is None:
+        cells_per_bandwidth = CELLS_PER_BANDWIDTH_BY_DIM.get(d, CELLS_PER_BANDWIDTH)
     shape, pad = [], []
     for k in range(d):
         width = float(data_max[k] - data_min[k])
