@@ -56,8 +56,9 @@ _T = TypeVar("_T")
 
 @dataclass_transform(frozen_default=True)
 def pytree_dataclass(static: Sequence[str] = ()) -> Callable[[type[_T]], type[_T]]:
-    """Decorate a class as a frozen dataclass registered as a pytree (a type checker sees a
-    frozen dataclass: ``typing.dataclass_transform``).
+    """Decorate a class as a frozen dataclass registered as a pytree.
+
+    A type checker sees a frozen dataclass (``typing.dataclass_transform``).
 
     Args:
       static: names of fields that are static (aux data), e.g. shapes or flags.

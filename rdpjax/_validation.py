@@ -37,9 +37,11 @@ def _readable(value: int) -> str:
 
 
 def check_orders(lam, name: str = "lam") -> np.ndarray:
-    """One order λ > 1 or a non-empty 1-D sequence of them, as a float64 array, or a
-    ``ValueError`` naming ``name`` (the one order check of the bounds, the search and the
-    studies)."""
+    """One order λ > 1 or a non-empty 1-D sequence of them, as a float64 array.
+
+    Anything else raises a ``ValueError`` naming ``name`` (the one order check of the bounds,
+    the search and the studies).
+    """
     try:
         arr = np.atleast_1d(np.asarray(lam, dtype=np.float64))
     except (TypeError, ValueError):

@@ -56,8 +56,10 @@ def _seed_from_key(key) -> int:
 
 
 def progress_bar(total: int, progress: bool | None, desc: str):
-    """:func:`rdpjax.stream.progress.progress_bar`, imported on first use (``rdpjax.stream`` is
-    not loaded by ``import rdpjax``)."""
+    """:func:`rdpjax.stream.progress.progress_bar`, imported on first use.
+
+    ``rdpjax.stream`` is not loaded by ``import rdpjax``.
+    """
     from rdpjax.stream.progress import progress_bar as bar
 
     return bar(total, progress, desc)
@@ -116,8 +118,11 @@ def draw_outputs(
 
 
 def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions: bool):
-    """The exact value of what the bound bounds, per order: ``D_λ(P‖Q)``, or the larger of
-    both directions; ``None`` when the mechanism does not know it for some order."""
+    """The exact value of what the bound bounds, per order, or ``None``.
+
+    That is ``D_λ(P‖Q)``, or the larger of both directions; ``None`` when the mechanism does not
+    know it for some order.
+    """
     values = []
     for lam_ in orders:
         fwd = mechanism.divergence(lam_, x, x_prime)
@@ -162,8 +167,10 @@ def _with_projection(mechanism: Mechanism, project: Callable) -> Mechanism:
 
 
 def _under_bar(n: int, progress, run):
-    """``run(advance)`` under a progress bar over the 2n draws of a streamed estimator, whose
-    ``progress=`` callback ``advance(done, total)`` moves the bar."""
+    """``run(advance)`` under a progress bar over the 2n draws of a streamed estimator.
+
+    The estimator's ``progress=`` callback ``advance(done, total)`` moves the bar.
+    """
     with progress_bar(2 * n, progress, "drawing and binning") as bar:
         return run(lambda done, total: bar.update(int(done) - bar.n))
 
@@ -205,7 +212,8 @@ def audit(
         :func:`rdpjax.mechanisms.from_sampler`), or any callable ``sample(rng, database, n) ->
         array-like`` with ``rng`` a ``numpy.random.Generator`` (first called once for 2 outputs
         on ``x``, with a generator of its own, to learn the output's shape).
-      x, x_prime: the two adjacent databases.
+      x: the first of the two adjacent databases.
+      x_prime: the second, adjacent to ``x``.
       lam: one order λ > 1 or several; ``None`` chooses them
         (:func:`rdpjax.orders.default_orders`: 2, 5, 7 without a claim, a wide grid with one).
       n: outputs per database (an integer ≥ 2; ``1e6`` is accepted; default 10⁶). Not with
@@ -430,8 +438,10 @@ def _support_notes(p, q) -> tuple[str, ...]:
 
 
 def _density_curves(p, q, orders, options, bound):
-    """The densities behind ``bound`` (``rdpjax.plots.density_curves``), or ``None`` for
-    continuous outputs of d > 1, which have no 1-D picture."""
+    """The densities behind ``bound`` (``rdpjax.plots.density_curves``), or ``None``.
+
+    ``None`` is for continuous outputs of d > 1, which have no 1-D picture.
+    """
     from rdpjax.plots import density_curves
 
     try:

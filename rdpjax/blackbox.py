@@ -122,7 +122,8 @@ def blackbox_bound(
         ``numpy.random.Generator``. Must return a new array on each call (not a buffer it
         reuses: the binning of one batch may still be reading it while the next is drawn).
       key: a ``jax.random`` key; the only source of randomness (module docstring).
-      x, x_prime: the adjacent databases, passed to ``sample`` as they are.
+      x: the first of the adjacent databases, passed to ``sample`` as it is.
+      x_prime: the second, adjacent to ``x``, passed the same way.
       lam: an order λ > 1 or a sequence of orders.
       n: outputs per side (int ≥ 2), or a pair ``(n_p, n_q)``.
       batch_size: outputs per call of ``sample`` (the last call of a side may draw fewer).
@@ -137,8 +138,15 @@ def blackbox_bound(
       progress: optional ``progress(done, total)``, called after each batch with the outputs
         drawn so far over both sides and ``total = n_p + n_q`` (the last call has ``done =
         total``).
-      alpha, both_directions, bandwidth, floor, beta, grid_size, variance, second_order: as in
-        :func:`rdpjax.lower_bound`.
+      alpha: family-wise error level in (0, 0.5), as in :func:`rdpjax.lower_bound` (and so on,
+        through ``second_order``).
+      both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
+      bandwidth: KDE bandwidth in data units (scalar or per axis); default from the pilot.
+      floor: τ of the softmax floor; default from the pilot.
+      beta: β of the softmax floor; default ``1/τ``.
+      grid_size: KDE grid points per axis; default about 16 per bandwidth over the range.
+      variance: ``"autodiff"`` (default) or ``"eq18"``: the delta-method standard error's form.
+      second_order: subtract the second-order bias and add its variance (default).
       project: optional fixed function applied to every batch (and the pilot) before binning,
         arrays ``(m, ...)`` in, ``(m,)`` or ``(m, d ≤ 3)`` out; needed for outputs of more
         than three dimensions.

@@ -129,8 +129,9 @@ def density_curves(
     O(n + g log g).
 
     Args:
-      p_samples, q_samples: ``(n,)`` or ``(n, 1)`` samples (outputs on x and x'); discrete
-        samples may also be vectors ``(n, d)``.
+      p_samples: ``(n,)`` or ``(n, 1)`` samples, the outputs on x; discrete samples may also be
+        vectors ``(n, d)``.
+      q_samples: the same for the outputs on x'.
       lam: order(s) passed to :func:`rdpjax.lower_bound`; the densities do not depend on them.
       bound: the :class:`~rdpjax.Bound` :func:`rdpjax.lower_bound` already returned for these
         samples and options (:func:`rdpjax.audit` passes it), so that it is not computed again.
@@ -202,7 +203,8 @@ def plot_densities(
     relative frequencies (markers) on their support.
 
     Args:
-      p_samples, q_samples: 1-D samples (outputs on x and x').
+      p_samples: 1-D samples, the outputs on x.
+      q_samples: 1-D samples, the outputs on x'.
       ax: matplotlib axes to draw on; a new figure when ``None``.
       log: logarithmic y-axis (the floor acts in the tails, visible only on a log scale).
       lam: order(s) for the bound whose settings are used (they do not depend on λ).
@@ -230,7 +232,10 @@ def plot_density_curves(curves: DensityCurves, *, ax=None, log: bool = True, pat
 
     Args:
       curves: from :func:`density_curves`, or an :class:`rdpjax.AuditReport`'s ``densities``.
-      ax, log, path, dpi: as in :func:`plot_densities`.
+      ax: matplotlib axes to draw on; a new figure when ``None`` (as in :func:`plot_densities`).
+      log: logarithmic y-axis.
+      path: if given, save the figure there.
+      dpi: resolution of the saved figure.
 
     Returns:
       The axes.

@@ -26,8 +26,11 @@ before sequential audits added ``looks``)."""
 
 
 def json_ready(value):
-    """A JSON-ready copy of a setting: scalars as they are, mappings and sequences element by
-    element, arrays as lists, anything else as its text (a function, a path, a dataclass)."""
+    """A JSON-ready copy of a setting.
+
+    Scalars are kept as they are, mappings and sequences copied element by element, arrays
+    written as lists, anything else as its text (a function, a path, a dataclass).
+    """
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, dict):
@@ -73,6 +76,7 @@ class Look:
 
     @classmethod
     def from_dict(cls, d: dict) -> Look:
+        """The look :meth:`to_dict` wrote as ``d`` (lists back to tuples)."""
         tup = {k: tuple(d[k]) for k in ("lam", "lower", "estimate")}
         claimed = None if d.get("claimed") is None else tuple(d["claimed"])
         return cls(
@@ -144,8 +148,11 @@ class AuditReport:
 
     @property
     def alpha(self) -> float:
-        """The family-wise level of everything the report says: the bound's α, or for a
-        sequential audit the α its looks share (each look holds at its own part of it)."""
+        """The family-wise level of everything the report says.
+
+        That is the bound's α, or for a sequential audit the α its looks share (each look holds
+        at its own part of it).
+        """
         if self.looks:
             return float(json.loads(self.settings)["alpha"])
         return float(self.bound.alpha)

@@ -64,7 +64,8 @@ def experiment_slug(name: str) -> str:
 
 
 def resolve_experiment(text: str) -> str:
-    """The :data:`EXPERIMENTS` key for a name, slug or registry name (case-insensitive):
+    """The :data:`EXPERIMENTS` key for a name, slug or registry name (case-insensitive).
+
     ``"Shuffled RR"``, ``"shuffled-rr"`` and ``"shuffled-randomized-response"`` all name one.
 
     Raises:
@@ -80,8 +81,11 @@ def resolve_experiment(text: str) -> str:
 
 
 def cell_key(seed: int, label: str, n: int, *, purpose: int) -> jax.Array:
-    """The PRNG key of one (experiment, n) cell: ``seed`` folded with a CRC-32 of ``label``,
-    then ``purpose`` (0: the bounds at n, 1: the coverage study at n), then ``n``."""
+    """The PRNG key of one (experiment, n) cell.
+
+    It is ``seed`` folded with a CRC-32 of ``label``, then ``purpose`` (0: the bounds at n, 1:
+    the coverage study at n), then ``n``.
+    """
     data = (zlib.crc32(label.encode()) & 0x7FFFFFFF, purpose, n)
     return _folded_key(np.asarray(data, dtype=np.uint32), seed=seed)
 
@@ -96,8 +100,10 @@ def _folded_key(data, *, seed):
 
 
 def _draw(mechanism: Mechanism, x, x_prime, n: int, key) -> tuple[np.ndarray, np.ndarray]:
-    """n outputs on x and on x' exactly as :func:`rdpjax.audit` draws them (same key split,
-    same canonical encoding of discrete outputs), as host arrays."""
+    """``n`` outputs on x and on x' exactly as :func:`rdpjax.audit` draws them, as host arrays.
+
+    They use the same key split and the same canonical encoding of discrete outputs.
+    """
     kp, kq = jax.random.split(key)
     p, q = mechanism.sample(kp, x, n), mechanism.sample(kq, x_prime, n)
     if mechanism.output(x).is_discrete:
@@ -222,7 +228,8 @@ def reproduce(
 
     Args:
       n: outputs per database for the bounds; several sizes give one row per size.
-      reps, coverage_n: replications and outputs per database of each coverage study.
+      reps: replications of each coverage study.
+      coverage_n: outputs per database of each coverage study.
       seed: the seed of every key (:func:`cell_key`).
       alpha: family-wise level of each mechanism's three bounds.
       names: a subset of :data:`EXPERIMENTS` (default all seven).

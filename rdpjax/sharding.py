@@ -123,8 +123,9 @@ def sum_over_devices(task: Callable, num_tasks: int, mesh: Mesh, *args):
 
 
 def sum_over_blocks(fn: Callable, mesh: Mesh, x):
-    """Run ``fn(block)`` on every device of ``mesh``, each on its contiguous block of ``x``
-    (the leading axis split in ``D`` equal parts; ``D`` must divide it), and sum the results.
+    """Run ``fn(block)`` on every device of ``mesh``, each on its block of ``x``, and sum them.
+
+    Each block is contiguous: the leading axis split in ``D`` equal parts (``D`` must divide it).
     Call it inside ``jax.jit``; ``x`` already split that way
     (``NamedSharding(mesh, PartitionSpec(AXIS))``) is not moved.
 

@@ -33,8 +33,11 @@ __all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
 
 
 def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (95% by default), scipy's
-    ``binomtest(…).proportion_ci(method="wilson")`` (imported on first use: 0.45 s)."""
+    """Wilson score interval for a binomial proportion (95% by default).
+
+    It is scipy's ``binomtest(…).proportion_ci(method="wilson")`` (imported on first use:
+    0.45 s).
+    """
     if trials <= 0:
         raise ValueError("trials must be positive")
     from scipy import stats
@@ -78,10 +81,12 @@ class CoverageResult:
     n: int
 
     def to_dict(self, *, replications: bool = False) -> dict:
-        """A JSON-ready summary: per-order lists (``lam``, ``exact``, ``covered`` counts,
-        ``coverage`` and its Wilson 95% interval, ``tightness``, ``mean_lower``,
-        ``mean_estimate``), and the simultaneous coverage with its count and interval.
-        ``replications=True`` adds every replication's ``lower``, ``estimate``, ``std_error``.
+        """A JSON-ready summary: per-order lists and the simultaneous coverage.
+
+        The per-order lists are ``lam``, ``exact``, ``covered`` counts, ``coverage`` and its
+        Wilson 95% interval, ``tightness``, ``mean_lower`` and ``mean_estimate``; the
+        simultaneous coverage comes with its count and interval. ``replications=True`` adds
+        every replication's ``lower``, ``estimate``, ``std_error``.
         """
         lower = np.asarray(self.lower)
         exact = np.asarray(self.exact)
@@ -154,17 +159,22 @@ device)."""
 
 @functools.partial(jax.jit, static_argnames=("reps", "total"))
 def _study_keys(key, *, reps, total):
-    """``total ≥ reps + 1`` keys: the pilot's ``fold_in(key, 2^31 − 1)``, the replications'
-    ``split(key, reps)``, and the last repeated (padding whose results are dropped)."""
+    """``total ≥ reps + 1`` keys: the pilot's, the replications', and padding.
+
+    They are the pilot's ``fold_in(key, 2^31 − 1)``, the replications' ``split(key, reps)``, and
+    the last repeated (padding whose results are dropped).
+    """
     keys = jnp.concatenate([jax.random.fold_in(key, 2**31 - 1)[None], jax.random.split(key, reps)])
     return jnp.concatenate([keys, jnp.repeat(keys[-1:], total - reps - 1)])
 
 
 @functools.partial(jax.jit, static_argnames=("n", "chunk", "samplers", "batch_size", "mesh"))
 def _draws(mechanism, x, x_prime, keys, start, *, n, chunk, samplers, batch_size, mesh):
-    """The outputs on x and on x' of replications ``start … start + chunk − 1`` of ``keys``,
-    left split over the devices, and the first one's gathered (the pilot, when it is key 0).
-    One compilation per mechanism type and shapes; ``samplers`` draw (and encode) them."""
+    """The outputs on x and on x' of replications ``start … start + chunk − 1`` of ``keys``.
+
+    They are left split over the devices, and the first one's gathered (the pilot, when it is
+    key 0). One compilation per mechanism type and shapes; ``samplers`` draw (and encode) them.
+    """
     keys = jax.lax.dynamic_slice_in_dim(keys, start, chunk)
 
     def one(k, mechanism, x, x_prime):
@@ -181,9 +191,11 @@ def _draws(mechanism, x, x_prime, keys, start, *, n, chunk, samplers, batch_size
 
 @functools.partial(jax.jit, static_argnames=("batch_size", "mesh"))
 def _bounds(plan, p, q, *, batch_size, mesh):
-    """Estimate, standard error and bound of every replication's samples (``(C, n, …)``, split
-    over the devices as :func:`_draws` left them). Free of the mechanism: one compilation per
-    plan layout and shapes, shared by every mechanism whose study has them."""
+    """Estimate, standard error and bound of every replication's samples (``(C, n, …)``).
+
+    The samples are split over the devices as :func:`_draws` left them. Free of the mechanism:
+    one compilation per plan layout and shapes, shared by every mechanism whose study has them.
+    """
 
     def one(pq, plan):
         b = plan(*pq)
@@ -198,9 +210,11 @@ def _divisor_at_most(m: int, cap: int) -> int:
 
 
 def _chunks(reps: int, n: int, mesh, batch_size: int | None) -> tuple[int, int]:
-    """``(batch, chunk)``: replications vmapped together on a device, and replications in one
-    call, a multiple of ``devices · batch`` holding at most :data:`STUDY_CHUNK_SAMPLES` outputs
-    a side (or one batch per device)."""
+    """``(batch, chunk)``: replications vmapped together on a device, and replications a call.
+
+    The chunk is a multiple of ``devices · batch`` holding at most :data:`STUDY_CHUNK_SAMPLES`
+    outputs a side (or one batch per device).
+    """
     batch = batch_size or replication_batch_size(n, reps, mesh)
     batch = min(batch, -(-reps // mesh.size))
     step = mesh.size * batch
@@ -227,7 +241,8 @@ def coverage(
 
     Args:
       mechanism: a zoo mechanism whose ``divergence`` is known for ``(x, x_prime)``.
-      x, x_prime: adjacent databases.
+      x: the first of two adjacent databases.
+      x_prime: the second, adjacent to ``x``.
       lam: orders; the bounds of one replication are simultaneous (Bonferroni) as in
         :func:`rdpjax.lower_bound`.
       n: outputs per database per replication.

@@ -119,7 +119,8 @@ def assert_claim_holds(
     Args:
       mechanism: what :func:`rdpjax.audit` takes: a numpy callable ``sample(rng, database, n)``,
         a JAX sampler wrapped by :func:`rdpjax.mechanisms.from_sampler`, or a zoo mechanism.
-      x, x_prime: the adjacent databases.
+      x: the first of the adjacent databases.
+      x_prime: the second, adjacent to ``x``.
       claim: an :class:`rdpjax.claims.Claim` (``pure_dp``, ``zcdp``, ``gdp``, ``rdp``,
         ``from_dp_accounting``); a bare number is refused (ε, ρ or μ?).
       n: outputs per database.
@@ -169,8 +170,16 @@ def assert_claim_refuted(
     valid at level ``alpha``.
 
     Args:
-      mechanism, x, x_prime, claim, n, key, alpha, lam, **audit_options: as in
-        :func:`assert_claim_holds`.
+      mechanism: the known-bad mechanism, of any kind :func:`assert_claim_holds` takes.
+      x: the first of the adjacent databases.
+      x_prime: the second, adjacent to ``x``.
+      claim: the :class:`rdpjax.claims.Claim` it makes (a bare number is refused).
+      n: outputs per database.
+      key: a JAX PRNG key (the audit's only randomness for seedable samplers).
+      alpha: the family-wise level of the audit's bounds, at which a refutation is valid.
+      lam: orders to check (default: the audit's claim grid).
+      **audit_options: passed to :func:`rdpjax.audit`, as in :func:`assert_claim_holds`;
+        ``progress`` defaults to ``False``.
 
     Returns:
       The :class:`rdpjax.AuditReport`.

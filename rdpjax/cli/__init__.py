@@ -92,9 +92,12 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def console_main() -> int:
-    """The ``rdpjax`` program: jax's persistent compilation cache on
-    (:mod:`rdpjax.compilation_cache`; ``RDPJAX_NO_CACHE=1`` turns it off), warnings as one line
-    each, then :func:`main` on ``sys.argv``."""
+    """The ``rdpjax`` program: :func:`main` on ``sys.argv``, with the cache on and short warnings.
+
+    jax's persistent compilation cache is turned on (:mod:`rdpjax.compilation_cache`;
+    ``RDPJAX_NO_CACHE=1`` turns it off), warnings are shown as one line each, then :func:`main`
+    runs on ``sys.argv``.
+    """
     import warnings
 
     from rdpjax.compilation_cache import enable_compilation_cache

@@ -146,8 +146,10 @@ def settings(args) -> dict:
 
 
 def run_meta(args, **fields) -> dict:
-    """The settings and environment a results file records beside its numbers: the command,
-    ``fields``, rdpjax's and jax's versions, the devices and the machine."""
+    """The settings and environment a results file records beside its numbers.
+
+    That is the command, ``fields``, rdpjax's and jax's versions, the devices and the machine.
+    """
     import platform
 
     import jax

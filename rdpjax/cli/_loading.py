@@ -225,8 +225,11 @@ def _internal_roots() -> tuple[str, ...]:
 
 
 def _user_frames(err: UserCodeError) -> list[traceback.FrameSummary]:
-    """The frames of the original traceback in the user's code (rdpjax, JAX, numpy and the
-    standard library left out; all but rdpjax's where that would leave none)."""
+    """The frames of the original traceback in the user's code.
+
+    rdpjax, JAX, numpy and the standard library are left out; all but rdpjax's where that would
+    leave none.
+    """
     frames = traceback.extract_tb(err.original.__traceback__)
     roots = _internal_roots()
 

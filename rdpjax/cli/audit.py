@@ -57,9 +57,11 @@ _NUMPY_HINT = (
 
 
 def _mechanism(args, modules: dict):
-    """``(mechanism, x, x')`` from the MECHANISM argument and its options: a zoo mechanism, a
-    :func:`~rdpjax.mechanisms.from_sampler` around the user's JAX sampler, or (``--numpy``) the
-    user's callable itself."""
+    """``(mechanism, x, x')`` from the MECHANISM argument and its options.
+
+    The mechanism is a zoo mechanism, a :func:`~rdpjax.mechanisms.from_sampler` around the user's
+    JAX sampler, or (``--numpy``) the user's callable itself.
+    """
     text = args.mechanism
     if not is_reference(text):
         if args.numpy or args.discrete:
@@ -118,8 +120,10 @@ def _plot(report, path) -> None:
 
 
 def _sequential_options(args, report_dir):
-    """``audit``'s size arguments (``n=``, or ``sequential``/``max_n``/``checkpoint``/``resume``)
-    and the report folder (``--resume DIR`` writes its report to DIR)."""
+    """``audit``'s size arguments and the report folder (``--resume DIR`` writes its report to DIR).
+
+    The size arguments are ``n=``, or ``sequential``/``max_n``/``checkpoint``/``resume``.
+    """
     if args.resume is not None:
         if not args.until_refuted:
             raise CliError("--resume continues a sequential audit: add --until-refuted")
@@ -142,8 +146,11 @@ def _sequential_options(args, report_dir):
 
 
 def run(args) -> int:
-    """Handler of ``rdpjax audit``: 1 when the claim is refuted, else 0; input errors raise
-    :class:`CliError`, errors in the user's code :class:`~rdpjax.cli._loading.UserCodeError`."""
+    """Handler of ``rdpjax audit``: 1 when the claim is refuted, else 0.
+
+    Input errors raise :class:`CliError`, errors in the user's code
+    :class:`~rdpjax.cli._loading.UserCodeError`.
+    """
     import jax
 
     from rdpjax.audit import audit

@@ -87,8 +87,11 @@ def _mechanism(args):
 
 
 def _reference(mech, args, result):
-    """``(x, x')`` of the reference pair: the zoo mechanism's (21), or the domain's analogue of
-    it under the relation searched (:func:`rdpjax.search.neighbours.reference_params`)."""
+    """``(x, x')`` of the reference pair: the zoo mechanism's (21), or the domain's analogue.
+
+    The analogue is taken under the relation searched
+    (:func:`rdpjax.search.neighbours.reference_params`).
+    """
     from rdpjax.mechanisms import Mechanism
     from rdpjax.search import search_space
     from rdpjax.search.neighbours import black_box_space, pair, reference_params
@@ -105,8 +108,11 @@ def _reference(mech, args, result):
 
 
 def run(args) -> int:
-    """Handler of ``rdpjax search``; input errors raise :class:`CliError`, errors in the user's
-    code :class:`~rdpjax.cli._loading.UserCodeError`."""
+    """Handler of ``rdpjax search``.
+
+    Input errors raise :class:`CliError`, errors in the user's code
+    :class:`~rdpjax.cli._loading.UserCodeError`.
+    """
     import jax
 
     from rdpjax.search import certify, find_pair, search_keys

@@ -72,9 +72,23 @@ def plan_bound(
 ) -> tuple[BoundPlan, Array, Array]:
     """Validate inputs and fix the static layout of a bound computation (host-side).
 
-    Arguments as in :func:`lower_bound`, and:
+    Arguments as in :func:`lower_bound` (which describes them in full), plus ``defaults`` and
+    ``support_size``.
 
     Args:
+      p_samples: ``(n,)`` or ``(n, d)`` samples of P (outputs on x).
+      q_samples: ``(n,)`` or ``(n, d)`` samples of Q (outputs on x'); sizes may differ.
+      lam: an order λ > 1 or a sequence of orders.
+      alpha: family-wise error level in (0, 0.5).
+      discrete: ``True`` for relative frequencies, ``False`` for KDE, ``None`` to decide from data.
+      bandwidth: KDE bandwidth in data units (scalar or per axis); default from ``defaults``.
+      floor: τ of the softmax floor; default from ``defaults``.
+      beta: β of the softmax floor; default ``1/τ``.
+      grid_size: KDE grid points per axis; default about 16 per bandwidth over the data range.
+      both_directions: also bound ``D_λ(Q‖P)``.
+      variance: ``"autodiff"`` (default) or ``"eq18"``.
+      second_order: apply the second-order bias and variance correction (default).
+      defaults: the :class:`Defaults` tuning rules for (h, τ, β) (:data:`DEFAULTS` by default).
       support_size: for discrete data already coded as integers in ``[0, support_size)``
         (e.g. a mechanism's full output alphabet), skip the encoding and plan for that support,
         so that the plan fits every replication, not only the pilot's observed values.
@@ -136,8 +150,10 @@ _seen_programs: set = set()
 
 
 def _program_key(plan: BoundPlan, p: Array, q: Array) -> tuple:
-    """What decides the compiled programs of one call: the plan's static fields, every leaf's
-    shape and dtype, and the samples'."""
+    """What decides the compiled programs of one call.
+
+    That is the plan's static fields, every leaf's shape and dtype, and the samples'.
+    """
     leaves, tree = jax.tree.flatten((plan, p, q))
     return tree, tuple((np.shape(x), str(getattr(x, "dtype", type(x).__name__))) for x in leaves)
 
@@ -178,9 +194,12 @@ def bin_program(
 
 
 def binning_mesh() -> Mesh | None:
-    """The devices :func:`lower_bound` bins continuous samples on: every local device when
-    there are several (each bins a block, one ``psum`` adds them), else ``None`` (the default
-    device). On a CPU, jax has one device unless told more (``jax_num_cpu_devices``)."""
+    """The devices :func:`lower_bound` bins continuous samples on, or ``None``.
+
+    Every local device when there are several (each bins a block, one ``psum`` adds them), else
+    ``None`` (the default device). On a CPU, jax has one device unless told more
+    (``jax_num_cpu_devices``).
+    """
     devices = jax.local_devices()
     return draw_mesh(devices) if len(devices) > 1 else None
 
@@ -219,8 +238,8 @@ def lower_bound(
     samples are binned split over them (:func:`binning_mesh`).
 
     Args:
-      p_samples, q_samples: ``(n,)`` or ``(n, d)`` arrays (d ≤ 3 for continuous data); sizes may
-        differ.
+      p_samples: ``(n,)`` or ``(n, d)`` array of outputs on x (d ≤ 3 for continuous data).
+      q_samples: the same for the outputs on x'; the sizes of the two may differ.
       lam: an order λ > 1 or a sequence of orders; ``None``: λ = 2, 5, 7
         (:data:`rdpjax.orders.DEFAULT_ORDERS`). To check a claim, pass the result to
         :func:`rdpjax.claims.check_claim`.

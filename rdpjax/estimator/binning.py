@@ -20,26 +20,8 @@ per-sample mask multiplies the weights. :func:`bin_counts` folds the pairs into 
 end (the accumulator takes twice the grid's memory). A sample thus costs ``2^(d-1)`` row updates of
 two weights each, with one index per row.
 
-In 1-D (the common case: one real output per draw) a chunk is scattered as *one int64 per sample*:
-the cell fraction is rounded to ``b`` bits, ``q = ⌊frac · 2^b + 1/2⌋``, and the sample adds
-``2^s + q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq below; the
-chunk's sums are then unpacked into the float64 pairs ``(count − Σq/2^b, Σq/2^b)`` (exactly, for
-chunks of 512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits
-at 2^16 samples, 27 at 2^17, 25 at 2^18, 21 at 2^20, at most 30). Chunks of 2^21 or more (a
-GPU's 2^22) deal sample ``i`` to copy ``i mod k`` of the accumulator, at most 2^18 a copy
-(:func:`packing`: 25 bits), unpacked and added per chunk: no float64 atomics on a GPU (CUDA adds
-int64 natively), and a hot cell (a point mass) is spread over ``k`` copies: the contention guard.
-Each sample thus moves to within 2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9
-of a cell at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit mass
-between the two ends of the cell), so the data-processing argument above holds as it stands.
-Samples off the grid (or off the ``interior`` box) go to two extra rows of the same scatter, below
-and above, whose counts give the number outside without a second pass over the chunk; under
-``interior`` that mass then goes to the box's two ends, where clamping puts it. Measured on the
-2-core CPU: an integer scatter-add of one word costs far less than a float64 one of two (2^23
-samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample); beyond the draws inside
-a stream-like scan (``python benchmarks/binning_layouts.py``) this path takes 0.4–0.5 ns a
-sample against 2.8–3.3 ns for float64 pairs and 3.5–4.1 ns for the flat-grid window formulation
-the pair rows replaced, which at d = 2 and 3 cost about twice as much as the pair rows.
+The 1-D case (one real output per draw, the common one) scatters one int64 per sample, its count
+and its rounded cell fraction packed together (:mod:`rdpjax.estimator.packed`).
 
 Two formulations of the accumulation, selectable by ``method``:
 
@@ -55,19 +37,18 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 from jax.sharding import Mesh
 
 from rdpjax._precision import require_float64
 from rdpjax._typing import Array
 from rdpjax.estimator.grid import Grid
+from rdpjax.estimator.packed import EDGE_SLACK, FIRST, SPLIT, bin_1d, fraction_bits, packing
 from rdpjax.sharding import sum_over_blocks
 
 __all__ = [
@@ -86,14 +67,6 @@ __all__ = [
 DEFAULT_CHUNK = 2**16
 BINNING_METHODS = ("scatter", "sort")
 _IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
-_EDGE_SLACK = 1e-6  # cells
-_MIN_FRACTION_BITS = 20
-_MAX_FRACTION_BITS = 30
-SPREAD_SAMPLES = 2**18
-"""At most this many samples of a 1-D chunk go to one copy of the packed accumulator
-(:func:`packing`)."""
-_FIRST = np.array([[1.0, 0.0]])  # (1, 2): broadcast over pair rows (numpy: no jax work at import)
-_SPLIT = np.array([[-1.0, 1.0]])
 
 
 def _check_method(method: str) -> None:
@@ -102,140 +75,30 @@ def _check_method(method: str) -> None:
 
 
 def _sorted_segment_sum(idx: Array, weights: Array, size: int) -> Array:
-    """``Σ_{i: idx_i = b} weights_i`` for ``b < size`` by sorting (no scatter). Indices outside
-    ``[0, size)`` are ignored."""
+    """``Σ_{i: idx_i = b} weights_i`` for ``b < size`` by sorting (no scatter).
+
+    Indices outside ``[0, size)`` are ignored.
+    """
     idx, weights = lax.sort((idx, weights), num_keys=1)
     csum = jnp.concatenate([jnp.zeros(1, weights.dtype), jnp.cumsum(weights)])
     edges = jnp.searchsorted(idx, jnp.arange(size + 1, dtype=idx.dtype), method="sort")
     return jnp.diff(csum[edges])
 
 
-def fraction_bits(chunk: int) -> int | None:
-    """Bits ``b`` of the rounded cell fraction when 1-D samples are binned ``chunk`` at a time
-    with one int64 scatter-add into one accumulator (module docstring), or ``None`` for chunks
-    of 2^21 samples or more, where fewer than 20 bits would be left (:func:`packing` then
-    spreads the chunk over copies).
-
-    With ``L = chunk.bit_length()`` a row's count (≤ chunk < 2^L) sits above bit ``b + L`` and
-    its sum of fractions (≤ chunk · 2^b < 2^(b + L)) below it, so ``b = 63 − 2L`` keeps the
-    packed sum below 2^63: 2^16 samples → 29 bits, 2^17 → 27, 2^20 → 21. Smaller chunks are
-    capped at 30 bits (``q`` is converted through int32, which AVX2 CPUs vectorize and int64
-    they do not).
-    """
-    bits = min(63 - 2 * chunk.bit_length(), _MAX_FRACTION_BITS)
-    return bits if bits >= _MIN_FRACTION_BITS else None
-
-
-def packing(chunk: int) -> tuple[int, int]:
-    """``(bits, copies)`` of the packed 1-D binning of a chunk of ``chunk`` samples: one copy
-    at :func:`fraction_bits` bits when that leaves 20 or more, otherwise the samples dealt to
-    the fewest power-of-two copies that hold at most :data:`SPREAD_SAMPLES` each, at the bits
-    of that many (2^21 → 8 copies, 2^22 → 16, both at 25 bits)."""
-    bits = fraction_bits(chunk)
-    if bits is not None:
-        return bits, 1
-    copies = 1 << (math.ceil(chunk / SPREAD_SAMPLES) - 1).bit_length()
-    return cast(int, fraction_bits(math.ceil(chunk / copies))), copies  # ≤ 2^18 a copy: 25 bits
-
-
-@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
-def _packed_pairs(row: Array, frac: Array, bits: int, rows: int, copies: int = 1) -> Array:
-    """Pair rows (``(rows, 2)`` float64) of 1-D samples in cell ``row`` at fraction ``frac`` ∈
-    [0, 1], from one int64 scatter-add: each sample adds ``2^shift + q``, ``q = ⌊frac · 2^bits +
-    1/2⌋``, so that a row's sum holds its count above bit ``shift`` and its Σq below (see
-    :func:`fraction_bits`). Column 1 gets ``Σq / 2^bits``, column 0 the rest of the count, from
-    integer sums (exact in float64 for chunks of 512 samples or more, where Σq < 2^(63 − L) ≤
-    2^53; smaller chunks round Σq to float64's 2^-53); the two columns add up to the count.
-
-    Differentiable in ``frac`` as linear binning is (the rounding has no derivative to give):
-    the tangent is that of the float64 pairs ``(1 − frac, frac)`` (the pair search
-    differentiates the KDE through the samples' positions).
-
-    With ``copies`` > 1, sample ``i`` adds to copy ``i mod copies`` of the ``rows`` (each copy
-    holding at most ``⌈c / copies⌉`` samples, which ``bits`` must fit: :func:`packing`), and
-    the copies' integer parts are added after unpacking.
-
-    A row that takes a NaN fraction (e.g. the discard row) holds garbage (a NaN converts to some
-    integer; int64 sums wrap around); such rows must never be read."""
-    shift = bits + (-(-row.shape[0] // copies)).bit_length()
-    q = (frac * 2.0**bits + 0.5).astype(jnp.int32)  # round half up; fits: bits ≤ 30
-    index = row if copies == 1 else row + (jnp.arange(row.shape[0]) % copies) * rows
-    packed = (
-        jnp.zeros(rows * copies, jnp.int64)
-        .at[index]
-        .add((jnp.int64(1) << shift) + q.astype(jnp.int64), mode="promise_in_bounds")
-    )
-    parts = jnp.stack([packed >> shift, packed & ((1 << shift) - 1)], axis=-1)
-    if copies > 1:  # integer sums over the copies: exact while Σq < 2^63 (chunk · 2^bits)
-        parts = parts.reshape(copies, rows, 2).sum(axis=0)
-    parts = parts.astype(jnp.float64)  # exact for chunks ≥ 512 (docstring)
-    moved = parts[:, 1:] * 2.0**-bits
-    # (count, 0) + moved · (−1, 1), written with broadcasts: stacking the two float columns
-    # made XLA's CPU loop 4× slower (101 against 27 µs for 47,578 rows).
-    return parts * _FIRST + moved * _SPLIT
-
-
-@_packed_pairs.defjvp
-def _packed_pairs_jvp(
-    bits: int, rows: int, copies: int, primals: tuple[Array, Array], tangents: tuple[Array, Array]
-) -> tuple[Array, Array]:
-    row, frac = primals
-    d_frac = tangents[1]
-    d_pairs = (
-        jnp.zeros((rows, 2), jnp.float64)
-        .at[row]
-        .add(d_frac[:, None] * _SPLIT, mode="promise_in_bounds")
-    )
-    return _packed_pairs(row, frac, bits, rows, copies), d_pairs
-
-
-def _bin_1d(
-    acc: Array,
-    outside: Array,
-    u: Array,
-    *,
-    valid: Array | None,
-    interior: tuple[tuple[int, int], ...] | None,
-) -> tuple[Array, Array]:
-    """:func:`bin_chunk` for 1-D samples at cell positions ``u``, one int64 scatter-add a
-    sample (module docstring). Off-grid samples go to two extra rows (below, above), so that
-    their number comes out of the same scatter rather than a second pass over the chunk; under
-    ``interior`` their mass is then put on the box's ends, which is where clamping puts it."""
-    size = acc.shape[0] - 1
-    discard, below, above = size, size + 1, size + 2
-    if interior is None:
-        (lo, hi), slack = (0, size - 1), 0.0
-        u = jnp.where(jnp.isnan(u), -jnp.inf, u)  # NaN: off the grid, counted below
-    else:
-        (lo, hi), slack = interior[0], _EDGE_SLACK
-    inside = jnp.clip(u, lo, hi)
-    cell = jnp.minimum(inside.astype(jnp.int32), size - 2)  # = floor, as inside ≥ 0
-    frac = inside - cell  # ∈ [0, 1]
-    row = jnp.where(u < lo - slack, below, jnp.where(u > hi + slack, above, cell))
-    if interior is not None:  # non-finite samples are neither binned nor counted
-        row = jnp.where(jnp.isfinite(u), row, discard)
-    if valid is not None:
-        row = jnp.where(valid, row, discard)
-    bits, copies = packing(u.shape[0])
-    pairs = _packed_pairs(row, frac, bits, size + 3, copies)
-    off = pairs[below:].sum(axis=-1)  # (below, above) counts, exact integers
-    acc = acc + pairs[:below]
-    if interior is not None:  # clamped onto the box: all of a sample's mass on its end point
-        acc = acc.at[lo, 0].add(off[0])
-        acc = acc.at[hi, 0].add(off[1]) if hi < size - 1 else acc.at[hi - 1, 1].add(off[1])
-    return acc, outside + off.sum()
-
-
 def bin_accumulator(grid: Grid) -> Array:
-    """An empty linear-binning accumulator for ``grid``: ``(grid.size + 1, 2)`` float64 pair rows
-    (module docstring). Fold it into counts with :func:`bin_counts`."""
+    """An empty linear-binning accumulator for ``grid``: ``(grid.size + 1, 2)`` float64 pair rows.
+
+    See the module docstring. Fold it into counts with :func:`bin_counts`.
+    """
     return jnp.zeros((grid.size + 1, 2), jnp.float64)
 
 
 def bin_counts(acc: Array, grid: Grid) -> Array:
-    """Flat ``(grid.size,)`` counts (C order over ``grid.shape``) of an accumulator: each point's
-    own weight (column 0 of its row) plus the weight its predecessor along the last axis passed
-    on (column 1 of that row). The discard row is dropped."""
+    """Flat ``(grid.size,)`` counts (C order over ``grid.shape``) of an accumulator.
+
+    Each point's count is its own weight (column 0 of its row) plus the weight its predecessor along
+    the last axis passed on (column 1 of that row). The discard row is dropped.
+    """
     pairs = acc[:-1].reshape(grid.shape + (2,))
     passed_on = jnp.pad(pairs[..., :-1, 1], [(0, 0)] * (grid.dim - 1) + [(1, 0)])
     return (pairs[..., 0] + passed_on).reshape(-1)
@@ -280,7 +143,7 @@ def bin_chunk(
     low, spacing = jnp.asarray(grid.low)[None], jnp.asarray(grid.spacing)[None]  # (1, d)
     u = (x.astype(jnp.float64) - low) / spacing  # position in cell units
     if method == "scatter" and d == 1:
-        return _bin_1d(acc, outside, u[:, 0], valid=valid, interior=interior)
+        return bin_1d(acc, outside, u[:, 0], valid=valid, interior=interior)
 
     def every(
         a: Array,
@@ -297,7 +160,7 @@ def bin_chunk(
         binned = every(jnp.isfinite(u))
         # Off the box up to round-off (a sample on its edge computes to within 1e-6 cell of
         # it); NaN compares False and is not counted here (it is not binned either).
-        off = ~every((u >= lo - _EDGE_SLACK) & (u <= hi + _EDGE_SLACK)) & binned
+        off = ~every((u >= lo - EDGE_SLACK) & (u <= hi + EDGE_SLACK)) & binned
     if valid is not None:
         binned = binned & valid
         off = off & valid
@@ -311,7 +174,9 @@ def bin_chunk(
         strides[k] = strides[k + 1] * grid.shape[k + 1]
     # Linear binning (Wand 1994): corner c of the cell gets Π_k (c_k ? frac_k : 1 − frac_k).
     # The pair (c_last = 0, 1) shares one row; the other axes' corners are separate rows.
-    pair = _FIRST + frac[:, -1:] * _SPLIT  # (1 − frac, frac), without a stack (see _packed_pairs)
+    pair = (
+        FIRST + frac[:, -1:] * SPLIT
+    )  # (1 − frac, frac), without a stack (see packed.packed_pairs)
     rows, weights = [], []
     for corner in itertools.product((0, 1), repeat=d - 1):
         row = sum((cell[:, k] + c) * strides[k] for k, c in enumerate(corner + (0,)))
@@ -366,8 +231,10 @@ def count_chunk(
 
 
 def scan_chunks(step: Callable[[Any, Array], Any], carry: Any, data: Array, chunk_size: int) -> Any:
-    """Fold ``step(carry, chunk)`` over ``data`` in chunks: a scan over full chunks, then the
-    tail (static sizes, no padded copy of the data)."""
+    """Fold ``step(carry, chunk)`` over ``data`` in chunks: a scan over full chunks, then the tail.
+
+    The sizes are static, and no padded copy of the data is made.
+    """
     n = data.shape[0]
     full = n // chunk_size
 

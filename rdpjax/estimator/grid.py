@@ -72,10 +72,12 @@ class Grid:
 
     @property
     def dim(self) -> int:
+        """The number of dimensions d, ``len(shape)``."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The total number of grid points, the product of ``shape``."""
         return math.prod(self.shape)
 
     @property
@@ -95,11 +97,14 @@ class Grid:
 def grid_from_range(
     data_min: ArrayLike, data_max: ArrayLike, shape: tuple[int, ...], pad: tuple[int, ...]
 ) -> Grid:
-    """The grid with ``shape`` points whose interior ``[data_min, data_max]`` has ``pad`` cells
-    of margin on each side. Jittable: ``data_min``/``data_max`` may be traced.
+    """The grid of ``shape`` points with interior ``[data_min, data_max]`` and ``pad`` margin cells.
+
+    The margin cells are on each side of the interior. Jittable: ``data_min``/``data_max`` may be
+    traced.
 
     Args:
-      data_min, data_max: ``(d,)`` pooled data range.
+      data_min: ``(d,)`` lower end of the pooled data range.
+      data_max: ``(d,)`` upper end of the pooled data range.
       shape: static number of points per axis.
       pad: static number of margin cells on each side, per axis (≥ the kernel half-width).
     """
@@ -125,7 +130,8 @@ def grid_layout(
     Host-side (numpy): the result fixes array shapes, so it cannot be traced.
 
     Args:
-      data_min, data_max: ``(d,)`` pooled data range (``data_max > data_min``).
+      data_min: ``(d,)`` lower end of the pooled data range.
+      data_max: ``(d,)`` upper end of the pooled data range (``data_max > data_min``).
       bandwidth: ``(d,)`` kernel bandwidths in data units.
       grid_size: points per axis; ``None`` chooses ``cells_per_bandwidth`` cells per bandwidth,
         capped at :data:`MAX_GRID_SIZE`.
@@ -178,9 +184,11 @@ _PAD_QUANTUM = 16  # bucketed margins (and kernel half-widths) are multiples of 
 
 
 def bucket_size(size: int) -> int:
-    """The smallest ``m · 2^k ≥ size`` with ``m ∈ {4, 5, 6, 7}``: four sizes per octave, at
-    most 25% above ``size`` (and 4 for sizes up to 4). Used for grid sizes and for the padded
-    sample sizes of :func:`rdpjax.lower_bound`."""
+    """The smallest ``m · 2^k ≥ size`` with ``m ∈ {4, 5, 6, 7}``: four sizes per octave.
+
+    At most 25% above ``size`` (and 4 for sizes up to 4). Used for grid sizes and for the padded
+    sample sizes of :func:`rdpjax.lower_bound`.
+    """
     size = max(int(size), 1)
     e = max(0, (size - 1).bit_length() - 3)
     return min(m << e for m in _BUCKET_MANTISSAS if m << e >= size)
@@ -201,9 +209,11 @@ def kernel_half_width(bandwidth: ArrayLike, spacing: ArrayLike, radius: float) -
 def _bucketed_layout(
     lo: np.ndarray, hi: np.ndarray, h: np.ndarray
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """A layout from few possible ones: the size rounded up by :func:`bucket_size`, the margin
-    up to a multiple of 16 cells, and the kernel spanning the whole margin (≥ 5h, never
-    truncated sooner than the exact layout's)."""
+    """A layout from few possible ones: the ``"bucketed"`` policy of :func:`plan_layout`.
+
+    The size is rounded up by :func:`bucket_size`, the margin up to a multiple of 16 cells, and
+    the kernel spans the whole margin (≥ 5h, never truncated sooner than the exact layout's).
+    """
     exact, _ = grid_layout(lo, hi, h)
     shape, pad = [], []
     for k, s0 in enumerate(exact):
@@ -229,9 +239,11 @@ def plan_layout(
     grid_size: int | None = None,
     layout: str = "bucketed",
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """``(shape, pad, half_width)`` of the grid whose interior is ``[lo, hi]`` for bandwidths
-    ``h`` (host-side): ``layout`` ``"exact"`` or ``"bucketed"`` (module docstring); a given
-    ``grid_size`` is always honoured exactly."""
+    """``(shape, pad, half_width)`` of the grid whose interior is ``[lo, hi]`` for bandwidths ``h``.
+
+    Host-side; ``layout`` is ``"exact"`` or ``"bucketed"`` (module docstring); a given
+    ``grid_size`` is always honoured exactly.
+    """
     lo, hi, h = (np.asarray(a, np.float64) for a in (lo, hi, h))
     if layout == "bucketed" and grid_size is None:
         return _bucketed_layout(lo, hi, h)

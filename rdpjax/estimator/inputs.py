@@ -30,6 +30,11 @@ __all__ = [
 
 
 def as_samples(x: ArrayLike, name: str) -> np.ndarray:
+    """``x`` as a numpy array of samples, or a ``ValueError`` naming ``name``.
+
+    Samples are numeric (bool, integer or float), of shape ``(n,)`` or ``(n, d)`` with n ≥ 2 and
+    d ≥ 1.
+    """
     try:
         arr = np.asarray(x)
     except Exception as err:  # noqa: BLE001 - report any conversion failure the same way
@@ -46,8 +51,9 @@ def as_samples(x: ArrayLike, name: str) -> np.ndarray:
 
 
 def finite_extremes(arr: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-axis ``(min, max)`` of checked samples (:func:`as_samples`) as float64 ``(d,)``
-    arrays, raising ``ValueError`` if any value is NaN or infinite.
+    """Per-axis ``(min, max)`` of checked samples (:func:`as_samples`) as float64 ``(d,)`` arrays.
+
+    Raises ``ValueError`` if any value is NaN or infinite.
 
     The extremes are taken in the input's dtype (exact; no wrap-around for small ints), and
     they decide finiteness: min and max propagate NaN and reach ±inf, so two reductions with no
@@ -71,8 +77,10 @@ def to_device(
     fill: float = 0,
     sharding: jax.sharding.Sharding | None = None,
 ) -> Array:
-    """Host samples → jax array, in one copy (padded with ``fill`` rows up to ``rows``; laid
-    out by ``sharding`` when given, e.g. split over the devices that will bin them).
+    """Host samples → jax array, in one copy.
+
+    The array is padded with ``fill`` rows up to ``rows``, and laid out by ``sharding`` when
+    given (e.g. split over the devices that will bin them).
 
     ``jnp.asarray`` of a large NumPy array is slow on the CPU backend (0.13 s for 1e7 float64
     with jax 0.10.2, against 0.017 s for a NumPy copy), while ``jax.device_put`` of a 64-byte
@@ -94,6 +102,10 @@ def to_device(
 def check_positive(
     value: ArrayLike | None, name: str, *, scalar: bool = False
 ) -> np.ndarray | None:
+    """``value`` as a float64 array, finite and > 0 (one number with ``scalar``), or ``None``.
+
+    ``None`` is returned as it is; anything else raises a ``ValueError`` naming ``name``.
+    """
     if value is None:
         return None
     try:
@@ -119,8 +131,10 @@ def plan_options(
     second_order: bool,
     defaults: Defaults,
 ) -> dict:
-    """Validate the options every plan shares; the keyword arguments of :class:`BoundPlan`
-    other than the layout and the bandwidth."""
+    """Validate the options every plan shares.
+
+    Returns the keyword arguments of :class:`BoundPlan` other than the layout and the bandwidth.
+    """
     lam = check_orders(lam)
     try:
         alpha = float(alpha)
@@ -144,6 +158,7 @@ def plan_options(
 
 
 def check_bandwidth(bandwidth: ArrayLike | None, d: int) -> np.ndarray | None:
+    """The bandwidth checked by :func:`check_positive`, with 1 or ``d`` entries, or ``None``."""
     bandwidth = check_positive(bandwidth, "bandwidth")
     if bandwidth is not None and bandwidth.size not in (1, d):
         raise ValueError(f"bandwidth must be a scalar or have {d} entries; got {bandwidth.size}.")
@@ -151,6 +166,7 @@ def check_bandwidth(bandwidth: ArrayLike | None, d: int) -> np.ndarray | None:
 
 
 def check_grid_size(grid_size: int | None) -> None:
+    """Raise ``ValueError`` unless ``grid_size`` is ``None`` or an integer ≥ 8 (not a bool)."""
     if grid_size is not None and (
         isinstance(grid_size, bool) or int(grid_size) != grid_size or grid_size < 8
     ):

@@ -1,10 +1,10 @@
-"""The bound's pytrees: what is fixed before the data (:class:`BoundPlan`), the binned data
-(:class:`Binned`) and the result (:class:`Bound`); eq. (16) of Kutta, Askin, Dunsche,
-arXiv:2212.04739v3 in :meth:`BoundPlan.bound`.
+"""The bound's pytrees: what is fixed before the data, the binned data and the result.
 
-:meth:`BoundPlan.bin` takes samples to counts (O(n)) and :meth:`BoundPlan.bound` counts to the
-bound (independent of n), so that the streamed pipeline can feed counts it accumulated itself
-and one compiled bound serves every n. :mod:`rdpjax.estimator.api` makes plans from data.
+They are :class:`BoundPlan`, :class:`Binned` and :class:`Bound`; eq. (16) of Kutta, Askin, Dunsche,
+arXiv:2212.04739v3 is in :meth:`BoundPlan.bound`. :meth:`BoundPlan.bin` takes samples to counts
+(O(n)) and :meth:`BoundPlan.bound` counts to the bound (independent of n), so that the streamed
+pipeline can feed counts it accumulated itself and one compiled bound serves every n.
+:mod:`rdpjax.estimator.api` makes plans from data.
 """
 
 from __future__ import annotations
@@ -35,10 +35,9 @@ __all__ = ["DIRECTION_NAMES", "Bound", "Binned", "BoundPlan"]
 DIRECTION_NAMES = ("D(P||Q)", "D(Q||P)")
 """Labels of :attr:`Bound.direction`'s 0 and 1: P is the output law on x, Q on x'."""
 IN_MEMORY_CHUNK = 2**18
-"""Samples per scan step when :meth:`BoundPlan.bin_padded` bins samples held in memory: on the
-2-core CPU 1e7 float32 samples binned onto 10,240 points took 0.024 s in chunks of 2^18
-against 0.030 s of 2^16 and 0.053 s of 2^14 (one device, best of 5; 25 fraction bits at 2^18,
-:func:`rdpjax.estimator.binning.packing`)."""
+"""Samples per scan step when :meth:`BoundPlan.bin_padded` bins samples held in memory: 1e7
+float32 samples onto 10,240 points took 0.024 s in chunks of 2^18 against 0.030 s of 2^16 and
+0.053 s of 2^14 (2-core CPU, one device, best of 5; 25 fraction bits: ``binning.packing``)."""
 
 
 @pytree_dataclass(
@@ -279,9 +278,11 @@ class BoundPlan:
         return self.bound(self.bin(p, q))
 
     def bin(self, p: Array, q: Array) -> Binned:
-        """Resolve the settings from the samples and bin them (eq. (9) counts or the linear
-        binning behind eq. (10)); the grid spans the pooled data range plus the kernel margin.
-        Samples outside the grid or support are counted in ``outside`` and not binned."""
+        """Resolve the settings and bin: eq. (9) counts, or the linear binning behind eq. (10).
+
+        The settings come from the samples; the grid spans the pooled data range plus the kernel
+        margin. Samples outside the grid or support are counted in ``outside`` and not binned.
+        """
         n_p, n_q = p.shape[0], q.shape[0]
         if self.discrete:
             floor, beta = discrete_settings(min(n_p, n_q), self.floor, self.beta, self.defaults)
@@ -300,18 +301,20 @@ class BoundPlan:
         span: tuple[Array, Array] | None = None,
         mesh: Mesh | None = None,
     ) -> Binned:
-        """:meth:`bin` of the first ``n_p`` rows of ``p`` and ``n_q`` of ``q`` (sizes that may
-        be traced) with the later rows padding: NaN (continuous) or codes ≥ the support size
+        """:meth:`bin` of the first ``n_p`` rows of ``p`` and ``n_q`` of ``q`` (the rest: padding).
+
+        The sizes may be traced; the padding is NaN (continuous) or codes ≥ the support size
         (discrete), neither binned nor counted. One compiled call then serves every n up to the
         arrays' lengths (:func:`lower_bound` pads to :func:`rdpjax.estimator.grid.bucket_size`).
 
         Args:
-          p, q: samples, or integer codes (discrete), padded as above.
-          n_p, n_q: the numbers of real samples.
+          p: samples of P, or integer codes (discrete), padded as above.
+          q: samples (or codes) of Q, padded the same way.
+          n_p: the number of real samples in ``p``.
+          n_q: the number of real samples in ``q``.
           settings: ``(bandwidth, floor, beta)`` already resolved for these samples
             (:func:`rdpjax.estimator.settings.padded_settings`; ``bandwidth`` is ``None`` for
-            discrete data), or ``None``: discrete settings from the sizes (continuous data need
-            them given).
+            discrete data), or ``None`` (discrete data only): settings from the sizes.
           span: continuous data only: ``(lo, hi)``, the pooled per-axis minimum and maximum of
             the real samples, when the caller has them (:func:`rdpjax.lower_bound` takes them on
             the host while checking the samples); default: computed here.

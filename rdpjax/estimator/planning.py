@@ -1,5 +1,7 @@
-"""Host-side planning of a bound: samples checked, the discrete/continuous decision, the settings,
-the grid layout and the samples on the device.
+"""Host-side planning of a bound, from the samples to the plan and the samples on the device.
+
+The samples are checked, then come the discrete/continuous decision, the settings and the grid
+layout.
 
 :func:`plan_samples` is the one planner behind :func:`rdpjax.plan_bound` (unpadded samples, for
 studies that call the plan on their own draws) and :func:`rdpjax.lower_bound` (samples padded to a
@@ -44,10 +46,13 @@ def _split(mesh: Mesh | None, rows: int) -> NamedSharding | None:
 
 
 class Planned(NamedTuple):
-    """What :func:`plan_samples` fixed: the plan, the samples on the device (padded or not), their
-    real sizes and the settings ``(h, τ, β)`` resolved while planning (``None`` for discrete data,
-    whose settings :meth:`BoundPlan.bin_padded` takes from the sizes) and the pooled per-axis
-    ``(min, max)`` of the continuous samples, taken on the host (``None`` for discrete data)."""
+    """What :func:`plan_samples` fixed: the plan, the samples on the device and what it resolved.
+
+    The samples are padded or not; with them come their real sizes, the settings ``(h, τ, β)``
+    resolved while planning (``None`` for discrete data, whose settings :meth:`BoundPlan.bin_padded`
+    takes from the sizes) and the pooled per-axis ``(min, max)`` of the continuous samples, taken on
+    the host (``None`` for discrete data).
+    """
 
     plan: BoundPlan
     p: jax.Array
@@ -79,9 +84,12 @@ def plan_samples(
     transform: str | None = None,
     mesh: Mesh | None = None,
 ) -> Planned:
-    """:func:`plan_bound`; with ``pad`` the samples are padded to :func:`bucket_size` rows
-    (NaN rows, or the out-of-support code) for :meth:`BoundPlan.bin_padded`; with ``mesh``
-    continuous samples are placed split over its devices, where ``bin_padded`` bins them."""
+    """The planner of :func:`plan_bound`, with optional padding (``pad``) and placement (``mesh``).
+
+    With ``pad`` the samples are padded to :func:`bucket_size` rows (NaN rows, or the
+    out-of-support code) for :meth:`BoundPlan.bin_padded`; with ``mesh`` continuous samples are
+    placed split over its devices, where ``bin_padded`` bins them.
+    """
     p = as_samples(p_samples, "p_samples")
     q = as_samples(q_samples, "q_samples")
     extremes = [finite_extremes(x, name) for x, name in ((p, "p_samples"), (q, "q_samples"))]

@@ -68,8 +68,12 @@ def plugin_derivatives(
     """Gradient and cellwise Hessian blocks of ``F = D_λ(p, q_τ)`` in closed form, eq. (S3)–(S4).
 
     Args:
-      p, q: densities on a grid (or pmfs, ``cell_volume = 1``), unfloored.
-      lam, floor, beta, cell_volume: as in :func:`rdpjax.estimator.divergence.plugin_divergence`.
+      p: the density p̂ on a grid (or a pmf, ``cell_volume = 1``), unfloored.
+      q: the density q̂ on the same grid (or a pmf), unfloored: the floor is applied here.
+      lam: the order λ > 1 (as in :func:`rdpjax.estimator.divergence.plugin_divergence`).
+      floor: τ of the softmax floor on ``q``.
+      beta: β of the softmax floor.
+      cell_volume: Δ of the Riemann sums (1 for pmfs).
 
     Returns:
       ``(g_p, g_q, d_pp, d_qq, d_pq)``, each of ``p``'s shape. The full Hessian of F in the
@@ -98,8 +102,10 @@ def plugin_derivatives(
 
 
 class Smoothing:
-    """The smoothing ``S`` that made the densities from binned pmfs, and the two derived
-    operators the traces need; ``None`` grid means relative frequencies (``S`` = identity).
+    """The smoothing ``S`` that made the densities from binned pmfs, and two derived operators.
+
+    The traces need those two operators; ``None`` grid means relative frequencies (``S`` =
+    identity).
 
     Not a pytree: built inside a traced computation from the grid and bandwidth.
     """
@@ -157,10 +163,15 @@ def second_order_terms(
     """Bias (S1) and second-order variance (S2) of ``D_λ(p̂, q̂_τ)``.
 
     Args:
-      p, q: the estimated densities (grid values, or pmfs).
-      pi_p, pi_q: the binned pmfs they were smoothed from (the pmfs themselves for frequencies).
-      n_p, n_q: sample sizes.
-      lam, floor, beta: order and softmax floor.
+      p: the estimated density p̂ (grid values, or a pmf).
+      q: the estimated density q̂ (grid values, or a pmf), unfloored.
+      pi_p: the binned pmf ``p`` was smoothed from (``p`` itself for frequencies).
+      pi_q: the binned pmf ``q`` was smoothed from (``q`` itself for frequencies).
+      n_p: the size of the sample behind ``p``.
+      n_q: the size of the sample behind ``q``.
+      lam: the order λ > 1.
+      floor: τ of the softmax floor.
+      beta: β of the softmax floor.
       first_var: the first-order variance ``gᵀΣg`` already computed (squared standard error).
       ops: the :class:`Smoothing`.
 

@@ -125,9 +125,12 @@ def _sort_finite(x: Array) -> Array:
 
 
 def _percentiles(x: Array, quantiles: Sequence[float], m: int | Array | None = None) -> list[Array]:
-    """Quantiles along axis 0 of the first ``m`` rows of ``x`` (all rows when ``None``; ``m``
-    may be traced, the later rows being padding) by linear interpolation: ``jnp.percentile``'s
-    default method, with the same arithmetic, for finite float64 data."""
+    """Quantiles along axis 0 of the first ``m`` rows of ``x``, by linear interpolation.
+
+    All rows are used when ``m`` is ``None``; ``m`` may be traced, the later rows being padding.
+    The interpolation is ``jnp.percentile``'s default method, with the same arithmetic, for
+    finite float64 data.
+    """
     if m is None:
         v, m = _sort_finite(x), x.shape[0]
     else:  # padding sorts last as +inf; the positions below use only the first m
@@ -145,8 +148,10 @@ def _percentiles(x: Array, quantiles: Sequence[float], m: int | Array | None = N
 
 
 def _robust_scale(sub: Array, m: int | Array | None = None) -> Array:
-    """``min(sd, IQR/1.349)`` per axis (Silverman 1986, eq. (3.30)) of the first ``m`` rows of
-    ``sub`` (all when ``None``; the later rows are padding)."""
+    """``min(sd, IQR/1.349)`` per axis (Silverman 1986, eq. (3.30)) of the first ``m`` rows.
+
+    Those are the first ``m`` rows of ``sub`` (all when ``None``; the later rows are padding).
+    """
     sub = sub.astype(jnp.float64)
     if m is None:
         sd = jnp.std(sub, axis=0, ddof=1)
@@ -164,8 +169,11 @@ def _stride(n: int) -> int:
 
 
 def _pooled_scale(p: Array, q: Array) -> Array:
-    """Pooled robust scale per axis: the mean over both samples of :func:`_robust_scale`, on
-    strided subsamples of at most :data:`SCALE_POINTS` (representative even for sorted data)."""
+    """Pooled robust scale per axis: the mean over both samples of :func:`_robust_scale`.
+
+    It is taken on strided subsamples of at most :data:`SCALE_POINTS` (representative even for
+    sorted data).
+    """
     return 0.5 * (
         _robust_scale(p[:: _stride(p.shape[0])]) + _robust_scale(q[:: _stride(q.shape[0])])
     )
@@ -223,10 +231,12 @@ def discrete_settings(
 
 
 def scale_subsample(x: np.ndarray) -> tuple[np.ndarray, int]:
-    """Host side of :func:`padded_settings`: the strided subsample that :func:`_pooled_scale`
-    takes of ``x`` (``(n, d)``), padded with zero rows to :data:`SCALE_POINTS` rows when it is
-    strided (every n above that shares one compiled program), else to
-    :func:`rdpjax.estimator.grid.bucket_size` of n, and that length."""
+    """Host side of :func:`padded_settings`: a padded subsample of ``x`` and its length.
+
+    The subsample is the strided one that :func:`_pooled_scale` takes of ``x`` (``(n, d)``),
+    padded with zero rows to :data:`SCALE_POINTS` rows when it is strided (every n above that
+    shares one compiled program), else to :func:`rdpjax.estimator.grid.bucket_size` of n.
+    """
     stride = _stride(x.shape[0])
     sub = x[::stride]
     rows = max(SCALE_POINTS, len(sub)) if stride > 1 else bucket_size(len(sub))
@@ -249,10 +259,13 @@ def padded_settings(
     *,
     defaults: Defaults,
 ) -> tuple[Array, Array, Array]:
-    """:func:`continuous_settings` of samples of sizes ``n_p, n_q`` from their subsamples
-    (:func:`scale_subsample`: the first ``m`` rows of ``sub``), with every size traced: one
-    compiled program serves every n whose subsamples have the same padded shape. The result
-    equals :func:`continuous_settings`' up to the order of floating-point additions."""
+    """:func:`continuous_settings` of samples of sizes ``n_p, n_q`` from their subsamples.
+
+    The subsamples are :func:`scale_subsample`'s (the first ``m`` rows of ``sub``), with every
+    size traced: one compiled program serves every n whose subsamples have the same padded
+    shape. The result equals :func:`continuous_settings`' up to the order of floating-point
+    additions.
+    """
     scale = 0.5 * (_robust_scale(sub_p, m_p) + _robust_scale(sub_q, m_q))
     n = jnp.minimum(n_p, n_q).astype(jnp.float64)
     return _from_scale(scale, n, sub_p.shape[1], bandwidth, floor, beta, defaults)
@@ -269,8 +282,10 @@ def scheduled_settings(
     *,
     defaults: Defaults,
 ) -> tuple[Array, Array, Array]:
-    """:func:`continuous_settings` at each planned sample size: the scale from the (pilot)
-    samples ``p``, ``q`` (``(m, d)``), the rates from each entry of ``sizes`` (``(K,)``).
+    """:func:`continuous_settings` at each planned sample size.
+
+    The scale comes from the (pilot) samples ``p``, ``q`` (``(m, d)``), the rates from each
+    entry of ``sizes`` (``(K,)``).
 
     Returns ``h`` ``(K, d)``, ``τ`` ``(K,)`` and ``β`` ``(K,)``: the defaults of a fixed-n bound
     at every look of a sequential audit (:mod:`rdpjax.sequential`), fixed before its draws.

@@ -72,7 +72,8 @@ def encode_pair(
     mixed-radix codes (O(n), no sort); anything else goes through ``np.unique``.
 
     Args:
-      p, q: ``(n,)`` or ``(n, d)`` samples.
+      p: ``(n,)`` or ``(n, d)`` samples.
+      q: samples of the same dimension as ``p`` (their sizes may differ).
       max_support: the dense limit.
 
     Returns:
@@ -138,7 +139,8 @@ def support_gap(counts_p: np.ndarray, counts_q: np.ndarray) -> str | None:
     small disjoint part (a leak with probability δ) is not noted; its bound grows with n.
 
     Args:
-      counts_p, counts_q: counts of the two samples on one common support (same length).
+      counts_p: counts of the sample on x on the common support.
+      counts_q: counts of the sample on x' on the same support (same length as ``counts_p``).
 
     Returns:
       One line naming the larger gap, or ``None``.

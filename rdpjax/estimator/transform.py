@@ -113,7 +113,8 @@ def quantile_transform(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.nda
     """Split off both pilots, fit ``T`` on them pooled, and map the remaining rows.
 
     Args:
-      p, q: ``(n, d)`` samples.
+      p: ``(n, d)`` samples of P.
+      q: ``(m, d)`` samples of Q, the same d (m may differ from n).
 
     Returns:
       ``(T(p_rest), T(q_rest), T)``.

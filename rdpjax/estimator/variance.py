@@ -47,9 +47,11 @@ def variance_eq18(
     """Eq. (18), split into its p part and its q part, evaluated in log space.
 
     Args:
-      p, q: density values of p̂ and q̂ (unfloored) on a grid, or pmfs (``cell_volume=1``).
+      p: density values of p̂ on a grid, or a pmf (``cell_volume=1``).
+      q: density values of q̂ (unfloored) on the same grid, or a pmf.
       lam: the order λ > 1.
-      floor, beta: τ and β of the softmax floor.
+      floor: τ of the softmax floor.
+      beta: β of the softmax floor.
       cell_volume: Δ of the Riemann sums.
 
     Returns:
@@ -105,7 +107,8 @@ def variance_autodiff(
     Args:
       functional: ``F(p, q) -> scalar`` on density values (e.g.
         :func:`rdpjax.estimator.divergence.plugin_divergence` with λ, τ, β, Δ bound).
-      p, q: the estimated densities on the grid (or pmfs).
+      p: the estimated density p̂ on the grid (or a pmf).
+      q: the estimated density q̂ on the grid (or a pmf).
       cell_volume: Δ.
       smooth_fn: the kernel smoothing that produced p and q from binned counts (``None`` for
         relative frequencies).

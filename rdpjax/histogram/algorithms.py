@@ -17,27 +17,17 @@ counting per input, memory O(chunk_size) per input, O(k_x² · buckets) for the 
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Sequence
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-
-from rdpjax._precision import float64
-from rdpjax._validation import check_int
-from rdpjax.estimator.api import lower_bound
-from rdpjax.histogram.counting import CHUNK, draw_counts
-from rdpjax.histogram.estimate import HistogramEstimate, from_counts_traced
+from rdpjax.histogram._driver import _global, _pair_inputs, _resolve_sizes, _run
+from rdpjax.histogram.counting import CHUNK
+from rdpjax.histogram.estimate import HistogramEstimate
 from rdpjax.histogram.sample_size import (
     check_common,
     check_lam,
     check_lipschitz,
-    check_real,
     global_ldp_sample_size,
     global_lrdp_sample_size,
-    input_interval,
     ldp_buckets,
     ldp_condition,
     ldp_sample_size,
@@ -45,132 +35,6 @@ from rdpjax.histogram.sample_size import (
     lrdp_constants,
     lrdp_sample_size,
 )
-
-_MAX_N = 2**62  # largest n the estimators draw (int64 counts)
-
-
-def _check_count(name: str, value, minimum: int = 1) -> int:
-    return check_int(value, name, minimum, _MAX_N)
-
-
-@functools.partial(jax.jit, static_argnames=("n", "buckets", "renyi", "directed", "chunk_size"))
-def _estimate_kernel(
-    keys, mechanism, inputs, low, high, lam, floor, beta, *, n, buckets, renyi, directed, chunk_size
-):
-    """Draw and count at every input (vmapped in batches over the inputs), then estimate."""
-    batch = max(1, min(inputs.shape[0], 2**22 // min(n, chunk_size)))
-
-    def one(args):
-        key, x = args
-        return draw_counts(key, mechanism, x, n, buckets, low, high, chunk_size=chunk_size)
-
-    counts, outside = jax.lax.map(one, (keys, inputs), batch_size=batch)
-    return from_counts_traced(
-        counts,
-        n,
-        lam=lam if renyi else None,
-        floor=floor,
-        beta=beta,
-        outside=outside,
-        inputs=inputs,
-        directed=directed,
-    )
-
-
-def _resolve_sizes(theory, buckets, n, condition_for):
-    """(buckets, n, guaranteed) from the theory and the user's overrides."""
-    if buckets is None:
-        k_theory, n_theory = theory()  # raises if the precondition fails
-        k = k_theory
-        n = n_theory if n is None else _check_count("n", n)
-        return k, n, n >= n_theory
-    k = _check_count("buckets", buckets)
-    if n is None:
-        raise ValueError("with buckets= given, pass n= too (the sizes go together)")
-    n = _check_count("n", n)
-    try:
-        k_theory, _ = theory()
-    except ValueError:
-        return k, n, False  # precondition fails: no guarantee
-    return k, n, bool(k >= k_theory and condition_for(k)(n))
-
-
-def _run(
-    mechanism,
-    inputs,
-    key,
-    *,
-    low,
-    high,
-    lam,
-    buckets,
-    n,
-    guaranteed,
-    floor,
-    beta,
-    directed,
-    precision,
-    confidence,
-    with_lower_bound,
-    bound_lam,
-    both_directions,
-    alpha,
-    chunk_size,
-):
-    if not hasattr(mechanism, "sample"):
-        raise ValueError(f"mechanism must have sample(key, database, n); got {mechanism!r}")
-    for name, value in (("floor", floor), ("beta", beta)):
-        if value is not None and not (check_real(name, value) > 0):
-            raise ValueError(f"{name} must be > 0; got {value!r}")
-    chunk_size = _check_count("chunk_size", chunk_size)
-    with float64():
-        inputs = jnp.asarray(inputs, jnp.float64)
-        keys = jax.random.split(key, inputs.shape[0])
-        result = _estimate_kernel(
-            keys,
-            mechanism,
-            inputs,
-            jnp.float64(low),
-            jnp.float64(high),
-            jnp.float64(1.0 if lam is None else lam),
-            None if floor is None else jnp.float64(floor),
-            None if beta is None else jnp.float64(beta),
-            n=n,
-            buckets=buckets,
-            renyi=lam is not None,
-            directed=directed,
-            chunk_size=chunk_size,
-        )
-        bound = None
-        if with_lower_bound:
-            # The same draws: chunk 0 of the first and the last input (at most chunk_size each).
-            m = min(n, chunk_size)
-            ends = (0, inputs.shape[0] - 1)
-            p, q = (mechanism.sample(jax.random.fold_in(keys[i], 0), inputs[i], m) for i in ends)
-            bound = lower_bound(
-                np.asarray(p),
-                np.asarray(q),
-                bound_lam,
-                alpha=alpha,
-                both_directions=both_directions,
-                discrete=mechanism.output(inputs[0]).is_discrete,
-            )  # Eq. (16) of arXiv:2212.04739v3
-        result = jax.tree.map(np.asarray, result)
-    return dataclasses.replace(
-        result,
-        precision=precision,
-        confidence=confidence,
-        lower=bound,
-        n=int(n),
-        guaranteed=bool(guaranteed),
-    )
-
-
-def _pair_inputs(x1, x2) -> np.ndarray:
-    a, b = np.asarray(x1, np.float64), np.asarray(x2, np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"x1 and x2 must have the same shape; got {a.shape} and {b.shape}")
-    return np.stack([a, b])
 
 
 def estimate_ldp(
@@ -204,17 +68,20 @@ def estimate_ldp(
     Args:
       mechanism: a mechanism with ``sample(key, database, n)`` returning scalar outputs in
         ``[low, high]`` (e.g. ``rdpjax.mechanisms.TruncatedLaplace``); must be a JAX pytree.
-      x1, x2: the two inputs.
+      x1: the first input.
+      x2: the second input.
       key: a PRNG key; input i draws from ``jax.random.split(key, 2)[i]``.
       precision: γ > 0.
       confidence: β in (0, 1).
       lipschitz: L, Lipschitz constant of both output densities on ``[low, high]``.
-      low, high: the output interval ``[a, b]``.
+      low: a, the lower end of the output interval ``[a, b]``.
+      high: b, its upper end.
       n: outputs per input; default the guaranteed size. A larger n keeps the guarantee.
       buckets: number of buckets; default the guaranteed k. Needs ``n``; without the
         precondition ``L < 2/(b−a)²`` this is the only way to run (no guarantee).
-      floor, beta: τ and β of the softmax floor on bucket probabilities (default
-        ``τ = max(0.03 n^(−0.4), 4/n)``, paper 000's discrete rule, and ``β = 1/τ``).
+      floor: τ of the softmax floor on bucket probabilities (default
+        ``τ = max(0.03 n^(−0.4), 4/n)``, paper 000's discrete rule).
+      beta: β of the softmax floor (default ``β = 1/τ``).
       with_lower_bound: also compute paper 000's bound (:func:`rdpjax.lower_bound`, KDE) on the
         first ``min(n, chunk_size)`` of the same draws.
       alpha: level of that bound (simultaneous over its orders and directions).
@@ -282,9 +149,24 @@ def estimate_lrdp(
     buckets) and paper 000's lower bound on the same ``D_λ`` (same direction).
 
     Args:
-      mechanism, x1, x2, key, precision, confidence, lipschitz, low, high, n, buckets, floor,
-        beta, with_lower_bound, alpha, chunk_size: as in :func:`estimate_ldp`.
+      mechanism: a JAX-pytree mechanism with scalar outputs in ``[low, high]`` (as in
+        :func:`estimate_ldp`, like every argument but ``lam``).
+      x1: the first input.
+      x2: the second input.
+      key: a PRNG key; input i draws from ``jax.random.split(key, 2)[i]``.
+      precision: γ > 0.
+      confidence: β in (0, 1).
+      lipschitz: L, Lipschitz constant of both output densities on ``[low, high]``.
       lam: the Rényi order λ > 1 (also the order of paper 000's bound).
+      low: a, the lower end of the output interval ``[a, b]``.
+      high: b, its upper end.
+      n: outputs per input; default the guaranteed size (as in :func:`estimate_ldp`).
+      buckets: number of buckets; default the guaranteed k. Needs ``n``.
+      floor: τ of the softmax floor on bucket probabilities (default as in :func:`estimate_ldp`).
+      beta: β of the softmax floor (default ``1/τ``).
+      with_lower_bound: also compute paper 000's bound on the first ``min(n, chunk_size)`` draws.
+      alpha: level of that bound.
+      chunk_size: outputs drawn and counted per step (memory).
 
     Returns:
       A :class:`HistogramEstimate` (numpy leaves).
@@ -310,35 +192,6 @@ def estimate_lrdp(
         guaranteed=guaranteed, floor=floor, beta=beta, directed=True, precision=gamma,
         confidence=beta_c, with_lower_bound=with_lower_bound, bound_lam=lam,
         both_directions=False, alpha=alpha, chunk_size=chunk_size,
-    )  # fmt: skip
-
-
-def _global(
-    mechanism, key, theory, *, lam, input_low, input_high, inputs, buckets, n, **kw
-) -> HistogramEstimate:
-    c, d = input_interval(input_low, input_high)
-    guaranteed = True
-    if buckets is None or n is None or inputs is None:
-        k_x, k, n_theory = theory()
-        if n is not None:
-            guaranteed = _check_count("n", n) >= n_theory
-        n = n_theory if n is None else n
-        buckets = k if buckets is None else buckets
-        guaranteed &= buckets == k
-        inputs = k_x if inputs is None else inputs
-        guaranteed &= inputs >= k_x
-    else:
-        try:
-            k_x, k, n_theory = theory()
-            guaranteed = inputs >= k_x and buckets == k and n >= n_theory
-        except ValueError:
-            guaranteed = False
-    inputs = _check_count("inputs", inputs, 2)
-    buckets, n = _check_count("buckets", buckets), _check_count("n", n)
-    grid = np.linspace(c, d, inputs)  # Algorithm 2: equally spaced inputs, both ends included
-    return _run(
-        mechanism, grid, key, lam=lam, buckets=buckets, n=n, guaranteed=guaranteed,
-        directed=False, both_directions=True, **kw,
     )  # fmt: skip
 
 
@@ -374,11 +227,26 @@ def estimate_global_ldp(
     ``(c, d)``, a pair fixed before seeing the data (so it stays valid), on the same draws.
 
     Args:
-      mechanism, key, precision, confidence, lipschitz, low, high, n, buckets, floor, beta,
-        with_lower_bound, bound_lam, alpha, chunk_size: as in :func:`estimate_ldp`.
+      mechanism: a JAX-pytree mechanism with scalar outputs in ``[low, high]`` (as in
+        :func:`estimate_ldp`).
+      key: a PRNG key; input i draws from ``jax.random.split(key, inputs)[i]``.
+      precision: γ > 0.
+      confidence: β in (0, 1).
+      lipschitz: L, Lipschitz constant of the output densities on ``[low, high]``.
       input_lipschitz: L' of ``x ↦ P(y|x)``.
-      input_low, input_high: the input interval ``[c, d]``.
+      low: a, the lower end of the output interval ``[a, b]``.
+      high: b, its upper end.
+      input_low: c, the lower end of the input interval ``[c, d]``.
+      input_high: d, its upper end.
       inputs: number of grid inputs (≥ 2); default the guaranteed k_x.
+      n: outputs per input; default the guaranteed size (as in :func:`estimate_ldp`).
+      buckets: number of buckets; default the guaranteed k.
+      floor: τ of the softmax floor on bucket probabilities (default as in :func:`estimate_ldp`).
+      beta: β of the softmax floor (default ``1/τ``).
+      with_lower_bound: also compute paper 000's bound for the end points ``(c, d)`` (same draws).
+      bound_lam: orders of paper 000's bound.
+      alpha: level of that bound (simultaneous over its orders and directions).
+      chunk_size: outputs drawn and counted per step (memory).
 
     Returns:
       A :class:`HistogramEstimate`; ``inputs`` holds the grid, ``pair`` the maximizing pair.
@@ -425,7 +293,26 @@ def estimate_global_lrdp(
     directions.
 
     Args:
-      as :func:`estimate_global_ldp`, and ``lam``, the order λ > 1.
+      mechanism: a JAX-pytree mechanism with scalar outputs in ``[low, high]`` (as in
+        :func:`estimate_global_ldp`, like every argument but ``lam``).
+      key: a PRNG key; input i draws from ``jax.random.split(key, inputs)[i]``.
+      precision: γ > 0.
+      confidence: β in (0, 1).
+      lipschitz: L, Lipschitz constant of the output densities on ``[low, high]``.
+      input_lipschitz: L' of ``x ↦ P(y|x)``.
+      lam: the Rényi order λ > 1 (also the order of paper 000's bound).
+      low: a, the lower end of the output interval ``[a, b]``.
+      high: b, its upper end.
+      input_low: c, the lower end of the input interval ``[c, d]``.
+      input_high: d, its upper end.
+      inputs: number of grid inputs (≥ 2); default the guaranteed k_x.
+      n: outputs per input; default the guaranteed size (as in :func:`estimate_ldp`).
+      buckets: number of buckets; default the guaranteed k.
+      floor: τ of the softmax floor on bucket probabilities (default as in :func:`estimate_ldp`).
+      beta: β of the softmax floor (default ``1/τ``).
+      with_lower_bound: also compute paper 000's bound for the end points ``(c, d)`` (same draws).
+      alpha: level of that bound (simultaneous over its directions).
+      chunk_size: outputs drawn and counted per step (memory).
 
     Returns:
       A :class:`HistogramEstimate`.

@@ -28,7 +28,8 @@ def bucket_counts(samples, buckets: int, low, high) -> tuple[jax.Array, jax.Arra
     Args:
       samples: ``(m,)`` (or ``(m, 1)``) real outputs.
       buckets: the static number of buckets k.
-      low, high: the interval.
+      low: the lower end of the interval.
+      high: the upper end of the interval (``high > low``).
 
     Returns:
       ``(counts, outside)``: int64 ``(buckets,)`` counts and the int64 number outside.
@@ -60,7 +61,8 @@ def draw_counts(
       database: the input x.
       n: static number of outputs.
       buckets: static number of buckets.
-      low, high: the output interval.
+      low: the lower end of the output interval.
+      high: the upper end of the output interval.
       chunk_size: static outputs per chunk.
 
     Returns:

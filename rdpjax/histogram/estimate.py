@@ -106,8 +106,10 @@ class HistogramEstimate:
 
 
 def _default_floor(n):
-    """Paper 000's discrete floor rule (:func:`rdpjax.estimator.settings.discrete_settings`), a
-    probability: τ = max(0.03 n^(−0.4), 4/n)."""
+    """Paper 000's discrete floor rule (:func:`rdpjax.estimator.settings.discrete_settings`).
+
+    The floor is a probability: τ = max(0.03 n^(−0.4), 4/n).
+    """
     return discrete_settings(jnp.asarray(n, jnp.float64), None, None, DEFAULTS)[0]
 
 

@@ -29,6 +29,7 @@ _MAX_SEARCH = 2**200  # the guaranteed sizes are Python ints; for λ = 7 they pa
 
 
 def check_real(name: str, value: Any) -> float:
+    """``value`` as a finite float, or a ``ValueError`` naming ``name``."""
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -39,6 +40,7 @@ def check_real(name: str, value: Any) -> float:
 
 
 def check_common(precision, confidence, low, high) -> tuple[float, float, float, float]:
+    """``(γ, β, low, high)`` as floats; ``ValueError`` unless γ > 0, β ∈ (0, 1), low < high."""
     gamma, beta = check_real("precision", precision), check_real("confidence", confidence)
     low, high = check_real("low", low), check_real("high", high)
     if gamma <= 0:
@@ -51,6 +53,7 @@ def check_common(precision, confidence, low, high) -> tuple[float, float, float,
 
 
 def check_lipschitz(lipschitz, width: float, name: str = "lipschitz") -> float:
+    """L as a float; ``ValueError`` unless ``0 < L < 2/width²`` (the precondition of Theorem 2)."""
     lip = check_real(name, lipschitz)
     if lip <= 0:
         raise ValueError(f"{name} (L) must be > 0; got {lipschitz!r}")
@@ -65,6 +68,7 @@ def check_lipschitz(lipschitz, width: float, name: str = "lipschitz") -> float:
 
 
 def check_lam(lam) -> float:
+    """λ as a float; ``ValueError`` unless it is a finite number > 1."""
     value = check_real("lam", lam)
     if value <= 1:
         raise ValueError(f"lam (the Rényi order λ) must be a finite number > 1; got {lam!r}")
@@ -72,6 +76,7 @@ def check_lam(lam) -> float:
 
 
 def input_interval(input_low, input_high) -> tuple[float, float]:
+    """``(c, d)`` as floats; ``ValueError`` unless they are finite and ``c < d``."""
     c, d = check_real("input_low", input_low), check_real("input_high", input_high)
     if not c < d:
         raise ValueError(f"need input_low < input_high; got {input_low!r}, {input_high!r}")
@@ -113,6 +118,10 @@ def ldp_condition(k: int, p: float, gamma: float, beta: float) -> Callable[[int]
 
 
 def ldp_buckets(gamma, lip, width) -> tuple[float, int]:
+    """``(τ, k)`` of Algorithm 1 (§4 steps 1–2): ``τ = 1/W − LW/2`` and ``k = ⌈6LW/(τγ)⌉``.
+
+    W is ``width``; τ is a lower bound on any L-Lipschitz density on an interval of width W.
+    """
     tau = 1 / width - lip * width / 2  # Algorithm 1 (§4 step 1): τ ≤ any L-Lipschitz density
     return tau, math.ceil(6 * lip * width / (tau * gamma))  # Algorithm 1 (§4 step 2): k
 
@@ -136,7 +145,8 @@ def ldp_sample_size(
       confidence: β in (0, 1).
       lipschitz: L, a Lipschitz constant of both output densities on ``[low, high]``; the
         precondition of Theorem 2 is ``0 < L < 2/(high − low)²``.
-      low, high: the output interval ``[a, b]``.
+      low: a, the lower end of the output interval ``[a, b]``.
+      high: b, its upper end.
 
     Returns:
       ``(buckets, n)``: Python ints; n is the number of outputs drawn at *each* input.
@@ -199,8 +209,12 @@ def lrdp_sample_size(
     ``1 − 2k(1 − wτ0)^n − 2kψ(n, wτ0, γ') ≥ β`` (doubling, then bisection).
 
     Args:
-      precision, confidence, lipschitz, low, high: as in :func:`ldp_sample_size`.
+      precision: γ > 0.
+      confidence: β in (0, 1).
+      lipschitz: L, as in :func:`ldp_sample_size` (``0 < L < 2/(high − low)²``).
       lam: the Rényi order λ > 1.
+      low: a, the lower end of the output interval ``[a, b]``.
+      high: b, its upper end.
 
     Returns:
       ``(buckets, n)`` as Python ints. Both grow fast with λ and L (``K/K' ~ (τ1/τ0)^(2λ−1)``).
@@ -246,10 +260,15 @@ def global_ldp_sample_size(
     (docs/methods.md §4 marks the paper's exact split **[unverified]**).
 
     Args:
-      precision, confidence, lipschitz, low, high: as in :func:`ldp_sample_size`.
+      precision: γ > 0.
+      confidence: β in (0, 1).
+      lipschitz: L, as in :func:`ldp_sample_size` (``0 < L < 2/(high − low)²``).
       input_lipschitz: L' > 0, a Lipschitz constant of ``x ↦ P(y|x)`` on ``[c, d]``, uniformly
         in y.
-      input_low, input_high: the input interval ``[c, d]``.
+      low: a, the lower end of the output interval ``[a, b]``.
+      high: b, its upper end.
+      input_low: c, the lower end of the input interval ``[c, d]``.
+      input_high: d, its upper end.
 
     Returns:
       ``(inputs, buckets, n)``: Python ints; n outputs are drawn at each of the inputs.

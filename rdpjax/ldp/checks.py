@@ -14,6 +14,7 @@ import numpy as np
 
 
 def concrete(value: Any) -> np.ndarray | None:
+    """``value`` as a float64 numpy array, or ``None`` for a tracer or a non-numeric value."""
     if isinstance(value, jax.core.Tracer):
         return None
     try:

@@ -34,7 +34,7 @@ def _check_rate_args(n: Any, alpha: Any) -> tuple[int, float]:
 
 
 def histogram_bins(n: int, alpha: Any) -> int:
-    """k = round((nα²)^{1/4}), at least 2: the bin count of Proposition 2 (constant 1 [choice]).
+    """The bin count of Proposition 2, k = round((nα²)^{1/4}), at least 2 (constant 1 [choice]).
 
     Raises:
         ValueError: for n < 1 or α not a concrete number > 0.
@@ -44,7 +44,7 @@ def histogram_bins(n: int, alpha: Any) -> int:
 
 
 def series_terms(n: int, alpha: Any, beta: float = 1.0) -> int:
-    """k = round((nα²)^{1/(2β+2)}), at least 1: the number of terms of Proposition 3.
+    """The number of terms of Proposition 3, k = round((nα²)^{1/(2β+2)}), at least 1.
 
     The propositions' constants are unverified (docs/methods.md §5); this uses 1 [choice].
 
@@ -69,6 +69,7 @@ class HistogramDensity:
 
     @property
     def bins(self) -> int:
+        """The number of bins k (the last axis of ``heights``)."""
         return self.heights.shape[-1]
 
     def __call__(self, x: Any) -> jax.Array:
@@ -102,6 +103,7 @@ class SeriesDensity:
 
     @property
     def terms(self) -> int:
+        """The number of basis terms k (the last axis of ``coefficients``)."""
         return self.coefficients.shape[-1]
 
     def __call__(self, x: Any) -> jax.Array:

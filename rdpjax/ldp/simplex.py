@@ -77,4 +77,8 @@ def _project_simplex(v: jax.Array, total: jax.Array) -> jax.Array:
 
 
 def maybe_project(theta: jax.Array, project: bool, total: Any = 1.0) -> jax.Array:
+    """``theta`` projected onto ``total · Δ_k`` along its last axis if ``project``, else as it is.
+
+    Unlike :func:`project_simplex`, nothing is checked; ``total`` broadcasts over the leading axes.
+    """
     return _project_simplex(theta, jnp.broadcast_to(total, theta.shape[:-1])) if project else theta

@@ -57,8 +57,11 @@ class Score:
     family: str
 
     def __call__(self, x):
-        """Scores ``(n,)`` of outputs ``(n, d)`` (or ``(n,)`` for d = 1): numpy float64 for
-        concrete input, JAX for traced input (inside the streamed pipeline)."""
+        """Scores ``(n,)`` of outputs ``(n, d)`` (or ``(n,)`` for d = 1).
+
+        They are numpy float64 for concrete input, JAX for traced input (inside the streamed
+        pipeline).
+        """
         xp = jnp if isinstance(x, jax.core.Tracer) else np
         params = [xp.asarray(a) for a in (self.center, self.scale, self.w, self.w2)]
         center, scale, w, w2 = params
@@ -106,7 +109,8 @@ def fit_score(family: str, p: np.ndarray, q: np.ndarray) -> Score:
 
     Args:
       family: one of :data:`FAMILIES`.
-      p, q: ``(m, d)`` training outputs (float64 arrays).
+      p: ``(m, d)`` training outputs on x (a float64 array).
+      q: ``(m, d)`` training outputs on x' (a float64 array).
 
     Raises:
       ValueError: for an unknown family.

@@ -55,9 +55,11 @@ class LearnedProjection:
     n_train: int
 
     def __call__(self, x):
+        """The frozen score of outputs ``x``: ``self.score(x)``."""
         return self.score(x)
 
     def to_dict(self) -> dict:
+        """A JSON-ready dict: the family, the criteria (non-finite as ``None``) and ``n_train``."""
         return {
             "family": self.family,
             # A family that separated nothing scored −inf: None in JSON, as elsewhere.
@@ -72,7 +74,8 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
     """Fit every family on half the training draws, keep the best on the other half, refit it.
 
     Args:
-      p, q: ``(m, d)`` training outputs on x and on x' (m ≥ 20 a side).
+      p: ``(m, d)`` training outputs on x (m ≥ 20).
+      q: ``(m, d)`` training outputs on x' (m ≥ 20).
       families: the families to try (default all of :data:`rdpjax.learn.FAMILIES`).
 
     Returns:
@@ -109,10 +112,12 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
 
 
 def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: int):
-    """:func:`rdpjax.audit`'s ``project="learn"``: draw the training part of ``n`` outputs a side
-    (``rdpjax.learn.TRAIN_FRACTION``, at most ``rdpjax.learn.TRAIN_MAX``, read at each call, so
-    that setting them on the package takes effect) from a key folded off ``key`` (so no draw
-    is shared with the certification), learn and freeze a score (:func:`learn_projection`).
+    """:func:`rdpjax.audit`'s ``project="learn"``: draw a training part, learn and freeze a score.
+
+    The training part of ``n`` outputs a side (``rdpjax.learn.TRAIN_FRACTION``, at most
+    ``rdpjax.learn.TRAIN_MAX``, read at each call, so that setting them on the package takes
+    effect) is drawn from a key folded off ``key`` (so no draw is shared with the
+    certification); the score is learned and frozen by :func:`learn_projection`.
 
     Returns:
       ``(projection, n_certify)``: the frozen score and the outputs per side left to certify.

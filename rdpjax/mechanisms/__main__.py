@@ -4,6 +4,7 @@ from rdpjax.mechanisms.zoo import format_table
 
 
 def main() -> None:
+    """Print the zoo's table (:func:`rdpjax.mechanisms.zoo.format_table`)."""
     print(format_table())
 
 

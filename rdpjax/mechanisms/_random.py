@@ -1,5 +1,6 @@
-"""``jax.random`` draws of several dimensions, drawn flat and reshaped: the same bits, a faster
-compilation.
+"""``jax.random`` draws of several dimensions, drawn flat and reshaped.
+
+They have the same bits as ``jax.random``'s own draws and compile faster.
 
 With jax's partitionable Threefry (``jax_threefry_partitionable``, the default), element ``i``
 of a draw of shape ``s`` (row-major) is the same as element ``i`` of a flat draw of

@@ -52,6 +52,7 @@ class AdditiveNoise(Mechanism):
         raise NotImplementedError
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is a non-empty array of shape (m,) or (m, d)."""
         as_database(database)
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -60,6 +61,7 @@ class AdditiveNoise(Mechanism):
         return jnp.asarray(s)[None] + self.noise(key, (n, *s.shape))
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Continuous, of dimension d for an ``(m, d)`` database and 1 otherwise (or for none)."""
         if database is None:
             return continuous(1)
         x = as_database(database)
@@ -94,9 +96,11 @@ class Laplace(AdditiveNoise):
     scale: Any
 
     def noise(self, key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+        """Laplace noise ``b · Lap(0, 1)`` of the given shape."""
         return jnp.asarray(self.scale) * _random.laplace(key, shape)
 
     def divergence_of_shift(self, lam: float, shift: np.ndarray) -> float:
+        """``Σ_c D_λ(Lap(Δ_c, b) ‖ Lap(0, b))``: coordinates independent, each in closed form."""
         b = scalar_param("scale", self.scale)
         return float(sum(_exact.laplace_renyi(lam, d, b) for d in np.atleast_1d(shift)))
 
@@ -107,6 +111,7 @@ class Laplace(AdditiveNoise):
 
     @property
     def epsilon(self) -> float | None:
+        """``1/b``, the ε-DP level for entries in [0, 1] (``None`` when b is traced)."""
         b = param_value(self.scale)
         return None if b is None else 1.0 / b
 
@@ -125,9 +130,11 @@ class Gaussian(AdditiveNoise):
     scale: Any
 
     def noise(self, key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
+        """Gaussian noise ``b · N(0, 1)`` of the given shape."""
         return jnp.asarray(self.scale) * _random.normal(key, shape)
 
     def divergence_of_shift(self, lam: float, shift: np.ndarray) -> float:
+        """``λ ‖Δ‖² / (2b²)`` for the shift vector Δ."""
         b = scalar_param("scale", self.scale)
         return _exact.gaussian_renyi(lam, float(np.sum(np.square(shift))), b)
 

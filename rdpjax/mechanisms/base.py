@@ -142,6 +142,7 @@ class OutputSpec:
 
     @property
     def is_discrete(self) -> bool:
+        """Whether the output is discrete (``kind == "discrete"``)."""
         return self.kind == "discrete"
 
     def encode(self, samples: jax.Array) -> jax.Array:
@@ -277,6 +278,7 @@ class Mechanism(abc.ABC):
 
     @property
     def name(self) -> str:
+        """The mechanism's name: its class name unless a subclass says otherwise."""
         return type(self).__name__
 
     def encode(self, samples: jax.Array, database: jax.Array | None = None) -> jax.Array:

@@ -87,6 +87,7 @@ def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -
 
 
 def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}; got {value!r}")
 

@@ -105,6 +105,7 @@ class KaryRandomizedResponse(Mechanism):
         check_int("k", self.k, 2)
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is one integer category in ``[0, k)``."""
         _category(database, self.k)
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -117,6 +118,7 @@ class KaryRandomizedResponse(Mechanism):
         return jnp.where(keep, x, other).astype(jnp.int32)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Discrete: the k categories, which are their own codes."""
         return discrete(self.k, encoding="category")
 
     def reference_pair(self) -> tuple[jax.Array, jax.Array]:
@@ -139,6 +141,7 @@ class KaryRandomizedResponse(Mechanism):
 
     @property
     def epsilon(self) -> float | None:
+        """The α-LDP level α (``None`` when it is traced)."""
         return param_value(self.alpha)
 
 
@@ -163,6 +166,7 @@ class OneHotRandomizedResponse(Mechanism):
         check_int("k", self.k, 2, 30)
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is one integer category in ``[0, k)``."""
         _category(database, self.k)
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -172,6 +176,7 @@ class OneHotRandomizedResponse(Mechanism):
         return jnp.logical_xor(one_hot[None, :], flip).astype(jnp.int32)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Discrete: vectors in ``{0,1}^k``, coded as little-endian binary numbers (2^k codes)."""
         return binary_vector_output(self.k)
 
     def reference_pair(self) -> tuple[jax.Array, jax.Array]:
@@ -188,6 +193,7 @@ class OneHotRandomizedResponse(Mechanism):
 
     @property
     def epsilon(self) -> float | None:
+        """The α-LDP level α (``None`` when it is traced)."""
         return param_value(self.alpha)
 
 
@@ -215,6 +221,7 @@ class LaplaceHistogram(Mechanism):
         return jnp.clip(jnp.floor(x * self.bins), 0, self.bins - 1).astype(jnp.int32)
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is one point of [0, 1]."""
         _point(database)
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -223,6 +230,7 @@ class LaplaceHistogram(Mechanism):
         return indicator[None, :] + scale * _random.laplace(key, (n, self.bins))
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Continuous, of dimension ``bins``."""
         return continuous(self.bins)
 
     def reference_pair(self) -> tuple[jax.Array, jax.Array]:
@@ -245,4 +253,5 @@ class LaplaceHistogram(Mechanism):
 
     @property
     def epsilon(self) -> float | None:
+        """The α-LDP level α (``None`` when it is traced)."""
         return param_value(self.alpha)

@@ -58,6 +58,7 @@ class NoisyGradientDescent(Mechanism):
         check_int("steps", self.steps, 1)
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is a non-empty array of shape ``(m,)``."""
         as_database(database, ndims=(1,))
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -70,6 +71,7 @@ class NoisyGradientDescent(Mechanism):
         return theta
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Continuous scalar outputs ``θ_K``."""
         return continuous(1)
 
     def reference_pair(self) -> tuple[jax.Array, jax.Array]:

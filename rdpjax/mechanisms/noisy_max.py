@@ -81,9 +81,11 @@ class ReportNoisyMax(Mechanism):
 
     @property
     def name(self) -> str:
+        """``ReportNoisyMax[noise,output_kind]``, e.g. ``ReportNoisyMax[laplace,index]``."""
         return f"ReportNoisyMax[{self.noise},{self.output_kind}]"
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` (the k answers) is a non-empty 1-D array."""
         as_database(database, ndims=(1,))
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -100,6 +102,7 @@ class ReportNoisyMax(Mechanism):
         return jnp.max(noisy, axis=1)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Value output: continuous scalars; index output: discrete, the k indices as codes."""
         if self.output_kind == "value":
             return continuous(1)
         k = int(jnp.shape(self.reference_pair()[0] if database is None else database)[0])
@@ -180,4 +183,5 @@ class ReportNoisyMax(Mechanism):
 
     @property
     def claim_holds(self) -> bool:
+        """``True`` for the index output; the value output's ε claim is false."""
         return self.output_kind == "index"

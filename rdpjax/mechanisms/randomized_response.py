@@ -74,12 +74,14 @@ class RandomizedResponse(Mechanism):
         check_range("eps0", self.eps0, low=0.0, low_open=False)
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is a non-empty vector with entries in {0, 1}."""
         binary_database(database)
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
         return randomized_response_bits(key, binary_database(database), self.eps0, n)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Discrete: {0,1}^m vectors as binary numbers, m the length of ``database`` (or x)."""
         if database is None:
             database = self.reference_pair()[0]
         return binary_vector_output(int(jnp.shape(database)[0]))
@@ -106,7 +108,7 @@ class RandomizedResponse(Mechanism):
 
 
 def _log_poisson_binomial(probs: np.ndarray) -> np.ndarray:
-    """log pmf of ``Σ_i Bern(probs_i)``, by log-space convolution (O(m²))."""
+    """Log pmf of ``Σ_i Bern(probs_i)``, by log-space convolution (O(m²))."""
     log_pmf = np.zeros(1)
     for p in probs:
         log_one, log_zero = (

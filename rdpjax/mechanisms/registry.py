@@ -220,8 +220,9 @@ class Entry:
         return "it takes " + "; ".join(f"{p.name} ({p.accepted()})" for p in self.params)
 
     def parse(self, items: Iterable[str]) -> dict[str, Any]:
-        """Typed values from ``NAME=VALUE`` strings (the ``--param`` options; the last one of a
-        name wins).
+        """Typed values from ``NAME=VALUE`` strings (the ``--param`` options).
+
+        The last one of a name wins.
 
         Raises:
           ValueError: one line naming the item, the parameter and the accepted values.
@@ -258,8 +259,11 @@ class Entry:
         return self.describe(**self._resolve(params))
 
     def reference_pair(self, mechanism: Mechanism | None = None) -> tuple[Any, Any]:
-        """The pair of databases this entry is audited on: ``mechanism.reference_pair()`` (pair
-        (21) of arXiv:2212.04739 for paper 000); ``mechanism`` defaults to :meth:`make`'s."""
+        """The pair of databases this entry is audited on: ``mechanism.reference_pair()``.
+
+        That is pair (21) of arXiv:2212.04739 for paper 000; ``mechanism`` defaults to
+        :meth:`make`'s.
+        """
         return (self.make() if mechanism is None else mechanism).reference_pair()
 
 

@@ -124,6 +124,7 @@ class OrthogonalSeries(Mechanism):
 
     @property
     def name(self) -> str:
+        """``OrthogonalSeries[ties]``, e.g. ``OrthogonalSeries[split]``."""
         return f"OrthogonalSeries[{self.ties}]"
 
     @property
@@ -139,6 +140,7 @@ class OrthogonalSeries(Mechanism):
         return self.bound * (2.0 * jnp.asarray(bits, dtype=float) - 1.0)
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is one point of [0, 1]."""
         x = jnp.asarray(database)
         if x.size != 1:
             raise ValueError(f"database must be one point of [0, 1]; got shape {x.shape}")
@@ -162,6 +164,7 @@ class OrthogonalSeries(Mechanism):
         return jnp.where(agree, sign_tau, ~sign_tau).astype(jnp.int32)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Discrete: the k sign bits, coded as little-endian binary numbers in [0, 2^k)."""
         return binary_vector_output(self.k)
 
     def log_pmf(self, database: Any) -> np.ndarray:
@@ -215,6 +218,7 @@ class OrthogonalSeries(Mechanism):
 
     @property
     def claim_holds(self) -> bool:
+        """``False`` only for ``ties="literal"`` with an even k, which is not α-LDP."""
         return self.ties == "split" or self.k % 2 == 1
 
 

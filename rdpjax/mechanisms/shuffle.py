@@ -55,6 +55,7 @@ class ShuffledRandomizedResponse(Mechanism):
         check_range("eps0", self.eps0, low=0.0, low_open=False)
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is a non-empty vector with entries in {0, 1}."""
         binary_database(database)
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -64,6 +65,7 @@ class ShuffledRandomizedResponse(Mechanism):
         return uniform_arrangement(key_shuffle, ones, bits.shape[0]).astype(jnp.int32)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Discrete: the number of ones, m + 1 codes (m: ``database``'s length, or the pair's)."""
         if database is None:
             database = self.reference_pair()[0]
         m = int(jnp.shape(database)[0])

@@ -98,10 +98,12 @@ class SparseVector(Mechanism):
 
     @property
     def name(self) -> str:
+        """``SparseVector[variant]``, e.g. ``SparseVector[lyu]``."""
         return f"SparseVector[{self.variant}]"
 
     @property
     def stops(self) -> bool:
+        """Whether the variant halts after ``cutoff`` ⊤ (``lyu``, ``lee_clifton``)."""
         return VARIANTS[self.variant][2]
 
     def noise_factors(self) -> tuple[float, float]:
@@ -111,6 +113,7 @@ class SparseVector(Mechanism):
         return rho_factor, nu_factor
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` (the k answers) is a non-empty 1-D array."""
         as_database(database, ndims=(1,))
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -129,6 +132,7 @@ class SparseVector(Mechanism):
         return (above & (before < self.cutoff)).astype(jnp.int32)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """Discrete: the k indicators, coded as little-endian binary numbers in [0, 2^k)."""
         k = int(jnp.shape(self.reference_pair()[0] if database is None else database)[0])
         return binary_vector_output(k)
 
@@ -192,6 +196,7 @@ class SparseVector(Mechanism):
 
     @property
     def claim_holds(self) -> bool:
+        """``True`` only for ``variant="lyu"``; the other variants' ε claims are false."""
         return self.variant == "lyu"
 
 

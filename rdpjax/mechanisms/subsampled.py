@@ -65,9 +65,11 @@ class PoissonSubsampled(Mechanism):
 
     @property
     def name(self) -> str:
+        """``PoissonSubsampled[Base]``, e.g. ``PoissonSubsampled[Laplace]``."""
         return f"PoissonSubsampled[{type(self.base).__name__}]"
 
     def check_database(self, database: jax.Array) -> None:
+        """Raise ``ValueError`` unless ``database`` is a non-empty array of shape (m,) or (m, d)."""
         as_database(database)
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -79,6 +81,7 @@ class PoissonSubsampled(Mechanism):
         return kept_sum + self.base.noise(key_noise, kept_sum.shape)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """The base mechanism's output: continuous, of the dimension of the rows."""
         return self.base.output(database)
 
     def reference_pair(self) -> tuple[jax.Array, jax.Array]:

@@ -41,6 +41,7 @@ class SamplerMechanism(Mechanism):
 
     @property
     def name(self) -> str:
+        """The ``name`` given to :func:`from_sampler`, else the sampling function's name."""
         return self.label or getattr(self.sample_fn, "__name__", "SamplerMechanism")
 
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
@@ -57,6 +58,12 @@ class SamplerMechanism(Mechanism):
         return out
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
+        """The output read off the shape of two draws on ``database`` (default: the pair's x).
+
+        Continuous of dimension d, or discrete: vectors of length d > 1 without an ``encoder`` as
+        little-endian binary numbers, else the user's ``encoder`` (identity by default) with
+        ``alphabet_size`` codes.
+        """
         if database is None:
             database = self.reference_pair()[0]
         shape = jax.eval_shape(lambda x: self.sample(jax.random.key(0), x, 2), database).shape
@@ -73,6 +80,7 @@ class SamplerMechanism(Mechanism):
         )
 
     def reference_pair(self) -> tuple[jax.Array, jax.Array]:
+        """Pair (21) of 000: ``x = (1, 0, …, 0)``, ``x' = 0``, m = 10."""
         return paper_pair()
 
     @property

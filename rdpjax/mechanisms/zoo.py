@@ -70,8 +70,11 @@ def _row(name: str, params: dict, paper_values=None) -> ZooEntry:
 
 
 def reference_zoo() -> list[ZooEntry]:
-    """Every mechanism at the parameters of its paper (000: Sec. V; 001, 003: docs/methods.md §4–5),
-    named and built by :mod:`rdpjax.mechanisms.registry`, on its reference pair."""
+    """Every mechanism at the parameters of its paper, on its reference pair.
+
+    The parameters are those of 000: Sec. V; 001, 003: docs/methods.md §4–5. The mechanisms are
+    named and built by :mod:`rdpjax.mechanisms.registry`.
+    """
     entries = [_row(name, params, values) for name, params, values in _ROWS]
     gaussian = registry.get("gaussian")  # the vector sum of (21) in d = 2, after the scalar one
     entries.insert(2, ZooEntry(gaussian.label() + ", d=2", gaussian.make(), *paper_pair(dim=2)))

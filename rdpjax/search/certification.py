@@ -29,8 +29,9 @@ __all__ = ["SearchKeys", "certify", "search_keys"]
 
 
 class SearchKeys:
-    """The four independent keys of :func:`~rdpjax.search.find_pair`: ``jax.random.split(key,
-    4)``.
+    """The four independent keys of :func:`~rdpjax.search.find_pair`.
+
+    They are ``jax.random.split(key, 4)``.
 
     Attributes:
       init: initial pairs of the restarts (uniform on the domain).
@@ -84,7 +85,8 @@ def certify(
 
     Args:
       mechanism: the mechanism, or a numpy black box ``sample(rng, database, m)``.
-      x, x_prime: the databases (concrete arrays).
+      x: the database whose outputs are P (a concrete array).
+      x_prime: the database whose outputs are Q (a concrete array).
       lam: one order or several.
       key: a PRNG key that nothing else used.
       n: draws per side.

@@ -122,8 +122,10 @@ def _as_trial(params: dict, space: SearchSpace) -> dict:
 
 
 def _estimates(sample, key, x, x_prime, orders, n: int, options: dict) -> np.ndarray:
-    """Plug-in ``D̂_λ`` at every order from ``n`` draws per side (pilot of as many); the
-    warnings of these throw-away bounds (clamped outputs, …) are not the user's concern."""
+    """Plug-in ``D̂_λ`` at every order from ``n`` draws per side (pilot of as many).
+
+    The warnings of these throw-away bounds (clamped outputs, …) are not the user's concern.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         bound = blackbox_bound(sample, key, x, x_prime, orders, n=n, pilot=n, **options)
@@ -161,9 +163,11 @@ def search_black_box(
     progress: bool | None,
     options: dict,
 ) -> BlackBoxRun:
-    """Run the optuna studies and the selection (module docstring); arguments checked by the
-    caller. ``keys`` is the :class:`~rdpjax.search.SearchKeys` of the search; ``keys.certify``
-    is not used here."""
+    """Run the optuna studies and the selection (module docstring).
+
+    The arguments are checked by the caller. ``keys`` is the :class:`~rdpjax.search.SearchKeys`
+    of the search; ``keys.certify`` is not used here.
+    """
     optuna = optuna_module()
     per_restart = jax.random.split(keys.search, restarts)
     seeds = np.asarray(jax.random.randint(keys.init, (restarts,), 0, 2**31 - 1)).tolist()

@@ -111,9 +111,10 @@ def pair(params: dict, space: SearchSpace, neighbours: str) -> Pair:
 
 
 def reference_params(space: SearchSpace, neighbours: str) -> dict:
-    """The analogue of the pair (21) on the domain: entry 0 at ``high``, the others at ``low``;
-    replace-one: x' all ``low`` ((21) itself on ``[0, 1]``); add-remove: x' is x without entry
-    0."""
+    """The analogue of the pair (21) on the domain: entry 0 at ``high``, the others at ``low``.
+
+    Replace-one: x' all ``low`` ((21) itself on ``[0, 1]``); add-remove: x' is x without entry 0.
+    """
     base = np.full(space.m, space.low)
     base[0] = space.high
     if neighbours == "replace-one":
@@ -122,10 +123,12 @@ def reference_params(space: SearchSpace, neighbours: str) -> dict:
 
 
 def variants(params: dict, space: SearchSpace, neighbours: str) -> list[dict]:
-    """The candidates made from one pair, in the order of :data:`~rdpjax.search.CANDIDATES`:
-    the pair itself; its nearest vertex of the box (every free value, ``b`` included, at the
-    nearer end of ``[low, high]``); the same ``j`` (and ``b``) with every other entry at
-    ``low``; the same with every other entry at ``high``."""
+    """The candidates made from one pair, in the order of :data:`~rdpjax.search.CANDIDATES`.
+
+    They are the pair itself; its nearest vertex of the box (every free value, ``b`` included,
+    at the nearer end of ``[low, high]``); the same ``j`` (and ``b``) with every other entry at
+    ``low``; the same with every other entry at ``high``.
+    """
     base = _values(params["base"], space)
     j = int(params["j"])
     mid = (space.low + space.high) / 2

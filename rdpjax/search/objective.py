@@ -61,6 +61,7 @@ class Objective:
         return jnp.maximum(dens / (self.n * self.grid.cell_volume), 0.0)
 
     def __call__(self, x, x_prime, key, lam):
+        """The plug-in ``D_λ`` (eq. (14)) of the pair from ``n`` draws per side, both on ``key``."""
         p = self.mechanism.sample(key, x, self.n)
         q = self.mechanism.sample(key, x_prime, self.n)  # common random numbers
         fp, fq = self.density(p), self.density(q)

@@ -31,8 +31,11 @@ CANDIDATES = ("search", "nearest vertex", "others at low", "others at high")
 
 
 def choose_method(method, discrete: bool, space):
-    """The search to run and why (see :func:`~rdpjax.search.find_pair`); a gradient that turns
-    out to be zero throughout sends ``"auto"`` to the evolutionary search afterwards."""
+    """The search to run and why (see :func:`~rdpjax.search.find_pair`).
+
+    A gradient that turns out to be zero throughout sends ``"auto"`` to the evolutionary search
+    afterwards.
+    """
     if discrete:
         if method == "gradient":
             raise ValueError("method='gradient' needs continuous outputs; this one is discrete.")
@@ -53,8 +56,11 @@ def _default_optimizer(space: SearchSpace, steps: int):
 
 
 def _gradient_chain(objective, space, optimizer, steps):
-    """Projected gradient ascent of one restart: returns the best parameters evaluated (the
-    last update is not), the objective before each step, and whether a gradient was non-zero."""
+    """Projected gradient ascent of one restart.
+
+    It returns the best parameters evaluated (the last update is not), the objective before each
+    step, and whether a gradient was non-zero.
+    """
 
     def run(params, j, key, lam, _unused_key):
         def value(p):
@@ -85,8 +91,10 @@ def _gradient_chain(objective, space, optimizer, steps):
 
 
 def _mutate(key, state, sigma, space: SearchSpace):
-    """One proposal of the evolutionary search: resample or perturb a few entries of the base
-    and each of a, b; sometimes swap a and b (the reverse direction) or move the entry j.
+    """One proposal of the evolutionary search: a few entries changed, perhaps a, b swapped.
+
+    It resamples or perturbs a few entries of the base and each of a, b; sometimes it swaps a
+    and b (the reverse direction) or moves the entry j.
 
     All its randomness comes from one uniform draw (one PRNG hash to compile, not fifteen).
     """
@@ -110,8 +118,10 @@ def _mutate(key, state, sigma, space: SearchSpace):
 
 
 def _evolution_chain(objective, space, steps, population):
-    """A (1+P) evolution strategy on common random numbers; the mutation scale decays
-    geometrically from 30% to 3% of the domain width."""
+    """A (1+P) evolution strategy on common random numbers.
+
+    The mutation scale decays geometrically from 30% to 3% of the domain width.
+    """
 
     def run(params, j, key, lam, key_mutate):
         def value(state):
@@ -144,9 +154,11 @@ def _evolution_chain(objective, space, steps, population):
 
 
 def _initial_state(space: SearchSpace, key_init, per_restart, n_orders: int, restarts: int):
-    """Inputs of every chain c = order · restarts + restart (traced): uniform initial pairs,
-    restart r changing entry ``r mod m``; restart r's search key (shared by the orders); a
-    mutation key per chain."""
+    """Inputs of every chain c = order · restarts + restart (traced).
+
+    They are uniform initial pairs, restart r changing entry ``r mod m``; restart r's search key
+    (shared by the orders); a mutation key per chain.
+    """
     chains = n_orders * restarts
     values = from_uniform(jax.random.uniform(key_init, (chains, space.m + 2, *space.row)), space)
     params = {"base": values[:, : space.m], "a": values[:, space.m], "b": values[:, space.m + 1]}
@@ -157,12 +169,14 @@ def _initial_state(space: SearchSpace, key_init, per_restart, n_orders: int, res
 
 
 def search_fn(method, objective, selection, space, orders, steps, population, optimizer):
-    """One compiled function: every chain's search, then every candidate evaluated at every
-    order on the selection draws. Each chain's final pair gives four candidates (see
-    :data:`CANDIDATES`): itself, its nearest vertex of the box, and the same differing entry
-    with all other entries at ``low`` or at ``high`` (extreme pairs are often the worst; the
-    selection draws decide). Returns ``(x, x', j, trace, values, moved)``, with ``moved``
-    whether a chain ever saw a non-zero gradient (True for the evolution strategy)."""
+    """One compiled function: every chain's search, then every candidate evaluated.
+
+    Every candidate is evaluated at every order on the selection draws. Each chain's final pair
+    gives four candidates (see :data:`CANDIDATES`): itself, its nearest vertex of the box, and the
+    same differing entry with all other entries at ``low`` or at ``high`` (extreme pairs are often
+    the worst; the selection draws decide). Returns ``(x, x', j, trace, values, moved)``, with
+    ``moved`` whether a chain ever saw a non-zero gradient (True for the evolution strategy).
+    """
     if method == "gradient":
         opt = _default_optimizer(space, steps) if optimizer is None else optimizer
         chain = _gradient_chain(objective, space, opt, steps)

@@ -1,5 +1,6 @@
-"""The result of a pair search, :class:`SearchResult`: the pair, its certified bounds, the
-relation it was searched under, and how it was found (JSON via :meth:`SearchResult.to_dict`).
+"""The result of a pair search, :class:`SearchResult` (JSON via :meth:`SearchResult.to_dict`).
+
+It holds the pair, its certified bounds, the relation it was searched under, and how it was found.
 """
 
 from __future__ import annotations

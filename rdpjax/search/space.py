@@ -30,8 +30,10 @@ __all__ = [
 
 @dataclasses.dataclass(frozen=True)
 class SearchSpace:
-    """The databases searched: ``m`` entries, each in ``[low, high]^row`` (or on ``levels``
-    equally spaced values of it); adjacent databases differ in exactly one entry.
+    """The databases searched: ``m`` entries, each in ``[low, high]^row`` (or on ``levels``).
+
+    With ``levels``, the entries take that many equally spaced values of the box; adjacent
+    databases differ in exactly one entry.
 
     Attributes:
       m: number of entries (individuals).
@@ -56,6 +58,7 @@ class SearchSpace:
 
     @property
     def width(self) -> float:
+        """The width ``high − low`` of the domain."""
         return self.high - self.low
 
     @property
@@ -111,8 +114,11 @@ def search_space(mechanism: Mechanism) -> SearchSpace:
 
 
 def resolve_space(mechanism, space, m, domain, levels) -> SearchSpace:
-    """``space`` (default :func:`search_space`) with ``m``, ``domain`` and ``levels`` of
-    :func:`rdpjax.search.find_pair` overriding it where given, validated again."""
+    """``space`` (default :func:`search_space`) with the overrides of ``find_pair``, validated.
+
+    The ``m``, ``domain`` and ``levels`` of :func:`rdpjax.search.find_pair` override it where
+    given, and the result is validated again.
+    """
     space = search_space(mechanism) if space is None else space
     if domain is not None:
         try:

@@ -83,13 +83,29 @@ def sequential_audit(
     """Audit ``mechanism`` in looks of growing size; stop at the first refutation of ``claim``.
 
     Use it through :func:`rdpjax.audit` (``sequential=True, max_n=…``), which resolves the claim
-    and the exact values; the arguments are those of :func:`rdpjax.audit`, and:
+    and the exact values; the arguments are those of :func:`rdpjax.audit` (described there in
+    full), and ``exact`` and ``name``.
 
     Args:
+      mechanism: a :class:`rdpjax.mechanisms.Mechanism`, or a numpy black box
+        ``sample(rng, database, n)``.
+      x: the first of the two adjacent databases.
+      x_prime: the second, adjacent to ``x``.
+      lam: one order λ > 1 or several; ``None``: :func:`rdpjax.orders.default_orders` at each
+        look's n.
+      key: a JAX PRNG key (the only source of randomness).
       max_n: outputs per side at the last look (with the default schedule).
       schedule: the looks (:func:`rdpjax.sequential.geometric_schedule`); default
         ``geometric_schedule(max_n, alpha=alpha)``. Its levels replace ``alpha``.
+      alpha: family-wise error level shared by every look's bounds (default schedule only).
+      claim: the :class:`rdpjax.claims.Claim` to refute, or ``None``.
       exact: ``exact(orders)``: the exact values at the orders, or ``None``.
+      name: the mechanism's name in the report; default its ``name`` or ``__name__``.
+      both_directions: also bound ``D_λ(Q‖P)``.
+      project: a fixed function applied to the outputs before binning.
+      batch_size: outputs per side drawn in one batch.
+      progress: ``None``: a progress bar on stderr once drawing has run 2 s; ``True``: always;
+        ``False``: never.
       checkpoint: a folder for the checkpoint (:data:`rdpjax.sequential.state.CHECKPOINT`);
         ``None``: none is kept.
       resume: continue from the checkpoint in ``checkpoint`` (which must exist and belong to
@@ -176,8 +192,11 @@ def sequential_audit(
 
 
 def from_audit(mechanism, x, x_prime, lam, *, n, claim, project, densities, options, **kw):
-    """``rdpjax.audit(…, sequential=True)``: the checks of its other arguments, the exact values
-    of a mechanism that knows them, then :func:`sequential_audit`."""
+    """``rdpjax.audit(…, sequential=True)``: checks, exact values, then :func:`sequential_audit`.
+
+    The checks are those of its other arguments; the exact values are those of a mechanism that
+    knows them.
+    """
     from rdpjax.audit import exact_divergences
 
     if n is not None:

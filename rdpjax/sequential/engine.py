@@ -108,8 +108,11 @@ def grid_layout_for_looks(lo, hi, h_fine, h_wide):
 
 
 def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
-    """The settings of every look, fixed before the certifying draws (module docstring), as a
-    JSON-ready dict, and the pilot size per side that was drawn for them (0: discrete)."""
+    """The settings of every look, fixed before the certifying draws, and the pilot size.
+
+    The settings (module docstring) come as a JSON-ready dict, with the pilot size per side that
+    was drawn for them (0: discrete).
+    """
     sizes = np.asarray(schedule.sizes, np.float64)
     floor, beta = options.get("floor"), options.get("beta")
     if source.discrete:
@@ -180,8 +183,10 @@ def _discrete_setup(sizes: np.ndarray, options: dict) -> dict:
 
 
 def _codes(setup: dict, out: np.ndarray) -> np.ndarray:
-    """Codes of float outputs in the growing value table ``setup["values"]`` (new values are
-    appended in the order they first appear: a fixed one-to-one relabelling)."""
+    """Codes of float outputs in the growing value table ``setup["values"]``.
+
+    New values are appended in the order they first appear: a fixed one-to-one relabelling.
+    """
     values, inverse = np.unique(np.asarray(out, np.float64).reshape(-1), return_inverse=True)
     table = setup["values"]
     index = {v: i for i, v in enumerate(table)}
@@ -199,6 +204,7 @@ def _layout(setup: dict) -> Layout:
 
 
 def empty_counts(setup: dict) -> np.ndarray:
+    """Zero totals for ``setup``: an empty count vector (discrete), else zero pair rows."""
     if setup["kind"] == "discrete":
         return np.zeros(0, np.float64)
     return np.zeros((math.prod(setup["shape"]) + 1, 2), np.float64)  # bin_accumulator's rows
@@ -241,8 +247,10 @@ def add_batch(setup: dict, counts: np.ndarray, outside: float, out: np.ndarray):
 
 
 def look_bound(setup: dict, counts, outside, k: int, n: int, orders, alpha: float, options):
-    """The bound of look ``k`` (``n`` outputs per side, orders, level ``alpha``) from the totals:
-    :meth:`rdpjax.BoundPlan.bound` with the look's scheduled settings."""
+    """The bound of look ``k`` (``n`` outputs per side, orders, level ``alpha``) from the totals.
+
+    It is :meth:`rdpjax.BoundPlan.bound` with the look's scheduled settings.
+    """
     discrete = setup["kind"] == "discrete"
     with float64():
         common = plan_options(

@@ -8,8 +8,11 @@ __all__ = ["plot_looks", "shown_orders"]
 
 
 def shown_orders(report, most: int = 3) -> list[float]:
-    """The orders a figure shows: those whose last bound came closest to (or beyond) the claim,
-    or without a claim the first ``most`` orders."""
+    """The orders a figure shows, at most ``most`` of them.
+
+    They are those whose last bound came closest to (or beyond) the claim, or without a claim
+    the first ``most`` orders.
+    """
     last = report.looks[-1]
     lower = np.array([-np.inf if v is None else v for v in last.lower])
     if last.claimed is None:
@@ -21,8 +24,10 @@ def shown_orders(report, most: int = 3) -> list[float]:
 
 
 def plot_looks(report, *, ax=None, path=None, dpi: int = 100):
-    """Lower bound (solid, one colour per order) and claim (dashed) at every look, against the
-    outputs drawn per database (pilot included, log axis); the look that refuted is circled.
+    """Lower bound (solid, one colour per order) and claim (dashed) at every look, against n.
+
+    n is the outputs drawn per database (pilot included, log axis); the look that refuted is
+    circled.
 
     Args:
       report: an :class:`rdpjax.AuditReport` of a sequential audit (``report.looks``).

@@ -86,9 +86,11 @@ class Schedule:
 
     @property
     def max_n(self) -> int:
+        """Outputs per database at the last look."""
         return self.sizes[-1]
 
     def to_dict(self) -> dict:
+        """A JSON-ready dict of ``sizes``, ``alphas`` (as lists) and ``spending``."""
         return {"sizes": list(self.sizes), "alphas": list(self.alphas), "spending": self.spending}
 
 

@@ -31,9 +31,12 @@ def _sample(mechanism: Mechanism, key, database, m: int):
 
 
 class JaxSource:
-    """Batches of a :class:`rdpjax.mechanisms.Mechanism`: batch ``j`` of side ``s`` is the first
-    ``m`` of ``bucket_size(m)`` draws from ``fold_in(k_s, j)`` (few compiled draw sizes), with
-    ``k_pilot, k_p, k_q = split(key, 3)``; discrete zoo outputs are encoded as codes."""
+    """Batches of a :class:`rdpjax.mechanisms.Mechanism`, drawn with keys folded off ``key``.
+
+    Batch ``j`` of side ``s`` is the first ``m`` of ``bucket_size(m)`` draws from
+    ``fold_in(k_s, j)`` (few compiled draw sizes), with ``k_pilot, k_p, k_q = split(key, 3)``;
+    discrete zoo outputs are encoded as codes.
+    """
 
     kind = "jax"
     auto_discrete = True  # real outputs with few values are counted (engine.setup_looks)
@@ -54,6 +57,7 @@ class JaxSource:
         return check_batch(out, m, None, name)
 
     def pilot(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """``m`` checked pilot outputs per side, side ``s`` from ``fold_in(k_pilot, s)``."""
         return tuple(
             self._finish(
                 _sample(self.mechanism, jax.random.fold_in(self.k_pilot, s), self.databases[s], m),
@@ -65,20 +69,26 @@ class JaxSource:
         )
 
     def draw(self, side: int, piece: int, m: int) -> np.ndarray:
+        """Batch ``piece`` of ``side`` (0: x, 1: x'): ``m`` checked outputs (encoded, projected)."""
         key = jax.random.fold_in(self.keys[side], piece)
         out = _sample(self.mechanism, key, self.databases[side], bucket_size(m))[:m]
         return self._finish(out, side, m, _SIDES[side])
 
     def rng_state(self) -> None:
+        """``None``: the batches' keys follow from ``key`` and their number; nothing to save."""
         return None
 
     def restore(self, state) -> None:
+        """Nothing to restore (see :meth:`rng_state`)."""
         pass
 
 
 class NumpySource:
-    """Batches of a black box ``sample(rng, database, m)``: side ``s`` calls it with its own
-    ``numpy.random.Generator`` (``generators(key)``: pilot, P, Q), batch after batch."""
+    """Batches of a black box ``sample(rng, database, m)``, one generator per side.
+
+    Side ``s`` calls it with its own ``numpy.random.Generator`` (``generators(key)``: pilot, P,
+    Q), batch after batch.
+    """
 
     kind = "numpy"
 
@@ -98,6 +108,7 @@ class NumpySource:
             )
 
     def pilot(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """``m`` checked pilot outputs per side, both drawn with the pilot's generator."""
         return tuple(
             checked_outputs(
                 self.sample,
@@ -111,22 +122,28 @@ class NumpySource:
         )
 
     def draw(self, side: int, piece: int, m: int) -> np.ndarray:
+        """The next ``m`` checked outputs of ``side`` (0: x, 1: x') from that side's generator."""
         del piece  # the side's Generator carries the position
         return checked_outputs(
             self.sample, self.rngs[side], self.databases[side], m, self.project, _SIDES[side]
         )
 
     def rng_state(self) -> list:
+        """The two sides' generator states (for a checkpoint)."""
         return [g.bit_generator.state for g in self.rngs]
 
     def restore(self, state: list) -> None:
+        """Set the two sides' generators to the states :meth:`rng_state` returned."""
         for g, s in zip(self.rngs, state, strict=True):
             g.bit_generator.state = s
 
 
 def make_source(mechanism, x, x_prime, key, project, discrete):
-    """A :class:`JaxSource` for a :class:`~rdpjax.mechanisms.Mechanism`, else a
-    :class:`NumpySource` (``discrete`` forces the kind of a black box's outputs)."""
+    """A :class:`JaxSource` for a mechanism, else a :class:`NumpySource`.
+
+    A :class:`~rdpjax.mechanisms.Mechanism` gets a :class:`JaxSource`; ``discrete`` forces the
+    kind of a black box's outputs.
+    """
     if isinstance(mechanism, Mechanism):
         if discrete is not None:
             raise ValueError("discrete= is for a black box's outputs; a mechanism knows its own.")

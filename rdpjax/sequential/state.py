@@ -70,14 +70,18 @@ class State:
     saved_at: float = 0.0
 
     def to_json(self) -> str:
+        """The state as JSON, with the format number and without ``counts`` (saved as arrays)."""
         record = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("counts",)}
         record["format"] = _FORMAT
         return json.dumps(record)
 
 
 def save_state(state: State, directory, *, force: bool = False) -> bool:
-    """Write ``state`` to ``directory/``:data:`CHECKPOINT` atomically; unless ``force``, only
-    when :data:`SAVE_EVERY` seconds have passed since the last save. Returns whether it wrote."""
+    """Write ``state`` to ``directory/``:data:`CHECKPOINT` atomically; return whether it wrote.
+
+    Unless ``force``, it writes only when :data:`SAVE_EVERY` seconds have passed since the last
+    save.
+    """
     now = time.monotonic()
     if not force and now - state.saved_at < SAVE_EVERY:
         return False

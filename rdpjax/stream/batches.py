@@ -43,9 +43,12 @@ BIN_CHUNK = DEFAULT_STREAM_CHUNK
 
 @functools.partial(jax.jit, static_argnames=("layout",))
 def bin_batch(acc, outside, x, low, spacing, *, layout: Layout):
-    """Add one batch (codes ``(m,)`` or samples ``(m, d)``) to the accumulator, in scan steps
-    of :data:`BIN_CHUNK`; off-range samples are clamped into the grid interior (or onto the
-    support) and counted in ``outside``. Returns the new ``(acc, outside)``."""
+    """Add one batch (codes ``(m,)`` or samples ``(m, d)``) to the accumulator.
+
+    It runs in scan steps of :data:`BIN_CHUNK`; off-range samples are clamped into the grid
+    interior (or onto the support) and counted in ``outside``. Returns the new
+    ``(acc, outside)``.
+    """
     grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
     def step(carry, chunk):
@@ -66,8 +69,11 @@ def batch_counts(acc, low, spacing, *, layout: Layout):
 
 
 def generators(key) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
-    """``(g_pilot, g_p, g_q)``: numpy Generators seeded from a jax key, through
-    ``np.random.SeedSequence`` of the key's ``uint32`` words, spawned into three children."""
+    """``(g_pilot, g_p, g_q)``: numpy Generators seeded from a jax key.
+
+    The seeds come through ``np.random.SeedSequence`` of the key's ``uint32`` words, spawned
+    into three children.
+    """
     data = np.asarray(jax.random.key_data(as_key(key))).ravel().astype(np.uint32)
     seeds = np.random.SeedSequence([int(v) for v in data]).spawn(3)
     return tuple(np.random.default_rng(s) for s in seeds)
@@ -83,8 +89,10 @@ def empty_carry(fixed: Fixed):
 def checked_outputs(
     sample: Callable, rng, database, m: int, project: Callable | None, side: str
 ) -> np.ndarray:
-    """One call ``sample(rng, database, m)`` of a black box, projected and checked: ``(m,)`` or
-    ``(m, d)`` real numbers or integer codes (bools become codes 0, 1).
+    """One call ``sample(rng, database, m)`` of a black box, projected and checked.
+
+    The outputs must be ``(m,)`` or ``(m, d)`` real numbers or integer codes (bools become codes
+    0, 1).
 
     Raises:
       ValueError: on the wrong length or dimension, a non-numeric dtype, or non-finite values

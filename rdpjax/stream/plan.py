@@ -45,6 +45,7 @@ class Layout:
 
 
 def check_sizes(n) -> tuple[int, int]:
+    """``(n_p, n_q)`` from an int ≥ 2 (both sides) or a pair of them; ``ValueError`` otherwise."""
     if isinstance(n, tuple | list):
         if len(n) != 2:
             raise ValueError(f"n must be an int or a pair (n_p, n_q); got {n!r}.")
@@ -54,6 +55,7 @@ def check_sizes(n) -> tuple[int, int]:
 
 
 def as_key(key) -> jax.Array:
+    """``key`` as a typed ``jax.random`` key (``uint32[2]`` key data is wrapped), or ValueError."""
     key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         return key
@@ -77,6 +79,11 @@ def _check_range(grid, d: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_options(*, pilot, outside, margin, progress) -> int:
+    """Check the stream's own options (``ValueError`` naming the bad one); return ``pilot``.
+
+    ``pilot`` must be an int ≥ 2, ``outside`` ``"clip"`` or ``"raise"``, ``margin`` a finite
+    number ≥ 0 and ``progress`` ``None`` or callable.
+    """
     pilot = check_int(pilot, "pilot", 2)
     if outside not in ("clip", "raise"):
         raise ValueError(f"outside must be 'clip' or 'raise'; got {outside!r}.")
@@ -100,8 +107,11 @@ _grid = jax.jit(grid_from_range, static_argnames=("shape", "pad"))
 
 @dataclasses.dataclass(frozen=True)
 class Fixed:
-    """Everything fixed before the certifying draws exist: the plan, what a chunk is binned onto
-    (the grid's ``low``/``spacing`` as host arrays), and the settings (h, τ, β)."""
+    """Everything fixed before the certifying draws exist: the plan, the layout, the settings.
+
+    The layout is what a chunk is binned onto (the grid's ``low``/``spacing`` as host arrays);
+    the settings are (h, τ, β).
+    """
 
     plan: BoundPlan
     layout: Layout
@@ -114,8 +124,11 @@ class Fixed:
 
 
 def discrete_fixed(common: dict, size: int, floor, beta) -> Fixed:
-    """The :class:`Fixed` of relative frequencies on the codes ``[0, size)``: ``common`` are
-    :func:`rdpjax.estimator.inputs.plan_options`' keywords, ``floor`` and ``beta`` resolved."""
+    """The :class:`Fixed` of relative frequencies on the codes ``[0, size)``.
+
+    ``common`` are :func:`rdpjax.estimator.inputs.plan_options`' keywords, ``floor`` and
+    ``beta`` resolved.
+    """
     plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
     return Fixed(
         plan=plan,
@@ -153,9 +166,11 @@ def fix_settings(
     defaults: Defaults,
     layout: str,
 ) -> Fixed:
-    """The pilot → plan/grid step shared by the streamed and the black-box bounds
-    (:mod:`rdpjax.stream`: grid and settings). ``draw_pilot()`` returns the two pilot draws
-    (numpy); it is called only when a setting needs them. Runs inside ``rdpjax.float64()``."""
+    """The pilot → plan/grid step shared by the streamed and the black-box bounds.
+
+    See :mod:`rdpjax.stream` (grid and settings). ``draw_pilot()`` returns the two pilot draws
+    (numpy); it is called only when a setting needs them. Runs inside ``rdpjax.float64()``.
+    """
     if discrete is None:
         discrete = integer
     if discrete and not integer:
@@ -249,9 +264,12 @@ def fix_settings(
 def bound_from_counts(
     fixed: Fixed, counts, outside_counts, sizes, *, outside: str, stacklevel: int
 ) -> Bound:
-    """Eq. (16) from the accumulated counts (:meth:`rdpjax.BoundPlan.bound`), after the
-    outside-mass policy (:mod:`rdpjax.stream`). ``counts``, ``outside_counts`` and ``sizes`` are
-    (P, Q) pairs of host arrays and ints. Runs inside ``rdpjax.float64()``."""
+    """Eq. (16) from the accumulated counts (:meth:`rdpjax.BoundPlan.bound`).
+
+    It applies the outside-mass policy (:mod:`rdpjax.stream`) first. ``counts``,
+    ``outside_counts`` and ``sizes`` are (P, Q) pairs of host arrays and ints. Runs inside
+    ``rdpjax.float64()``.
+    """
     counted = np.array([float(c) for c in outside_counts])
     if np.any(counted > 0):
         message = (

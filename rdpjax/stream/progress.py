@@ -36,9 +36,12 @@ at load 2.5–5, within noise. Reports on 2 devices: n = 1e7 per side 8, 1e8 48,
 
 
 class _ProgressRun:
-    """Host state of one streamed run with a ``progress`` callable: the real chunks each device
-    has reported done, per side. The reports may arrive from several runtime threads, in any
-    order: each (side, device) keeps its largest count, so ``done`` never decreases."""
+    """Host state of one streamed run with a ``progress`` callable.
+
+    It holds the real chunks each device has reported done, per side. The reports may arrive
+    from several runtime threads, in any order: each (side, device) keeps its largest count, so
+    ``done`` never decreases.
+    """
 
     def __init__(self, sink: Callable, sizes: tuple[int, int], chunk: int):
         self.sink, self.total, self.chunk = sink, sum(sizes), chunk
@@ -76,18 +79,23 @@ _PROGRESS_IDS = itertools.count()
 
 
 def _forward_progress(tag, first, chunks, _after=None) -> None:
-    """The one host callback every compiled stream calls (so that a new ``progress`` callable
-    never recompiles it): forwards a device's report to the run that ``tag // 2`` names.
-    ``_after`` is only a data dependency (see :func:`_scan_with_reports`)."""
+    """The one host callback every compiled stream calls: a device's report to its run.
+
+    It is one callback so that a new ``progress`` callable never recompiles it; it forwards a
+    device's report to the run that ``tag // 2`` names. ``_after`` is only a data dependency
+    (see :func:`_scan_with_reports`).
+    """
     run = _PROGRESS_RUNS.get(int(tag) // 2)
     if run is not None:
         run.update(int(tag) % 2, int(first), int(chunks))
 
 
 def _report_every(ids, chunk: int, mesh) -> int:
-    """Scan steps of a device between two reports (static): ``⌈b / u⌉`` of its ``b`` steps,
-    ``u = max(1, _PROGRESS_UPDATES // D)``, but at least ``⌈_PROGRESS_MIN_DRAWS / chunk⌉``
-    (and at most ``b``)."""
+    """Scan steps of a device between two reports (static).
+
+    That is ``⌈b / u⌉`` of its ``b`` steps, ``u = max(1, _PROGRESS_UPDATES // D)``, but at least
+    ``⌈_PROGRESS_MIN_DRAWS / chunk⌉`` (and at most ``b``).
+    """
     b = ids.shape[0]
     return max(
         -(-b // max(1, _PROGRESS_UPDATES // mesh.size)), min(-(-_PROGRESS_MIN_DRAWS // chunk), b)
@@ -95,14 +103,15 @@ def _report_every(ids, chunk: int, mesh) -> int:
 
 
 def _scan_with_reports(step, carry, ids, tag, full: int, *, every: int):
-    """``lax.scan(step, carry, ids)[0]`` with a progress report after every ``every`` steps:
-    an outer scan over groups of ``every`` ids, each an inner scan of ``step`` followed by one
+    """``lax.scan(step, carry, ids)[0]`` with a progress report after every ``every`` steps.
+
+    It is an outer scan over groups of ``every`` ids, each an inner scan of ``step`` followed by one
     host callback (:func:`_forward_progress`) with the device's real chunks done (padding chunks,
-    ids ≥ ``full``, are not counted); the ``b mod every`` last ids are one more group. The steps
-    run in the same order as in the plain scan, so the result is the same; the callback sits
-    outside the inner loop, which a callback inside it (under a ``lax.cond``) had slowed by
-    about 5% even when it fired only once per device (n = 3e7 per side on 2 CPU devices,
-    median of 10 paired runs)."""
+    ids ≥ ``full``, are not counted); the ``b mod every`` last ids are one more group. The steps run
+    in the same order as in the plain scan, so the result is the same; the callback sits outside the
+    inner loop, which a callback inside it (under a ``lax.cond``) had slowed by about 5% even when
+    it fired only once per device (n = 3e7 per side on 2 CPU devices, median of 10 paired runs).
+    """
     first = ids[0]
     groups, rest = divmod(ids.shape[0], every)
 
@@ -124,7 +133,9 @@ def _scan_with_reports(step, carry, ids, tag, full: int, *, every: int):
 @contextlib.contextmanager
 def _progress_run(progress: Callable | None, sizes: tuple[int, int], chunk: int):
     """Registers a run for the duration of the block; yields its id (0 without ``progress``).
-    On leaving, reports ``done = total`` once and re-raises what ``progress`` raised."""
+
+    On leaving, it reports ``done = total`` once and re-raises what ``progress`` raised.
+    """
     if progress is None:
         yield 0
         return
@@ -141,8 +152,11 @@ def _progress_run(progress: Callable | None, sizes: tuple[int, int], chunk: int)
 
 
 def progress_bar(total: int, progress: bool | None, desc: str, unit: str = " outputs"):
-    """A tqdm bar on stderr for host-side loops (``progress=None``: shown only once the work has
-    taken 2 s; ``True``: at once; ``False``: never)."""
+    """A tqdm bar on stderr for host-side loops.
+
+    ``progress=None``: shown only once the work has taken 2 s; ``True``: at once; ``False``:
+    never.
+    """
     from tqdm import tqdm  # the text bar on stderr, in notebooks too (no ipywidgets needed)
 
     return tqdm(

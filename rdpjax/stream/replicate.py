@@ -29,8 +29,10 @@ from rdpjax.stream.samplers import mechanism_samplers, pilot_draw
 @functools.partial(jax.jit, static_argnames=("n", "reps", "sampler", "batch_size", "mesh"))
 def _replicate(plan, mechanism, xs, xs_prime, keys, *, n, reps, sampler, batch_size, mesh):
     """Bounds of ``reps`` replications on each database pair: leaves shaped (P, R, ...).
+
     Replication ``r`` of pair ``i`` draws from ``split(keys[i], reps)[r]``; the replications
-    are split over the devices of ``mesh``, each one bounding every pair (a ``vmap``)."""
+    are split over the devices of ``mesh``, each one bounding every pair (a ``vmap``).
+    """
 
     def one(rep_keys, plan, mechanism, xs, xs_prime):
         def pair(x, x_prime, k):

@@ -31,21 +31,30 @@ class Sampler:
     encode: Callable | None = None
 
     def __call__(self, key, m: int, args) -> jnp.ndarray:
+        """``m`` draws ``fn(key, m, *args)``, encoded to codes when ``encode`` is set."""
         out = jnp.asarray(self.fn(key, m, *args))
         return out if self.encode is None else self.encode(out)
 
 
 def mechanism_fn(key, m, mechanism, database):
+    """``m`` draws of ``mechanism`` on ``database`` by its traced kernel (no concrete checks)."""
     return mechanism._sample(key, database, m)
 
 
 def user_sampler(fn: Callable) -> Sampler:
+    """The :class:`Sampler` of a user's ``sample_fn(key, m)``; ``ValueError`` if not callable."""
     if not callable(fn):
         raise ValueError(f"a sampler must be callable as sample_fn(key, m); got {fn!r}.")
     return Sampler(fn=fn)
 
 
 def mechanism_samplers(mechanism: Mechanism, x, x_prime):
+    """``(sampler, args_p, args_q, spec)`` that draw ``mechanism`` on x and on x'.
+
+    The databases are checked by the mechanism; discrete outputs are encoded by its encoder
+    (identity by default); ``spec`` is ``mechanism.output(x)``. Raises ``ValueError`` for
+    anything but a :class:`rdpjax.mechanisms.Mechanism`.
+    """
     if not isinstance(mechanism, Mechanism):
         raise ValueError("a rdpjax.mechanisms mechanism (a pure JAX sampler) is needed.")
     x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)
@@ -61,11 +70,13 @@ def mechanism_samplers(mechanism: Mechanism, x, x_prime):
 
 @functools.partial(jax.jit, static_argnames=("sampler", "m"))
 def pilot_draw(key, args, *, sampler, m):
+    """``m`` pilot draws of ``sampler`` with ``args`` (one compiled call)."""
     return sampler(key, m, args)
 
 
 @functools.partial(jax.jit, static_argnames=("sampler",))
 def probe(key, args, *, sampler):
+    """Three draws of ``sampler``, whose abstract shape :func:`output_kind` reads."""
     return sampler(key, 3, args)
 
 

@@ -36,15 +36,17 @@ chunks (2^22) amortize the per-step launch cost better."""
 def _stream_side(
     key_data, args, low, spacing, tag, *, sampler, n, chunk, layout, method, mesh, impl, progress
 ):
-    """Counts, outside and non-finite numbers of ``n`` draws: full chunk ``i < n // chunk`` from
-    ``fold_in(key, i)``, dealt out to the devices, then the ``n mod chunk`` rest from ``fold_in(key,
-    n // chunk)``. When the devices do not divide the chunks, the padding chunks (at most one per
-    device) are drawn but masked out: a ``lax.cond`` around the draw would skip them, but it also
-    kept XLA from spreading the draws over the CPU cores (about 2 ns more per sample on two CPU
-    devices, measured). Non-finite draws, which carry no mass, are counted as ``n − Σ counts`` at
-    the end. With ``progress``, each device reports its real chunks done to the host
-    (:func:`rdpjax.stream.progress._scan_with_reports`, ``tag`` naming the run and side)
-    every :func:`rdpjax.stream.progress._report_every` steps."""
+    """Counts, outside and non-finite numbers of ``n`` draws, chunk by chunk over the devices.
+
+    Full chunk ``i < n // chunk`` comes from ``fold_in(key, i)``, dealt out to the devices, then the
+    ``n mod chunk`` rest from ``fold_in(key, n // chunk)``. When the devices do not divide the
+    chunks, the padding chunks (at most one per device) are drawn but masked out: a ``lax.cond``
+    around the draw would skip them, but it also kept XLA from spreading the draws over the CPU
+    cores (about 2 ns more per sample on two CPU devices, measured). Non-finite draws, which carry
+    no mass, are counted as ``n − Σ counts`` at the end. With ``progress``, each device reports its
+    real chunks done to the host (:func:`rdpjax.stream.progress._scan_with_reports`, ``tag`` naming
+    the run and side) every :func:`rdpjax.stream.progress._report_every` steps.
+    """
     full, rest = divmod(n, chunk)
 
     def add(carry, x, grid, valid=None):

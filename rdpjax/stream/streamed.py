@@ -199,10 +199,10 @@ def streamed_bound(
 
     Args:
       key: a ``jax.random`` key.
-      sample_p, sample_q: ``sample(key, m)`` returning ``m`` outputs of the mechanism on x and
-        on x', shape ``(m,)`` or ``(m, d)`` (d ≤ 3): floats (continuous) or integer codes
-        (discrete). Pure and jittable with ``m`` static. The compiled stream is reused when the
-        same function objects are passed again.
+      sample_p: ``sample(key, m)`` returning ``m`` outputs of the mechanism on x.
+      sample_q: the same on x'. Both return shape ``(m,)`` or ``(m, d)`` (d ≤ 3): floats
+        (continuous) or integer codes (discrete). Pure and jittable with ``m`` static. The compiled
+        stream is reused when the same function objects are passed again.
       lam: an order λ > 1 or a sequence of orders.
       n: draws per side (int ≥ 2, up to 2^31 and beyond), or a pair ``(n_p, n_q)``.
       chunk: draws per scan step and device (capped at n).
@@ -219,8 +219,16 @@ def streamed_bound(
         a count, or ``None`` for all of ``jax.devices()``.
       binning: ``"scatter"`` (default) or ``"sort"`` (a workaround for slow GPU scatter-adds;
         :mod:`rdpjax.estimator.binning`).
-      alpha, bandwidth, floor, beta, grid_size, both_directions, variance, second_order,
-        defaults: as in :func:`rdpjax.lower_bound` and :func:`rdpjax.plan_bound`.
+      alpha: family-wise error level in (0, 0.5), as in :func:`rdpjax.lower_bound` (and so on,
+        through ``defaults``, which is :func:`rdpjax.plan_bound`'s).
+      bandwidth: KDE bandwidth in data units (scalar or per axis); default from the pilot.
+      floor: τ of the softmax floor; default from the pilot.
+      beta: β of the softmax floor; default ``1/τ``.
+      grid_size: KDE grid points per axis; default about 16 per bandwidth over the range.
+      both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
+      variance: ``"autodiff"`` (default) or ``"eq18"``: the delta-method standard error's form.
+      second_order: subtract the second-order bias and add its variance (default).
+      defaults: the :class:`rdpjax.Defaults` tuning rules for (h, τ, β).
       layout: ``"bucketed"`` (default) or ``"exact"`` (:func:`rdpjax.plan_bound`). The grid
         follows each call's pilot draw, so with ``"exact"`` a second call with new keys usually
         compiles the stream and the bound again (5 s at n = 1e6 on 2 CPU cores); ``"bucketed"``
@@ -288,9 +296,12 @@ def mechanism_streamed_bound(key, mechanism: Mechanism, x, x_prime, lam, *, n, *
     reuse the compiled stream.
 
     Args:
-      key, lam, n: as in :func:`streamed_bound`.
+      key: a ``jax.random`` key, as in :func:`streamed_bound`.
       mechanism: a :class:`rdpjax.mechanisms.Mechanism`.
-      x, x_prime: adjacent databases.
+      x: the first of two adjacent databases.
+      x_prime: the second, adjacent to ``x``.
+      lam: an order λ > 1 or a sequence of orders, as in :func:`streamed_bound`.
+      n: draws per side, or a pair ``(n_p, n_q)``, as in :func:`streamed_bound`.
       **options: the keyword options of :func:`streamed_bound` (``progress=`` included).
     """
     sampler, args_p, args_q, spec = mechanism_samplers(mechanism, x, x_prime)
