@@ -20,12 +20,19 @@ def _binned(d, n, h, grid_size=None):
 
 @pytest.mark.parametrize(
     ("d", "n", "h", "grid_size", "tol"),
-    [(1, 20000, 0.15, None, 1e-4), (2, 2000, 0.4, 512, 1e-4), (3, 2000, 1.0, 200, 1e-3)],
+    [
+        (1, 20000, 0.15, None, 1e-4),
+        (2, 2000, 0.4, 512, 1e-4),
+        (2, 2000, 0.4, None, 3e-3),
+        (3, 2000, 1.0, 200, 1e-3),
+    ],
 )
 def test_fft_kde_matches_direct_kde(x64, d, n, h, grid_size, tol):
     """Binned FFT KDE vs the O(n·g) direct KDE, relative to the peak.
 
-    1-D (default grid, 16 cells per h) and 2-D (≈ 14 cells per h): ≤ 1e-4. 3-D at the default
+    1-D (default grid, 16 cells per h) and 2-D (≈ 14 cells per h): ≤ 1e-4. 2-D at its default
+    of 4 cells per h: ≤ 3e-3, the 1e-4 at 16 cells scaled by the error's (Δ/h)² (16×; 2.0e-3
+    measured at 3.7 cells per h). 3-D at the default
     cap of 200 points per axis (≈ 11 cells per h here): ≤ 1e-3, the bulk accuracy the grid rule
     promises. In d > 1 the direct KDE is evaluated at the peak and 4000 random grid points."""
     x, hh, grid, binned = _binned(d, n, h, grid_size)
