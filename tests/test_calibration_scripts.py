@@ -1,0 +1,63 @@
+"""Small fixed-key runs of two calibration studies in benchmarks/: the 2-D grid study and the
+draws-needed table (their full runs are in docs/calibration.md)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+
+from rdpjax.estimator import grid
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_multid_study_sets_and_restores_the_cells(tmp_path):
+    bench = _load("calibrate_multid")
+    default = dict(grid.CELLS_PER_BANDWIDTH_BY_DIM)
+    out = tmp_path / "multid.json"
+    argv = ["--reps", "3", "--n", "400", "--dims", "2", "--cells", "4", "8", "--out", str(out)]
+    assert bench.main(argv) == 0
+    assert grid.CELLS_PER_BANDWIDTH_BY_DIM == default  # restored after the study
+    cells = json.loads(out.read_text())["cells"]
+    assert [c["cells_per_bandwidth"] for c in cells[:2]] == [4, 8]
+    # Twice the cells per bandwidth: about twice the points per axis (bucketed sizes).
+    ratio = np.array(cells[1]["grid"]) / np.array(cells[0]["grid"])
+    assert np.all((ratio > 1.5) & (ratio < 2.6)), ratio
+    for c in cells:
+        assert c["wilson"][0] <= c["simultaneous"] <= c["wilson"][1]
+    # The candidates of one law share its exact values (ε(λ) = λ·2/(2·25) for σ = 5 in 2-D).
+    np.testing.assert_allclose(cells[0]["exact"], [0.08, 0.2, 0.28])
+    assert cells[0]["exact"] == cells[1]["exact"]
+    assert "| gaussian σ=5 | 2 | 4 | 400 |" in out.with_suffix(".md").read_text()
+
+
+def test_required_n_reads_the_first_crossing():
+    bench = _load("required_n")
+    rows = [
+        {"n": 500, "tightness": [0.2, 0.6, -1.0]},
+        {"n": 1000, "tightness": [0.55, 0.4, 0.1]},
+        {"n": 2000, "tightness": [0.95, 0.92, 0.3]},
+    ]
+    assert bench.first_n(rows, 0, 0.5) == 1000 and bench.first_n(rows, 0, 0.9) == 2000
+    assert bench.first_n(rows, 1, 0.5) == 500  # the first n that reaches it
+    assert bench.first_n(rows, 2, 0.5) is None
+    table = bench.format_table(
+        [
+            {
+                "mechanism": "m",
+                "exact": [1.0, 2.0, 3.0],
+                "rows": [dict(r, simultaneous=1.0) for r in rows],
+            }
+        ]
+    )
+    assert (
+        "| m | 1 / 2 / 3 | 1,000 / 2,000 | 500 / 2,000 | > 300,000 / > 300,000 | 1.000 |" in table
+    )
