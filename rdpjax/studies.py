@@ -1,12 +1,17 @@
-"""Coverage studies: many replications of an audit in one compiled, vmapped call.
+"""Coverage studies: many replications of an audit in two compiled, vmapped calls.
 
 A lower bound is valid when it lands at or below the truth with probability ≥ 1 − α. For a zoo
 mechanism (pure JAX sampler, exact divergence known) this is measured directly: draw R
 independent replications of both samples, bound each, and count how often ``lower ≤ exact``.
 The replications are split over the devices and each device runs its share inside
-``jax.lax.map`` over keys, vmapped in small batches (:func:`rdpjax.sharding.map_over_devices`),
-so the whole study is one compilation, reused by later studies with the same shapes and grid
-(other keys, mechanism parameters or databases).
+``jax.lax.map`` over keys, vmapped in small batches (:func:`rdpjax.sharding.map_over_devices`).
+One program draws them (one compilation per mechanism type and shapes; the pilot that plans
+the grid is its first key) and one bounds the samples where they were drawn (one compilation
+per grid layout, shared by every mechanism whose pilot plans that layout), chunk by chunk of
+at most :data:`STUDY_CHUNK_SAMPLES` outputs a side; both are reused by later studies with the
+same shapes and grid (other keys, mechanism parameters or databases). Each replication's
+draws follow from its key alone, so chunks, batches and devices change results only by
+rounding.
 """
 
 from __future__ import annotations
