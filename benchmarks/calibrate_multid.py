@@ -26,11 +26,13 @@ from pathlib import Path
 
 import jax
 import numpy as np
-from scipy import stats
 
-import rdpjax
-from rdpjax.estimator import grid as grid_module
-from rdpjax.studies import coverage
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _summary import write_json  # noqa: E402
+
+import rdpjax  # noqa: E402
+from rdpjax.estimator import grid as grid_module  # noqa: E402
+from rdpjax.studies import coverage, wilson_interval  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ORDERS = (2.0, 5.0, 7.0)
@@ -43,11 +45,6 @@ CELLS = (
     ("laplace b=5", 3, lambda: rdpjax.mechanisms.Laplace(5.0)),
 )
 CANDIDATES = {2: (4, 6, 8, 16), 3: (3, 4, 6, 8)}
-
-
-def wilson(k: int, n: int) -> list[float]:
-    ci = stats.binomtest(k, n).proportion_ci(method="wilson")
-    return [float(ci.low), float(ci.high)]
 
 
 def run_cell(name: str, d: int, make, cells: int, n: int, reps: int, seed: int) -> dict:
@@ -67,7 +64,7 @@ def run_cell(name: str, d: int, make, cells: int, n: int, reps: int, seed: int) 
         "grid": list(plan_shape),
         "exact": r.exact.tolist(),
         "simultaneous": k / reps,
-        "wilson": wilson(k, reps),
+        "wilson": list(wilson_interval(k, reps)),
         "tightness": np.asarray(r.tightness).tolist(),
         "seconds": seconds,
     }
@@ -123,18 +120,16 @@ def main(argv=None) -> int:
         "reps": args.reps,
         "alpha": 0.05,
         "orders": list(ORDERS),
-        "jax": jax.__version__,
         "date": time.strftime("%Y-%m-%d"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"meta": meta, "cells": rows}, indent=1) + "\n")
+    write_json(args.out, meta, cells=rows)
     table = format_table(rows)
     args.out.with_suffix(".md").write_text(
-        f"`{meta['command'].strip()}` (R = {args.reps} a cell, jax {meta['jax']}, "
+        f"`{meta['command'].strip()}` (R = {args.reps} a cell, jax {jax.__version__}, "
         f"{meta['date']}; simultaneous over λ = 2, 5, 7 at α = 0.05)\n\n{table}\n"
     )
     print(table)
-    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    print(f"wrote {args.out.with_suffix('.md')}")
     return 0
 
 

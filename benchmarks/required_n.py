@@ -23,8 +23,11 @@ from pathlib import Path
 import jax
 import numpy as np
 
-import rdpjax
-from rdpjax.studies import coverage
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _summary import write_json  # noqa: E402
+
+import rdpjax  # noqa: E402
+from rdpjax.studies import coverage  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ORDERS = (2.0, 5.0, 7.0)
@@ -101,19 +104,17 @@ def main(argv=None) -> int:
         "alpha": 0.05,
         "orders": list(ORDERS),
         "n": list(NS),
-        "jax": jax.__version__,
         "date": time.strftime("%Y-%m-%d"),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"meta": meta, "cells": cells}, indent=1) + "\n")
+    write_json(args.out, meta, cells=cells)
     table = format_table(cells)
     args.out.with_suffix(".md").write_text(
         f"`{meta['command'].strip()}` (R = {args.reps} a cell, n ∈ {list(NS)}, jax "
-        f"{meta['jax']}, {meta['date']}): the first n per side whose mean bound reaches ½ and "
-        f"0.9 of ε(λ)\n\n{table}\n"
+        f"{jax.__version__}, {meta['date']}): the first n per side whose mean bound reaches ½ "
+        f"and 0.9 of ε(λ)\n\n{table}\n"
     )
     print(table)
-    print(f"wrote {args.out} and {args.out.with_suffix('.md')}")
+    print(f"wrote {args.out.with_suffix('.md')}")
     return 0
 
 
