@@ -314,15 +314,18 @@ def test_cli_killed_mid_way_resumes_to_the_uninterrupted_report(tmp_path):
     "extra, message",
     [
         (["--n", "1000"], "drop --n"),
-        (["--resume", "nowhere-yet"], "no checkpoint to resume"),
+        (["--resume", "{tmp}/nowhere-yet"], "no checkpoint to resume"),
+        (["--resume", "{tmp}"], "no checkpoint to resume"),
     ],
 )
 def test_cli_sequential_errors_are_one_line(tmp_path, capsys, extra, message):
     from rdpjax.cli import main
 
+    extra = [a.format(tmp=tmp_path) for a in extra]
     assert main([*_cli_args(tmp_path, "1.0"), *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+    assert not (tmp_path / "nowhere-yet").exists()  # a bad --resume creates nothing
 
 
 def test_cli_max_n_and_resume_need_until_refuted(tmp_path, capsys):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from rdpjax.cli._args import (
     add_claim_options,
@@ -127,7 +128,9 @@ def _sequential_options(args, report_dir):
     if args.resume is not None:
         if not args.until_refuted:
             raise CliError("--resume continues a sequential audit: add --until-refuted")
-        resume_dir = output_dir(args.resume, "--resume")
+        if not Path(args.resume).is_dir():  # a folder to continue from, not one to create
+            raise CliError(f"--resume {args.resume}: no such folder (no checkpoint to resume)")
+        resume_dir = output_dir(args.resume, "--resume")  # checks that it is writable
         if report_dir is not None and report_dir.resolve() != resume_dir.resolve():
             raise CliError("--resume DIR writes its report to DIR; drop --report or make it DIR")
         report_dir = resume_dir
