@@ -13,6 +13,7 @@ import time
 import jax
 import numpy as np
 
+from rdpjax._table import Column, text_table
 from rdpjax.databases import paper_pair
 from rdpjax.estimator.api import lower_bound
 from rdpjax.mechanisms import Gaussian, Laplace
@@ -80,14 +81,14 @@ def run_demo(
     print(
         f"lower bounds hold simultaneously over the 3 orders of each mechanism at {1 - alpha:.0%}\n"
     )
-    print(
-        f"{'mechanism':10} {'lambda':>6} {'exact':>9} {'estimate':>9} {'lower':>9} "
-        f"{'lower/exact':>11}  ok"
-    )
-    for r in rows:
-        print(
-            f"{r['mechanism']:10} {r['lam']:6g} {r['exact']:9.6f} {r['estimate']:9.6f} "
-            f"{r['lower']:9.6f} {r['lower_over_exact']:11.3f}  {'yes' if r['valid'] else 'NO'}"
-        )
+    columns = [
+        Column("mechanism", 10, align="<"),
+        Column("lambda", 6, "g"),
+        *(Column(h, 9, ".6f") for h in ("exact", "estimate", "lower")),
+        Column("lower/exact", 11, ".3f"),
+    ]
+    keys = ("mechanism", "lam", "exact", "estimate", "lower", "lower_over_exact")
+    tails = ["  ok", *(f"  {'yes' if r['valid'] else 'NO'}" for r in rows)]
+    print("\n".join(text_table(columns, [[r[k] for k in keys] for r in rows], tails=tails)))
     print(f"\n{seconds:.1f} s on {jax.devices()[0].platform.upper()}")
     return rows

@@ -16,6 +16,7 @@ import numpy as np
 
 from rdpjax._json import json_floats
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._table import Column, markdown_table, text_table
 from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "Look", "json_ready", "write_report"]
@@ -257,10 +258,10 @@ class AuditReport:
             )
         if self.looks:
             lines.append(_sequential_line(self))
-        lines.append(f"{self._HEADER[0]:>8} " + " ".join(f"{h:>10}" for h in self._HEADER[1:6]))
-        for row in self._rows():
-            line = f"{row[0]:>8} " + " ".join(f"{v:>10}" for v in row[1:6])
-            lines.append(line + (f"  {row[6]}" if row[6] else ""))
+        rows = self._rows()
+        columns = [Column(self._HEADER[0], 8), *(Column(h, 10) for h in self._HEADER[1:6])]
+        tails = ["", *(f"  {row[6]}" if row[6] else "" for row in rows)]
+        lines += text_table(columns, [row[:6] for row in rows], tails=tails)
         lines.append(self.verdict())
         lines.extend(self.notes)
         return "\n".join(lines)
@@ -285,12 +286,11 @@ class AuditReport:
             f"({len(np.atleast_1d(self.lam))} orders"
             + (", both directions)" if self.bound.both_directions else ")"),
             "",
-            "| " + " | ".join(h or "refuted" for h in self._HEADER) + " | direction |",
-            "|" + "---|" * (len(self._HEADER) + 1),
+            *markdown_table(
+                (*(h or "refuted" for h in self._HEADER), "direction"),
+                [(*row, d) for row, d in zip(self._rows(), self.directions(), strict=True)],
+            ),
         ]
-        for row, direction in zip(self._rows(), self.directions(), strict=True):
-            cell = direction.replace("|", "\\|")  # a bare | would split the table's cell
-            lines.append("| " + " | ".join(row) + f" | {cell} |")
         if self.looks:
             lines += ["", "## Looks", "", *_looks_table(self.looks)]
         settings = json.loads(self.settings)
@@ -386,10 +386,7 @@ def _sequential_line(report: AuditReport) -> str:
 
 def _looks_table(looks) -> list[str]:
     """Markdown rows: per look, n, level, and the order whose bound is closest to the claim."""
-    rows = [
-        "| look | n | drawn | level α_k | λ | lower | claimed | refuted |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for look in looks:
         lower = np.array([-np.inf if v is None else v for v in look.lower])
         if look.claimed is not None:
@@ -399,10 +396,19 @@ def _looks_table(looks) -> list[str]:
         else:
             i, cl = int(np.argmax(lower)), "—"
         rows.append(
-            f"| {look.k} | {look.n:,} | {look.drawn:,} | {look.alpha:.3g} | {look.lam[i]:g} | "
-            f"{lower[i]:.4g} | {cl} | {'yes' if look.refuted else ''} |"
+            (
+                look.k,
+                f"{look.n:,}",
+                f"{look.drawn:,}",
+                f"{look.alpha:.3g}",
+                f"{look.lam[i]:g}",
+                f"{lower[i]:.4g}",
+                cl,
+                "yes" if look.refuted else "",
+            )  # fmt: skip
         )
-    return rows
+    header = ("look", "n", "drawn", "level α_k", "λ", "lower", "claimed", "refuted")
+    return markdown_table(header, rows)
 
 
 def _projection_lines(settings: str) -> list[str]:

@@ -28,6 +28,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from rdpjax._table import markdown_table
 from rdpjax.audit import exact_divergences
 from rdpjax.databases import paper_pair
 from rdpjax.estimator.api import lower_bound
@@ -294,19 +295,21 @@ def format_table(rows: list[dict]) -> str:
     The n column appears when the rows hold more than one sample size.
     """
     with_n = len({r["n"] for r in rows}) > 1
-    n_head, n_rule = ("n | ", "---|") if with_n else ("", "")
-    lines = [
-        f"| mechanism | {n_head}λ | exact | estimate | lower | lower/exact | coverage (95% CI) |",
-        f"|---|{n_rule}---|---|---|---|---|---|",
+    header = ("mechanism", *(("n",) if with_n else ()), "λ", "exact", "estimate", "lower")
+    cells = [
+        (
+            r["mechanism"],
+            *((f"{r['n']:,}",) if with_n else ()),
+            f"{r['lam']:g}",
+            f"{r['exact']:.6f}",
+            f"{r['estimate']:.6f}",
+            f"{r['lower']:.6f}",
+            f"{r['lower_over_exact']:.3f}",
+            f"{r['coverage']:.3f} [{r['coverage_low']:.3f}, {r['coverage_high']:.3f}]",
+        )  # fmt: skip
+        for r in rows
     ]
-    for r in rows:
-        n_cell = f"{r['n']:,} | " if with_n else ""
-        lines.append(
-            f"| {r['mechanism']} | {n_cell}{r['lam']:g} | {r['exact']:.6f} | {r['estimate']:.6f} | "
-            f"{r['lower']:.6f} | {r['lower_over_exact']:.3f} | {r['coverage']:.3f} "
-            f"[{r['coverage_low']:.3f}, {r['coverage_high']:.3f}] |"
-        )
-    return "\n".join(lines)
+    return "\n".join(markdown_table((*header, "lower/exact", "coverage (95% CI)"), cells))
 
 
 def write_results(rows: list[dict], out: Path, meta: dict) -> None:

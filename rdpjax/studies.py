@@ -27,6 +27,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._table import markdown_table
 from rdpjax._validation import check_int, check_orders
 from rdpjax.audit import exact_divergences
 from rdpjax.estimator.api import plan_bound
@@ -129,11 +130,11 @@ def format_coverage(cells: Sequence[dict]) -> str:
     simultaneous coverage (every order's bound held in the same replication) is shown once per
     (mechanism, n), on its first row.
     """
-    lines = [
-        "| mechanism | n | R | λ | exact | coverage (95% CI) | simultaneous (95% CI) "
-        "| mean lower/exact |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    header = (
+        "mechanism", "n", "R", "λ", "exact", "coverage (95% CI)", "simultaneous (95% CI)",
+        "mean lower/exact",
+    )  # fmt: skip
+    rows = []
     for cell in cells:
         for j, lam in enumerate(cell["lam"]):
             sim = (
@@ -142,13 +143,20 @@ def format_coverage(cells: Sequence[dict]) -> str:
                 if j == 0
                 else ""
             )
-            lines.append(
-                f"| {cell['mechanism']} | {cell['n']:,} | {cell['reps']} | {lam:g} | "
-                f"{cell['exact'][j]:.6f} | {cell['coverage'][j]:.3f} "
-                f"[{cell['coverage_low'][j]:.3f}, {cell['coverage_high'][j]:.3f}] | {sim} | "
-                f"{cell['tightness'][j]:.3f} |"
+            rows.append(
+                (
+                    cell["mechanism"],
+                    f"{cell['n']:,}",
+                    cell["reps"],
+                    f"{lam:g}",
+                    f"{cell['exact'][j]:.6f}",
+                    f"{cell['coverage'][j]:.3f} "
+                    f"[{cell['coverage_low'][j]:.3f}, {cell['coverage_high'][j]:.3f}]",
+                    sim,
+                    f"{cell['tightness'][j]:.3f}",
+                )  # fmt: skip
             )
-    return "\n".join(lines)
+    return "\n".join(markdown_table(header, rows))
 
 
 STUDY_GRID_POINTS = 2**21

@@ -6,9 +6,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "rdpjax"
 # Shared internals every layer may use (rdpjax/_*.py): scoped precision, the pytree decorator,
-# argument checks, JSON helpers, version workarounds, array aliases for annotations.
+# argument checks, JSON helpers, version workarounds, array aliases for annotations, the table
+# printer.
 SHARED = {"rdpjax._precision", "rdpjax._pytree", "rdpjax._validation", "rdpjax._json"}
-SHARED |= {"rdpjax._workarounds", "rdpjax._typing"}
+SHARED |= {"rdpjax._workarounds", "rdpjax._typing", "rdpjax._table"}
 
 
 def _modules():

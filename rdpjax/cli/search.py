@@ -23,6 +23,7 @@ import numpy as np
 from rdpjax.cli._args import add_zoo_options, subcommand, zoo_listing, zoo_mechanism
 from rdpjax.cli._loading import is_reference, load_function
 from rdpjax.cli._types import CliError, alpha_level, count, order, whole
+from rdpjax.search.result import bound_table
 
 __all__ = ["add_command", "run"]
 
@@ -170,14 +171,14 @@ def run(args) -> int:
             f"\nreference pair x = {x.tolist()}, x' = {x_prime.tolist()} "
             f"({result.neighbours}; same certification keys as the pair found):"
         )
-        print(f"{'lambda':>8} {'lower':>10} {'estimate':>10} {'std_error':>10}  found − reference")
-        for i, lam in enumerate(np.atleast_1d(reference.lam)):
-            diff = result.lower[i] - reference.lower[i]
-            se = np.hypot(result.std_error[i], reference.std_error[i])
-            print(
-                f"{lam:8g} {reference.lower[i]:10.6f} {reference.estimate[i]:10.6f} "
-                f"{reference.std_error[i]:10.6f}  {diff:+.6f} ({diff / se:+.1f} se)"
-            )
+        diff = np.asarray(result.lower) - np.asarray(reference.lower)
+        se = np.hypot(result.std_error, reference.std_error)
+        tails = [
+            "  found − reference",
+            *(f"  {d:+.6f} ({d / s:+.1f} se)" for d, s in zip(diff, se, strict=True)),
+        ]
+        r = reference
+        print("\n".join(bound_table(r.lam, r.lower, r.estimate, r.std_error, tails)))
     return 0
 
 

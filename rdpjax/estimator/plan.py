@@ -20,6 +20,7 @@ from jax.scipy.special import ndtri
 from jax.sharding import Mesh
 
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._table import Column, text_table
 from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator.binning import count_codes, linear_binning
 from rdpjax.estimator.divergence import plugin_divergence
@@ -129,17 +130,14 @@ class Bound:
         return out
 
     def __str__(self) -> str:
-        lines = [
-            f"{'lambda':>8} {'estimate':>12} {'bias':>12} {'lower':>12} {'std_error':>12}"
-            "  direction"
+        columns = [
+            Column("lambda", 8, "g"),
+            *(Column(h, 12, ".6f") for h in ("estimate", "bias", "lower", "std_error")),
         ]
-        for i in range(len(np.atleast_1d(self.lam))):
-            arrow = DIRECTION_NAMES[int(np.asarray(self.direction)[i])]
-            lines.append(
-                f"{float(self.lam[i]):8g} {float(self.estimate[i]):12.6f} "
-                f"{float(self.bias[i]):12.6f} {float(self.lower[i]):12.6f} "
-                f"{float(self.std_error[i]):12.6f}  {arrow}"
-            )
+        values = (self.lam, self.estimate, self.bias, self.lower, self.std_error)
+        values = [np.atleast_1d(np.asarray(v, np.float64)) for v in values]
+        arrows = [f"  {DIRECTION_NAMES[int(d)]}" for d in np.atleast_1d(self.direction)]
+        lines = text_table(columns, list(zip(*values, strict=True)), tails=["  direction", *arrows])
         kind = "relative frequencies" if self.discrete else f"KDE, h={np.asarray(self.bandwidth)}"
         if self.transform is not None:
             kind = f"{kind} after the {self.transform} map"

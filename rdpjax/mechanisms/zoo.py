@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import jax
 
+from rdpjax._table import Column, text_table
 from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import registry
 from rdpjax.mechanisms.base import Mechanism
@@ -98,11 +99,12 @@ def _fmt(value: float | None) -> str:
 def format_table(entries: list[ZooEntry] | None = None) -> str:
     """The zoo as a text table: exact D_λ at λ = 2, 5, 7, ∞ on each reference pair, and ε."""
     entries = reference_zoo() if entries is None else entries
-    header = (
-        f"{'mechanism':<42}{'D_2':>11}{'D_5':>11}{'D_7':>11}{'D_inf':>11}{'epsilon':>9}"
-        "  paper 000 (§3)"
-    )
-    lines = [header, "-" * len(header)]
+    columns = [
+        Column("mechanism", 42, align="<"),
+        *(Column(name, 11) for name in ("D_2", "D_5", "D_7", "D_inf")),
+        Column("epsilon", 9),
+    ]
+    rows, tails = [], ["  paper 000 (§3)"]
     for entry in entries:
         mech = entry.mechanism
         values = [mech.divergence(lam, entry.x, entry.x_prime) for lam in (*ORDERS, math.inf)]
@@ -116,9 +118,11 @@ def format_table(entries: list[ZooEntry] | None = None) -> str:
                 for v, ref in zip(values[:3], entry.paper_values, strict=True)
             )
             check = ("matches " if ok else "MISMATCH ") + ", ".join(entry.paper_values)
-        cells = "".join(f"{_fmt(v):>11}" for v in values)
         label = entry.label if mech.claim_holds else entry.label + " ✗"
-        lines.append(f"{label:<42}{cells}{eps_text:>9}  {check}".rstrip())
+        rows.append((label, *(_fmt(v) for v in values), eps_text))
+        tails.append(f"  {check}")
+    header, *body = (line.rstrip() for line in text_table(columns, rows, sep="", tails=tails))
+    lines = [header, "-" * len(header), *body]
     lines.append("")
     lines.append("✗ = published variant whose claimed ε is false (claim_holds is False).")
     lines.append("Pairs: pair (21) of arXiv:2212.04739 for paper 000; reference_pair() otherwise.")

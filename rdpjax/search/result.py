@@ -10,6 +10,7 @@ import dataclasses
 import numpy as np
 
 from rdpjax._pytree import pytree_dataclass
+from rdpjax._table import Column, text_table
 from rdpjax.search.derivative_free import SAMPLERS
 from rdpjax.search.neighbours import describe
 
@@ -115,13 +116,8 @@ class SearchResult:
         else:
             larger = self.x if np.size(self.x) > np.size(self.x_prime) else self.x_prime
             lines.append(f"pair: entry {j} is {_fmt(larger[j])}; x = {_fmt(self.x)}")
-        lines.append(f"{'lambda':>8} {'lower':>10} {'estimate':>10} {'std_error':>10}")
-        for i, lam in enumerate(self.lam):
-            arrow = "  D(x'||x)" if int(self.direction[i]) else ""
-            lines.append(
-                f"{lam:8g} {self.lower[i]:10.6f} {self.estimate[i]:10.6f} "
-                f"{self.std_error[i]:10.6f}{arrow}"
-            )
+        arrows = ["  D(x'||x)" if int(d) else "" for d in self.direction]
+        lines += bound_table(self.lam, self.lower, self.estimate, self.std_error, ["", *arrows])
         conf = f"{1 - float(self.alpha):.3g}"
         k = len(self.lam) * (2 if self.both_directions else 1)
         lines.append(
@@ -138,3 +134,13 @@ def _fmt(values) -> str:
     if arr.ndim == 0:
         return f"{float(arr):g}"
     return np.array2string(arr, separator=", ", threshold=12)
+
+
+def bound_table(lam, lower, estimate, std_error, tails: list[str]) -> list[str]:
+    """The text table of certified bounds per λ (``tails``: the header's, then each row's)."""
+    columns = [
+        Column("lambda", 8, "g"),
+        *(Column(h, 10, ".6f") for h in ("lower", "estimate", "std_error")),
+    ]
+    values = [np.atleast_1d(np.asarray(v, np.float64)) for v in (lam, lower, estimate, std_error)]
+    return text_table(columns, list(zip(*values, strict=True)), tails=tails)
