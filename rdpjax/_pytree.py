@@ -7,8 +7,8 @@ change recompiles); every other field is a leaf that flows through ``jit``, ``vm
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar, cast
 
 try:  # Python ≥ 3.11
     from typing import dataclass_transform
@@ -20,7 +20,14 @@ import jax
 __all__ = ["pytree_dataclass", "register_dataclass_pytree"]
 
 
-def register_dataclass_pytree(cls, data_fields: Sequence[str], meta_fields: Sequence[str]):
+_C = TypeVar("_C", bound=type)
+
+_Aux = tuple[type, tuple[Any, ...]]
+
+
+def register_dataclass_pytree(
+    cls: _C, data_fields: Sequence[str], meta_fields: Sequence[str]
+) -> _C:
     """Register a frozen dataclass as a pytree whose structure includes its *class*.
 
     ``jax.tree_util.register_dataclass`` (jax 0.10.2) gives tree structures that compare equal
@@ -31,16 +38,16 @@ def register_dataclass_pytree(cls, data_fields: Sequence[str], meta_fields: Sequ
     """
     data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
 
-    def flatten_with_keys(obj):
+    def flatten_with_keys(obj: Any) -> tuple[list[tuple[Any, Any]], _Aux]:
         children = [(jax.tree_util.GetAttrKey(n), getattr(obj, n)) for n in data_fields]
         return children, (cls, tuple(getattr(obj, n) for n in meta_fields))
 
-    def flatten(obj):
+    def flatten(obj: Any) -> tuple[list[Any], _Aux]:
         children = [getattr(obj, n) for n in data_fields]
         return children, (cls, tuple(getattr(obj, n) for n in meta_fields))
 
-    def unflatten(aux, children):
-        obj = object.__new__(cls)
+    def unflatten(aux: _Aux, children: Iterable[Any]) -> Any:
+        obj = cast(Any, object.__new__(cls))
         for name, value in zip(data_fields, children, strict=True):
             object.__setattr__(obj, name, value)
         for name, value in zip(meta_fields, aux[1], strict=True):

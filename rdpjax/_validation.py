@@ -7,26 +7,26 @@ command line parses for the user) or a bool.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 
 __all__ = ["check_int", "check_orders"]
 
 
-def check_int(value, name: str, minimum: int, maximum: int | None = None) -> int:
+def check_int(value: object, name: str, minimum: int, maximum: int | None = None) -> int:
     """``value`` as a Python int, or a ``ValueError`` naming ``name`` and the allowed range.
 
     Accepts ``int`` and NumPy integers (``np.int64(10)`` from an array or a loop over one);
     rejects bools, floats (``2.5e6`` is not a size: the caller must say ``int(2.5e6)``) and
     anything outside ``[minimum, maximum]``.
     """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        ok = False
-    else:
-        ok = minimum <= value and (maximum is None or value <= maximum)
-    if not ok:
-        allowed = f"≥ {minimum}" if maximum is None else f"in [{minimum}, {_readable(maximum)}]"
-        raise ValueError(f"{name} must be an int {allowed}; got {value!r}.")
-    return int(value)
+    if not isinstance(value, bool | np.bool_) and isinstance(value, int | np.integer):
+        number = int(cast("int | np.integer[Any]", value))
+        if minimum <= number and (maximum is None or number <= maximum):
+            return number
+    allowed = f"≥ {minimum}" if maximum is None else f"in [{minimum}, {_readable(maximum)}]"
+    raise ValueError(f"{name} must be an int {allowed}; got {value!r}.")
 
 
 def _readable(value: int) -> str:
@@ -36,7 +36,7 @@ def _readable(value: int) -> str:
     return str(value)
 
 
-def check_orders(lam, name: str = "lam") -> np.ndarray:
+def check_orders(lam: object, name: str = "lam") -> np.ndarray:
     """One order λ > 1 or a non-empty 1-D sequence of them, as a float64 array.
 
     Anything else raises a ``ValueError`` naming ``name`` (the one order check of the bounds,
