@@ -32,6 +32,16 @@ def test_submodules_load_on_first_use_and_unknown_names_raise():
         rdpjax.nonexistent  # noqa: B018
 
 
+def test_import_rdpjax_leaves_scipy_and_optax_unloaded():
+    """``import rdpjax`` (and the command line's) pays for jax and numpy, not for what only some
+    calls need (scipy's special functions for the exact curves: 0.2 s; optax for paper 003's
+    projection and the search; the search itself: 0.24 s)."""
+    heavy = ("scipy", "optax", "matplotlib", "dp_accounting", "rdpjax.search", "rdpjax.stream")
+    code = f"import sys, rdpjax, rdpjax.cli; print([m for m in {heavy} if m in sys.modules])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", (done.stdout, done.stderr[-2000:])
+
+
 def test_the_former_module_paths_name_the_estimator_modules():
     """``rdpjax.bounds``, ``rdpjax.kde``, … (before rdpjax/estimator/) are the same objects."""
     import rdpjax.bounds

@@ -23,7 +23,6 @@ import numpy as np
 from rdpjax.cli._args import add_zoo_options, subcommand, zoo_listing, zoo_mechanism
 from rdpjax.cli._loading import is_reference, load_function
 from rdpjax.cli._types import CliError, alpha_level, count, order, whole
-from rdpjax.search.result import bound_table
 
 __all__ = ["add_command", "run"]
 
@@ -171,6 +170,8 @@ def run(args) -> int:
             f"\nreference pair x = {x.tolist()}, x' = {x_prime.tolist()} "
             f"({result.neighbours}; same certification keys as the pair found):"
         )
+        from rdpjax.search.result import bound_table
+
         diff = np.asarray(result.lower) - np.asarray(reference.lower)
         se = np.hypot(result.std_error, reference.std_error)
         tails = [

@@ -27,7 +27,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import logsumexp
 
 from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import (
@@ -146,6 +145,8 @@ class ReportNoisyMax(Mechanism):
 
     def log_pmf(self, database: Any) -> np.ndarray:
         """Exact log P(index = i), shape (k,)."""
+        from scipy.special import logsumexp  # here, not at import: 0.2 s
+
         q = host_database(database, ndims=(1,))
         t, log_w = self._nodes(q)
         return logsumexp(self._log_terms(t, q) + log_w[None, :], axis=1)
@@ -156,6 +157,8 @@ class ReportNoisyMax(Mechanism):
         ``λ = ∞`` for the value output is the sup of the log density ratio over the quadrature
         nodes and its limit as ``t → ∞`` (``log Σ e^{q_i/b} / Σ e^{q'_i/b}``).
         """
+        from scipy.special import logsumexp  # here, not at import: 0.2 s
+
         lam = check_lam(lam)
         p, q = host_database(x, ndims=(1,)), host_database(x_prime, ndims=(1,))
         if p.shape != q.shape:

@@ -37,7 +37,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import comb
 
 from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms._sampling import uniform_arrangement
@@ -88,6 +87,8 @@ def _side_weights(k: int, ties: str) -> tuple[np.ndarray, np.ndarray]:
 @functools.lru_cache(maxsize=64)
 def _count_cdfs(k: int, ties: str) -> np.ndarray:
     """CDFs of the agreement count given T = 0 and T = 1, shape (2, k + 1), float32-safe."""
+    from scipy.special import comb  # here, not at import: 0.2 s
+
     sizes = comb(k, np.arange(k + 1))
     cdfs = []
     for w in reversed(_side_weights(k, ties)):  # T = 0 first, then T = 1
@@ -130,6 +131,8 @@ class OrthogonalSeries(Mechanism):
     @property
     def bound(self) -> Any:
         """``B = B0 √k (e^α+1) / (c_k (e^α−1))`` (003, below (20))."""
+        from scipy.special import comb  # here, not at import: 0.2 s
+
         k = self.k
         c_k = math.sqrt(k) * comb(k - 1, k // 2, exact=True) / 2 ** (k - 1)
         alpha = jnp.asarray(self.alpha)
@@ -169,6 +172,8 @@ class OrthogonalSeries(Mechanism):
 
     def log_pmf(self, database: Any) -> np.ndarray:
         """Exact log pmf of the sign bits, indexed by their binary code (host, float64)."""
+        from scipy.special import comb  # here, not at import: 0.2 s
+
         if self.k > _MAX_EXACT_K:
             raise ValueError(f"exact pmf needs k <= {_MAX_EXACT_K}; got k={self.k}")
         x = np.asarray(database, dtype=np.float64)

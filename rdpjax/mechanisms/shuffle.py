@@ -18,7 +18,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import comb
 
 from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact
@@ -107,6 +106,8 @@ def paper_closed_form(lam: int, eps0: float, m: int) -> float:
     ``Z ~ Bin(m, 1/(e^{ε0}+1))``. Independent of the enumeration in :meth:`divergence`, used to
     check it.
     """
+    from scipy.special import comb  # here, not at import: 0.2 s
+
     if int(lam) != lam or lam < 2:
         raise ValueError(f"lam must be an integer >= 2; got {lam!r}")
     lam = int(lam)

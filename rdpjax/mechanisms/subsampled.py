@@ -25,7 +25,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import gammaln, logsumexp
 
 from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.additive import AdditiveNoise, Gaussian, Laplace
@@ -155,6 +154,8 @@ class PoissonSubsampled(Mechanism):
 
 def _closed_form(lam: int, gamma: float, eps0) -> float:
     """The binomial expansion above, in log space (all terms are positive)."""
+    from scipy.special import gammaln, logsumexp  # here, not at import: 0.2 s
+
     if gamma == 1.0:
         return eps0(lam)
     log_1mg, log_g = math.log1p(-gamma), math.log(gamma)
