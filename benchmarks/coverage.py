@@ -19,7 +19,7 @@ that a partial run is already a complete table at the smaller sizes.
         --out /tmp/coverage.json                                 # a minute: a smoke test
 
 A cell equals ``rdpjax coverage --experiment NAME --n N --reps R --seed S --json`` (the same
-keys: ``rdpjax.reproduce.cell_key``).
+keys: ``rdpjax.reproduction.cell_key``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pathlib import Path
 import jax
 
 from rdpjax.databases import paper_pair
-from rdpjax.reproduce import (
+from rdpjax.reproduction import (
     EXPERIMENTS,
     ORDERS,
     coverage_cells,

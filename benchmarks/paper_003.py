@@ -25,7 +25,7 @@ standard error says. Beside each fitted slope: the paper's exponent and the slop
 risk of the unprojected estimator on the same grid (:func:`rdpjax.ldp.multinomial_risk`,
 :func:`rdpjax.ldp.series_risk`, :func:`rdpjax.ldp.histogram_risk`).
 
-Privacy audits. Each channel at α = 1 audited with :func:`rdpjax.audit.audit` on a worst-case
+Privacy audits. Each channel at α = 1 audited with :func:`rdpjax.auditing.audit` on a worst-case
 pair of inputs: relative frequencies for discrete outputs, the Laplace histogram through the two
 coordinates that differ (``project=``); the literal even-k orthogonal-series sampler must be
 caught (lower bound above α), the tie-split one must not.
@@ -54,7 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import rdpjax.ldp as ldp
-from rdpjax.audit import audit
+from rdpjax.auditing import audit
 from rdpjax.mechanisms import (
     KaryRandomizedResponse,
     LaplaceHistogram,

@@ -8,9 +8,10 @@ import importlib as _importlib
 import sys as _sys
 
 from rdpjax import claims, databases, estimator, histogram, ldp, mechanisms
+from rdpjax._former_paths import FormerPaths
 from rdpjax._precision import float64
 from rdpjax._workarounds import cpu_pool_hang_workaround
-from rdpjax.audit import AuditReport, audit
+from rdpjax.auditing import AuditReport, audit
 from rdpjax.claims import Claim, ClaimCheck, check_claim
 from rdpjax.compilation_cache import enable_compilation_cache
 from rdpjax.estimator.api import DEFAULTS, Defaults, lower_bound, plan_bound
@@ -23,6 +24,13 @@ from rdpjax.report import write_report
 
 cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_workarounds.py
 del cpu_pool_hang_workaround
+
+# ``rdpjax.audit`` is the function; ``from rdpjax.audit import …`` (the module's former name,
+# now rdpjax.auditing) and ``from rdpjax.reproduce import …`` (rdpjax.reproduction) still work.
+_sys.modules["rdpjax.audit"] = _sys.modules["rdpjax.auditing"]
+if not any(isinstance(f, FormerPaths) for f in _sys.meta_path):
+    _sys.meta_path.append(FormerPaths())
+del FormerPaths
 
 # The import paths from before the estimator/ package name the same module objects (so that
 # ``from rdpjax.bounds import lower_bound`` and ``rdpjax.bounds.PROGRAM_BUDGET = …`` still work).
@@ -50,6 +58,7 @@ _LAZY_SUBMODULES = (
     "blackbox",
     "plots",
     "reproduce",
+    "reproduction",
     "search",
     "sequential",
     "stream",

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
-from rdpjax.audit import AuditReport
+from rdpjax.auditing import AuditReport
 from rdpjax.estimator.api import lower_bound, plan_bound
 from rdpjax.estimator.binning import linear_binning
 from rdpjax.estimator.divergence import softmax_floor

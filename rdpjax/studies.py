@@ -29,7 +29,7 @@ from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._table import markdown_table
 from rdpjax._validation import check_int, check_orders
-from rdpjax.audit import exact_divergences
+from rdpjax.auditing import exact_divergences
 from rdpjax.estimator.api import plan_bound
 from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size

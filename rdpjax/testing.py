@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rdpjax.audit import audit
+from rdpjax.auditing import audit
 from rdpjax.claims import as_claim
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.report import AuditReport

@@ -8,7 +8,7 @@ import pytest
 from scipy.special import logsumexp
 
 from rdpjax import claims
-from rdpjax.audit import AuditReport, audit, draw_outputs
+from rdpjax.auditing import AuditReport, audit, draw_outputs
 from rdpjax.mechanisms import (
     Gaussian,
     Laplace,

@@ -23,7 +23,7 @@ import pytest
 
 import rdpjax
 from rdpjax.databases import paper_pair
-from rdpjax.reproduce import format_table, reproduce
+from rdpjax.reproduction import format_table, reproduce
 from rdpjax.stream import mechanism_streamed_bound
 
 README = Path(__file__).resolve().parent.parent / "README.md"

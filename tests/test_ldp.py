@@ -22,7 +22,7 @@ from scipy import integrate, optimize, stats
 from scipy.special import comb
 
 import rdpjax.ldp as ldp
-from rdpjax.audit import audit
+from rdpjax.auditing import audit
 from rdpjax.mechanisms import LaplaceHistogram, OneHotRandomizedResponse, OrthogonalSeries
 
 B0 = math.sqrt(2.0)

@@ -42,6 +42,35 @@ def test_import_rdpjax_leaves_scipy_and_optax_unloaded():
     assert done.returncode == 0 and done.stdout.strip() == "[]", (done.stdout, done.stderr[-2000:])
 
 
+def test_no_module_is_named_like_a_function_it_exports():
+    """``import rdpjax.X as m`` must not be ambiguous between a module and its function."""
+    import importlib
+    import pkgutil
+
+    clashes = []
+    for info in pkgutil.walk_packages(rdpjax.__path__, "rdpjax."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        if info.name.rsplit(".", 1)[1] in getattr(module, "__all__", ()):
+            clashes.append(info.name)
+    assert not clashes, clashes
+
+
+def test_renamed_modules_still_import_under_their_former_names():
+    code = (
+        "import sys, rdpjax; assert 'rdpjax.reproduction' not in sys.modules; "
+        "from rdpjax.audit import AuditReport, draw_outputs; "
+        "from rdpjax.reproduce import reproduce, EXPERIMENTS; "
+        "import rdpjax.reproduction as r, rdpjax.auditing as a; "
+        "assert reproduce is r.reproduce and rdpjax.reproduce is r and rdpjax.reproduction is r; "
+        "assert AuditReport is a.AuditReport and rdpjax.audit is a.audit; "
+        "assert r.__spec__.name == 'rdpjax.reproduction'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_the_former_module_paths_name_the_estimator_modules():
     """``rdpjax.bounds``, ``rdpjax.kde``, … (before rdpjax/estimator/) are the same objects."""
     import rdpjax.bounds

@@ -156,7 +156,7 @@ def run(args) -> int:
     """
     import jax
 
-    from rdpjax.audit import audit
+    from rdpjax.auditing import audit
 
     # Every check before the audit, which may run for minutes.
     claim = claim_from_args(args)

@@ -28,7 +28,7 @@ __all__ = ["add_command", "run"]
 def _targets(args) -> list[tuple[str, object, object, object]]:
     """``(label, mechanism, x, x')`` for each mechanism or experiment the command names."""
     from rdpjax.databases import paper_pair
-    from rdpjax.reproduce import EXPERIMENTS, resolve_experiment
+    from rdpjax.reproduction import EXPERIMENTS, resolve_experiment
 
     if args.all or args.experiment:
         if args.mechanism is not None:
@@ -58,8 +58,8 @@ def _targets(args) -> list[tuple[str, object, object, object]]:
 
 def run(args) -> int:
     """Handler of ``rdpjax coverage``; input errors raise :class:`CliError`."""
-    from rdpjax.audit import exact_divergences
-    from rdpjax.reproduce import coverage_cells
+    from rdpjax.auditing import exact_divergences
+    from rdpjax.reproduction import coverage_cells
     from rdpjax.studies import format_coverage
 
     targets = _targets(args)

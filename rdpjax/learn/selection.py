@@ -125,7 +125,7 @@ def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: in
     import jax
 
     from rdpjax import learn  # the package's TRAIN_MAX, TRAIN_FRACTION: settable, read per call
-    from rdpjax.audit import draw_outputs
+    from rdpjax.auditing import draw_outputs
     from rdpjax.mechanisms.base import Mechanism
 
     if project != "learn":

@@ -197,7 +197,7 @@ def from_audit(mechanism, x, x_prime, lam, *, n, claim, project, densities, opti
     The checks are those of its other arguments; the exact values are those of a mechanism that
     knows them.
     """
-    from rdpjax.audit import exact_divergences
+    from rdpjax.auditing import exact_divergences
 
     if n is not None:
         raise ValueError(

@@ -29,7 +29,7 @@ import jax
 import numpy as np
 
 from rdpjax._table import markdown_table
-from rdpjax.audit import exact_divergences
+from rdpjax.auditing import exact_divergences
 from rdpjax.databases import paper_pair
 from rdpjax.estimator.api import lower_bound
 from rdpjax.mechanisms import registry
