@@ -10,6 +10,13 @@ import pytest
 import rdpjax
 
 
+def _python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter (nothing imported yet); its stdout, stripped."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
 def test_every_exported_name_exists():
     for name in rdpjax.__all__:
         assert getattr(rdpjax, name) is not None, name
@@ -26,8 +33,7 @@ def test_submodules_load_on_first_use_and_unknown_names_raise():
         "assert rdpjax.coverage is rdpjax.studies.coverage; "
         "assert 'coverage' in dir(rdpjax)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
+    _python(code)
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         rdpjax.nonexistent  # noqa: B018
 
@@ -38,8 +44,7 @@ def test_import_rdpjax_leaves_scipy_and_optax_unloaded():
     projection and the search; the search itself: 0.24 s)."""
     heavy = ("scipy", "optax", "matplotlib", "dp_accounting", "rdpjax.search", "rdpjax.stream")
     code = f"import sys, rdpjax, rdpjax.cli; print([m for m in {heavy} if m in sys.modules])"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0 and done.stdout.strip() == "[]", (done.stdout, done.stderr[-2000:])
+    assert _python(code) == "[]"
 
 
 def test_no_module_is_named_like_a_function_it_exports():
@@ -67,8 +72,7 @@ def test_renamed_modules_still_import_under_their_former_names():
         "assert AuditReport is a.AuditReport and rdpjax.audit is a.audit; "
         "assert r.__spec__.name == 'rdpjax.reproduction'"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
+    _python(code)
 
 
 def test_the_former_module_paths_name_the_estimator_modules():
