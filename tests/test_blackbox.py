@@ -5,7 +5,7 @@ References are independent of the batched kernel: the documented draws rebuilt h
 ``rdpjax.estimator.binning.linear_binning`` (in the same chunks, so the 1-D fraction rounding is the
 same) on a grid rebuilt from the pilot by ``rdpjax.estimator.grid``, and ``rdpjax.lower_bound`` on
 the same samples. Fixed keys throughout. The streamed-progress tests live here because this is the
-file that owns them (``tests/test_stream.py`` is kept unchanged).
+file that owns them (``tests/stream/test_stream.py`` is kept unchanged).
 """
 
 import jax

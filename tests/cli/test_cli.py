@@ -115,7 +115,7 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_help_is_complete(capsys):
-    """Every subcommand's help: tests/test_coverage_cli.py checks its options and example."""
+    """Every subcommand's help: tests/cli/test_coverage_cli.py checks its options and example."""
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0

@@ -15,7 +15,7 @@ from rdpjax.studies import wilson_interval
 
 # k-ary randomized response (k = 5): the zoo mechanism whose study compiles fastest.
 CHEAP = "kary-randomized-response"
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "coverage.py"
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "coverage.py"
 
 
 def _exit_code(argv) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCAL_DEVICES, PROCESSES = 2, 2
 TIMEOUT_S = 120  # a hung collective (a process that died) fails the test instead of blocking
 

@@ -10,7 +10,7 @@ References are independent of the formulas under test:
 * Monte Carlo with fixed seeds through the zoo's channels, checked with
   ``|mean − risk| < 4 s.e.`` (``references.assert_within_se``: two-sided nominal false-failure
   rate 6e-5 per comparison), the squared error of each replication by the density objects'
-  ``squared_error`` (checked against quadrature in ``tests/test_ldp.py``).
+  ``squared_error`` (checked against quadrature in ``tests/ldp/test_ldp.py``).
 """
 
 from __future__ import annotations
