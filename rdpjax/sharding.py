@@ -116,7 +116,7 @@ def sum_over_devices(task: Callable, num_tasks: int, mesh: Mesh, *args):
 
     def with_ids(*local_args):
         start = lax.axis_index(AXIS) * per_device
-        ids = (start + jnp.arange(per_device)).astype(jnp.int32)
+        ids = (start + jnp.arange(per_device, dtype=jnp.int32)).astype(jnp.int32)
         return task(ids, *local_args)
 
     return _summed(with_ids, mesh, tuple(PartitionSpec() for _ in args))(*args)

@@ -164,9 +164,10 @@ def bin_chunk(
     if valid is not None:
         binned = binned & valid
         off = off & valid
-    outside = outside + jnp.sum(off, dtype=jnp.int32)
+    outside = outside + jnp.sum(off, dtype=jnp.int32).astype(outside.dtype)
     u = jnp.clip(u, lo, hi)
-    cell = jnp.clip(jnp.floor(u), 0, (shape - 2)[None])  # lower corner; u − cell ∈ [0, 1]
+    # the lower corner; u − cell ∈ [0, 1]
+    cell = jnp.clip(jnp.floor(u), 0, (shape - 2)[None].astype(u.dtype))
     frac = u - cell
     cell = cell.astype(jnp.int32)
     strides = [1] * d
@@ -220,9 +221,9 @@ def count_chunk(
     keep = jnp.ones_like(inside) if clamp else inside
     if valid is not None:
         keep = keep & valid
-        outside = outside + jnp.sum(~inside & valid)
+        outside = outside + jnp.sum(~inside & valid).astype(outside.dtype)
     else:
-        outside = outside + jnp.sum(~inside)
+        outside = outside + jnp.sum(~inside).astype(outside.dtype)
     idx = jnp.clip(codes, 0, size - 1).astype(jnp.int32)
     mass = keep.astype(jnp.float64)
     if method == "scatter":

@@ -93,7 +93,11 @@ class Grid:
 
     def axes(self) -> list[Array]:
         """The 1-D coordinate vector of each axis."""
-        return [self.low[k] + self.spacing[k] * jnp.arange(s) for k, s in enumerate(self.shape)]
+        dtype = self.spacing.dtype
+        return [
+            self.low[k] + self.spacing[k] * jnp.arange(s).astype(dtype)
+            for k, s in enumerate(self.shape)
+        ]
 
     def points(self) -> Array:
         """All grid points, shape ``(*shape, d)``."""
@@ -116,9 +120,10 @@ def grid_from_range(
     """
     data_min = jnp.asarray(data_min)
     data_max = jnp.asarray(data_max)
-    interior = jnp.asarray([s - 1 - 2 * p for s, p in zip(shape, pad, strict=True)])
-    spacing = (data_max - data_min) / interior
-    low = data_min - jnp.asarray(pad) * spacing
+    span = data_max - data_min
+    interior = jnp.asarray([s - 1 - 2 * p for s, p in zip(shape, pad, strict=True)], span.dtype)
+    spacing = span / interior
+    low = data_min - jnp.asarray(pad, spacing.dtype) * spacing
     return Grid(low=low, spacing=spacing, shape=tuple(int(s) for s in shape))
 
 

@@ -40,7 +40,8 @@ def discrete_gaussian_kernel(bandwidth: ArrayLike, spacing: ArrayLike, half_widt
     ``bandwidth`` and ``spacing`` may be traced (differentiable in h); ``half_width`` is static.
     A zero half-width gives the identity (no smoothing: the h → 0 limit).
     """
-    j = jnp.arange(-half_width, half_width + 1)
+    spacing = jnp.asarray(spacing)
+    j = jnp.arange(-half_width, half_width + 1).astype(spacing.dtype)
     logk = -0.5 * (j * spacing / bandwidth) ** 2
     return jax.nn.softmax(logk)
 

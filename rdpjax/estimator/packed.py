@@ -103,7 +103,7 @@ def packed_pairs(row: Array, frac: Array, bits: int, rows: int, copies: int = 1)
     """
     shift = bits + (-(-row.shape[0] // copies)).bit_length()
     q = (frac * 2.0**bits + 0.5).astype(jnp.int32)  # round half up; fits: bits ≤ 30
-    index = row if copies == 1 else row + (jnp.arange(row.shape[0]) % copies) * rows
+    index = row if copies == 1 else row.astype(int) + (jnp.arange(row.shape[0]) % copies) * rows
     packed = (
         jnp.zeros(rows * copies, jnp.int64)
         .at[index]
@@ -156,7 +156,7 @@ def bin_1d(
         (lo, hi), slack = interior[0], EDGE_SLACK
     inside = jnp.clip(u, lo, hi)
     cell = jnp.minimum(inside.astype(jnp.int32), size - 2)  # = floor, as inside ≥ 0
-    frac = inside - cell  # ∈ [0, 1]
+    frac = inside - cell.astype(inside.dtype)  # ∈ [0, 1]
     row = jnp.where(u < lo - slack, below, jnp.where(u > hi + slack, above, cell))
     if interior is not None:  # non-finite samples are neither binned nor counted
         row = jnp.where(jnp.isfinite(u), row, discard)

@@ -130,7 +130,7 @@ class Smoothing:
         )
         z = zh = 1.0
         for axis, m in enumerate(half_width):
-            j = jnp.arange(-m, m + 1) * grid.spacing[axis] / h[axis]
+            j = jnp.arange(-m, m + 1).astype(grid.spacing.dtype) * grid.spacing[axis] / h[axis]
             z = z * jnp.sum(jnp.exp(-0.5 * j**2))  # Z: normalizer of the kernel
             zh = zh * jnp.sum(jnp.exp(-(j**2)))  # Z′: normalizer at h/√2
         self.square_const = zh / z**2  # S∘S (squared weights) = (Z′/Z²) S′

@@ -140,10 +140,12 @@ def _percentiles(x: Array, quantiles: Sequence[float], m: int | Array | None = N
         if isinstance(m, int):
             pos = q * (m - 1)
             low, high = math.floor(pos), math.ceil(pos)
+            frac = pos - low
         else:
             pos = q * (m - 1.0)
             low, high = jnp.floor(pos).astype(jnp.int32), jnp.ceil(pos).astype(jnp.int32)
-        out.append(v[low] * (1.0 - (pos - low)) + v[high] * (pos - low))
+            frac = pos - low.astype(pos.dtype)
+        out.append(v[low] * (1.0 - frac) + v[high] * frac)
     return out
 
 
