@@ -34,5 +34,5 @@ def uniform_arrangement(key: jax.Array, counts: jax.Array, length: int) -> jax.A
 def _place(remaining: jax.Array, inputs: tuple[jax.Array, jax.Array]):
     """One slot of :func:`uniform_arrangement` (module level, so eager scans hit the cache)."""
     u, slots_left = inputs
-    bit = u * slots_left < remaining
+    bit = u * slots_left < remaining.astype(u.dtype)
     return remaining - bit.astype(remaining.dtype), bit

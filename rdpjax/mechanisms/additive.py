@@ -58,7 +58,8 @@ class AdditiveNoise(Mechanism):
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
         """``S(x) + Y``: shape ``(n,)`` for ``(m,)`` databases, ``(n, d)`` for ``(m, d)``."""
         s = self.statistic(database)
-        return jnp.asarray(s)[None] + self.noise(key, (n, *s.shape))
+        noise = self.noise(key, (n, *s.shape))  # the default float: an int or float32 sum joins it
+        return jnp.asarray(s, noise.dtype)[None] + noise
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
         """Continuous, of dimension d for an ``(m, d)`` database and 1 otherwise (or for none)."""

@@ -127,7 +127,8 @@ class SparseVector(Mechanism):
         above = noisy >= jnp.asarray(self.threshold) + rho
         if not self.stops:
             return above.astype(jnp.int32)
-        before = jnp.cumsum(above, axis=1) - above  # number of ⊤ strictly before query i
+        count = jnp.cumsum(above, axis=1)  # an int array (the default int)
+        before = count - above.astype(count.dtype)  # number of ⊤ strictly before query i
         return (above & (before < self.cutoff)).astype(jnp.int32)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:

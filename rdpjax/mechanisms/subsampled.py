@@ -77,7 +77,8 @@ class PoissonSubsampled(Mechanism):
         key_keep, key_noise = jax.random.split(key)
         keep = _random.bernoulli(key_keep, jnp.asarray(self.rate), (n, x.shape[0]))
         kept_sum = keep.astype(x.dtype) @ x  # Eq. (22): the sum over the kept entries
-        return kept_sum + self.base.noise(key_noise, kept_sum.shape)
+        noise = self.base.noise(key_noise, kept_sum.shape)  # the default float, as in the base
+        return kept_sum.astype(noise.dtype) + noise
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
         """The base mechanism's output: continuous, of the dimension of the rows."""
