@@ -73,7 +73,10 @@ def _project_simplex(v: jax.Array, total: jax.Array) -> jax.Array:
     import optax  # here, not at import of rdpjax: 0.06 s
 
     k = v.shape[-1]
-    flat = jax.vmap(optax.projections.projection_simplex)(v.reshape(-1, k), total.reshape(-1))
+    # optax divides by an int array (a cumsum by its 1-based index) inside: it needs standard
+    # dtype promotion, which this keeps where a caller runs jax's strict mode.
+    with jax.numpy_dtype_promotion("standard"):
+        flat = jax.vmap(optax.projections.projection_simplex)(v.reshape(-1, k), total.reshape(-1))
     return flat.reshape(v.shape)
 
 
