@@ -66,9 +66,12 @@ class Score:
         params = [xp.asarray(a) for a in (self.center, self.scale, self.w, self.w2)]
         center, scale, w, w2 = params
         z = (xp.asarray(x).reshape(x.shape[0], -1) - center[None]) / scale[None]
-        out = z @ w
+        # Logistic weights may be float32 (fitted under 32-bit jax) beside a float64 z: the
+        # products are in the wider of the two, as promotion made them (w2 has w's dtype).
+        dtype = np.promote_types(z.dtype, w.dtype)
+        out = z.astype(dtype) @ w.astype(dtype)
         if self.family == "quadratic":
-            out = out + (z * z) @ w2
+            out = out + (z * z).astype(dtype) @ w2.astype(dtype)
         return out
 
 
@@ -95,7 +98,10 @@ def _logistic(features: np.ndarray, labels: np.ndarray, init: np.ndarray) -> np.
         def step(carry, _):
             w, state = carry
             grads = jax.grad(loss)(w)
-            updates, state = opt.update(grads, state, w)
+            # optax's Adam raises a Python float to its int32 step count (bias correction):
+            # standard dtype promotion there, where a caller runs jax's strict mode.
+            with jax.numpy_dtype_promotion("standard"):
+                updates, state = opt.update(grads, state, w)
             return (optax.apply_updates(w, updates), state), None
 
         (w, _), _ = jax.lax.scan(step, (w, opt.init(w)), None, length=_STEPS)
