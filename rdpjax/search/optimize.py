@@ -75,7 +75,10 @@ def _gradient_chain(objective, space, optimizer, steps):
             better = val > best_value
             best = jax.tree.map(lambda new, old: jnp.where(better, new, old), params, best)
             best_value = jnp.maximum(val, best_value)
-            updates, state = optimizer.update(grad, state, params)
+            # optax's Adam raises a Python float to its int32 step count (bias correction):
+            # standard dtype promotion there, where a caller runs jax's strict mode.
+            with jax.numpy_dtype_promotion("standard"):
+                updates, state = optimizer.update(grad, state, params)
             params = optax.apply_updates(params, updates)
             # Bounds as trees: optax 0.2.8's projection_box rejects scalar bounds on a dict.
             low = jax.tree.map(lambda t: jnp.full_like(t, space.low), params)
