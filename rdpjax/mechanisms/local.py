@@ -114,7 +114,9 @@ class KaryRandomizedResponse(Mechanism):
         keep_prob = jnp.exp(alpha) / (jnp.exp(alpha) + self.k - 1)
         key_keep, key_other = jax.random.split(key)
         keep = jax.random.bernoulli(key_keep, keep_prob, (n,))
-        other = (x + jax.random.randint(key_other, (n,), 1, self.k)) % self.k  # uniform on ≠ x
+        shift = jax.random.randint(key_other, (n,), 1, self.k)  # the default int
+        x = x.astype(shift.dtype)
+        other = (x + shift) % self.k  # uniform on ≠ x
         return jnp.where(keep, x, other).astype(jnp.int32)
 
     def output(self, database: jax.Array | None = None) -> OutputSpec:
