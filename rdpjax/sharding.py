@@ -52,6 +52,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -122,7 +123,7 @@ def sum_over_devices(task: Callable, num_tasks: int, mesh: Mesh, *args):
     return _summed(with_ids, mesh, tuple(PartitionSpec() for _ in args))(*args)
 
 
-def sum_over_blocks(fn: Callable, mesh: Mesh, x):
+def sum_over_blocks(fn: Callable[[Any], Any], mesh: Mesh, x: Any) -> Any:
     """Run ``fn(block)`` on every device of ``mesh``, each on its block of ``x``, and sum them.
 
     Each block is contiguous: the leading axis split in ``D`` equal parts (``D`` must divide it).

@@ -25,20 +25,20 @@ sample size (``layout="bucketed"`` makes layouts repeat across data sets).
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Sequence
+from typing import Any, cast
 
 import jax
 import numpy as np
 from jax.sharding import Mesh
 
 from rdpjax._precision import float64
-from rdpjax._typing import Array, ArrayLike
+from rdpjax._typing import Array, ArrayLike, typed_jit
 from rdpjax.estimator.plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.planning import plan_samples
 from rdpjax.estimator.settings import DEFAULTS, Defaults, padded_settings
 from rdpjax.orders import DEFAULT_ORDERS
-from rdpjax.sharding import draw_mesh
+from rdpjax.sharding import draw_mesh  # pyright: ignore[reportUnknownVariableType]  # jax.Device is Unknown to the checker
 
 __all__ = [
     "Defaults",
@@ -146,19 +146,19 @@ The budget is the safety net for what buckets do not bound (e.g. every pair of u
 past it :func:`lower_bound` drops its own compiled programs and starts afresh (the next calls
 compile again; results are unchanged; ``tests/test_bounds.py`` checks it)."""
 
-_seen_programs: set = set()
+_seen_programs: set[tuple[Any, ...]] = set()
 
 
-def _program_key(plan: BoundPlan, p: Array, q: Array) -> tuple:
+def _program_key(plan: BoundPlan, p: Array, q: Array) -> tuple[Any, ...]:
     """What decides the compiled programs of one call.
 
     That is the plan's static fields, every leaf's shape and dtype, and the samples'.
     """
-    leaves, tree = jax.tree.flatten((plan, p, q))
+    leaves, tree = cast(tuple[list[Any], Any], jax.tree.flatten((plan, p, q)))
     return tree, tuple((np.shape(x), str(getattr(x, "dtype", type(x).__name__))) for x in leaves)
 
 
-def _keep_program_budget(key: tuple) -> None:
+def _keep_program_budget(key: tuple[Any, ...]) -> None:
     """Before a call whose compiled-program combination is ``key``: past the budget, drop them all.
 
     The count is jax's own (each jitted function's ``_cache_size()``, so programs compiled for
@@ -167,26 +167,26 @@ def _keep_program_budget(key: tuple) -> None:
     """
     programs = (padded_settings, bin_program, bound_program)
     if all(callable(getattr(fn, "_cache_size", None)) for fn in programs):
-        sizes = [fn._cache_size() for fn in programs]  # pyright: ignore[reportAttributeAccessIssue]
+        sizes: list[int] = [fn._cache_size() for fn in programs]  # pyright: ignore[reportFunctionMemberAccess]
         full = max(sizes) >= PROGRAM_BUDGET
     else:
         full = key not in _seen_programs and len(_seen_programs) >= PROGRAM_BUDGET
     if full:
         for fn in programs:
-            fn.clear_cache()  # pyright: ignore[reportAttributeAccessIssue]
+            fn.clear_cache()  # pyright: ignore[reportFunctionMemberAccess]
         _seen_programs.clear()
     _seen_programs.add(key)
 
 
-@functools.partial(jax.jit, static_argnames=("mesh",))
+@typed_jit(static_argnames=("mesh",))
 def bin_program(
     plan: BoundPlan,
     p: Array,
     q: Array,
-    n_p: Array,
-    n_q: Array,
-    settings: tuple | None,
-    span: tuple | None,
+    n_p: int | Array,
+    n_q: int | Array,
+    settings: tuple[Any, ...] | None,
+    span: tuple[Any, ...] | None,
     mesh: Mesh | None = None,
 ) -> Binned:
     # Sizes traced, samples padded to bucketed lengths: a new n in a seen bucket reuses it.
@@ -200,11 +200,11 @@ def binning_mesh() -> Mesh | None:
     ``None`` (the default device). On a CPU, jax has one device unless told more
     (``jax_num_cpu_devices``).
     """
-    devices = jax.local_devices()
+    devices = cast(list[Any], jax.local_devices())  # jax.Device is Unknown to the checker
     return draw_mesh(devices) if len(devices) > 1 else None
 
 
-@jax.jit
+@typed_jit()
 def bound_program(plan: BoundPlan, binned: Binned) -> Bound:
     # A separate compilation from the binning: it depends on the layout and the orders, not
     # on n, so a new sample size on the same layout reuses it.
@@ -316,7 +316,7 @@ def lower_bound(
         )
         plan, p, q = planned.plan, planned.p, planned.q
         _keep_program_budget(_program_key(plan, p, q))
-        binned = bin_program(
+        binned: Binned = bin_program(
             plan, p, q, planned.n_p, planned.n_q, planned.settings, planned.span,
             None if plan.discrete else mesh,
         )  # fmt: skip

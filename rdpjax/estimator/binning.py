@@ -35,21 +35,19 @@ Two formulations of the accumulation, selectable by ``method``:
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh
 
 from rdpjax._precision import require_float64
-from rdpjax._typing import Array
+from rdpjax._typing import Array, typed_jit
 from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.packed import EDGE_SLACK, FIRST, SPLIT, bin_1d, fraction_bits, packing
-from rdpjax.sharding import sum_over_blocks
+from rdpjax.sharding import sum_over_blocks  # pyright: ignore[reportUnknownVariableType]  # sharding is outside the strict scope
 
 __all__ = [
     "DEFAULT_CHUNK",
@@ -175,10 +173,9 @@ def bin_chunk(
         strides[k] = strides[k + 1] * grid.shape[k + 1]
     # Linear binning (Wand 1994): corner c of the cell gets Π_k (c_k ? frac_k : 1 − frac_k).
     # The pair (c_last = 0, 1) shares one row; the other axes' corners are separate rows.
-    pair = (
-        FIRST + frac[:, -1:] * SPLIT
-    )  # (1 − frac, frac), without a stack (see packed.packed_pairs)
-    rows, weights = [], []
+    pair = jnp.asarray(FIRST + frac[:, -1:] * SPLIT)  # (1 − frac, frac), without a stack
+    rows: list[Array] = []
+    weights: list[Array] = []
     for corner in itertools.product((0, 1), repeat=d - 1):
         row = sum((cell[:, k] + c) * strides[k] for k, c in enumerate(corner + (0,)))
         w = pair
@@ -249,7 +246,7 @@ def scan_chunks(step: Callable[[Any, Array], Any], carry: Any, data: Array, chun
     return carry
 
 
-@functools.partial(jax.jit, static_argnames=("chunk_size", "method", "mesh"))
+@typed_jit(static_argnames=("chunk_size", "method", "mesh"))
 def linear_binning(
     samples: Array,
     grid: Grid,
@@ -302,7 +299,7 @@ def linear_binning(
     return bin_counts(acc, grid).reshape(grid.shape), outside
 
 
-@functools.partial(jax.jit, static_argnames=("size", "chunk_size", "method"))
+@typed_jit(static_argnames=("size", "chunk_size", "method"))
 def count_codes(
     codes: Array, size: int, *, chunk_size: int = DEFAULT_CHUNK, method: str = "scatter"
 ) -> Array:

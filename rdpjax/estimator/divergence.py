@@ -27,7 +27,7 @@ def softmax_floor(q: Array, floor: Scalar, beta: Scalar) -> Array:
     return jnp.logaddexp(beta * q, beta * floor) / beta  # Eq. (13)
 
 
-def _safe_log(x: Array) -> tuple[Array, Array]:
+def safe_log(x: Array) -> tuple[Array, Array]:
     """``(log x, x > 0)`` with a finite gradient where x = 0 (the double-where trick)."""
     positive = x > 0
     return jnp.log(jnp.where(positive, x, 1.0)), positive
@@ -38,8 +38,8 @@ def log_renyi_integral(p: Array, q: Array, lam: Scalar, cell_volume: Scalar = 1.
 
     ``q`` must be positive wherever ``p`` is (true for a floored ``q``).
     """
-    log_p, positive = _safe_log(p)
-    log_q, _ = _safe_log(q)
+    log_p, positive = safe_log(p)
+    log_q, _ = safe_log(q)
     terms = jnp.where(positive, lam * log_p + (1.0 - lam) * log_q, -jnp.inf)
     return logsumexp(terms) + jnp.log(cell_volume)
 

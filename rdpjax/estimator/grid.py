@@ -161,7 +161,8 @@ def grid_layout(
     d = data_min.shape[0]
     if cells_per_bandwidth is None:
         cells_per_bandwidth = CELLS_PER_BANDWIDTH_BY_DIM.get(d, CELLS_PER_BANDWIDTH)
-    shape, pad = [], []
+    shape: list[int] = []
+    pad: list[int] = []
     for k in range(d):
         width = float(data_max[k] - data_min[k])
         h = float(bandwidth[k])
@@ -214,7 +215,8 @@ def kernel_half_width(bandwidth: ArrayLike, spacing: ArrayLike, radius: float) -
     """Static half-width, in grid cells, of a kernel cut at ``radius`` bandwidths (host-side)."""
     h = np.atleast_1d(np.asarray(bandwidth, np.float64))
     dx = np.atleast_1d(np.asarray(spacing, np.float64))
-    return tuple(int(math.ceil(radius * hk / dk)) for hk, dk in zip(h, dx, strict=True))
+    pairs: list[tuple[float, float]] = list(zip(h.tolist(), dx.tolist(), strict=True))
+    return tuple(int(math.ceil(radius * hk / dk)) for hk, dk in pairs)
 
 
 def _bucketed_layout(
@@ -226,7 +228,8 @@ def _bucketed_layout(
     the kernel spans the whole margin (≥ 5h, never truncated sooner than the exact layout's).
     """
     exact, _ = grid_layout(lo, hi, h)
-    shape, pad = [], []
+    shape: list[int] = []
+    pad: list[int] = []
     for k, s0 in enumerate(exact):
         width, hk = float(hi[k] - lo[k]), float(h[k])
         size = bucket_size(s0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -130,7 +131,7 @@ def plan_options(
     variance: str,
     second_order: bool,
     defaults: Defaults,
-) -> dict:
+) -> dict[str, Any]:
     """Validate the options every plan shares.
 
     Returns the keyword arguments of :class:`BoundPlan` other than the layout and the bandwidth.

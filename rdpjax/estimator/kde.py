@@ -16,13 +16,11 @@ lower bound.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from rdpjax._typing import Array, ArrayLike
+from rdpjax._typing import Array, ArrayLike, typed_jit
 from rdpjax.estimator.grid import Grid, kernel_half_width  # noqa: F401 - re-exported
 
 __all__ = [
@@ -104,7 +102,7 @@ def fft_kde(counts: Array, grid: Grid, bandwidth: ArrayLike, half_width: tuple[i
     return jnp.maximum(dens, 0.0)
 
 
-@functools.partial(jax.jit, static_argnames=("chunk_size",))
+@typed_jit(static_argnames=("chunk_size",))
 def direct_kde(
     samples: Array, points: Array, bandwidth: ArrayLike, *, chunk_size: int = 4096
 ) -> Array:

@@ -130,7 +130,7 @@ def packed_pairs_jvp(
         .at[row]
         .add(d_frac[:, None] * SPLIT, mode="promise_in_bounds")
     )
-    return packed_pairs(row, frac, bits, rows, copies), d_pairs
+    return cast(Array, packed_pairs(row, frac, bits, rows, copies)), d_pairs
 
 
 def bin_1d(
@@ -163,7 +163,7 @@ def bin_1d(
     if valid is not None:
         row = jnp.where(valid, row, discard)
     bits, copies = packing(u.shape[0])
-    pairs = packed_pairs(row, frac, bits, size + 3, copies)
+    pairs = cast(Array, packed_pairs(row, frac, bits, size + 3, copies))
     off = pairs[below:].sum(axis=-1)  # (below, above) counts, exact integers
     acc = acc + pairs[:below]
     if interior is not None:  # clamped onto the box: all of a sample's mass on its end point

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -118,12 +119,13 @@ class Bound:
         """True when several bounds were made to hold together (Bonferroni)."""
         return self.n_bounds > 1
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain Python values (JSON-ready), same field names."""
-        out = {}
+        out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            out[f.name] = np.asarray(v).tolist() if isinstance(v, jax.Array | np.ndarray) else v
+            is_array = isinstance(v, jax.Array | np.ndarray)
+            out[f.name] = np.asarray(cast(ArrayLike, v)).tolist() if is_array else v
         out["simultaneous"] = self.simultaneous
         # Which divergence each order's bound is on (P: the output law on x, Q: on x').
         out["direction_label"] = [DIRECTION_NAMES[int(d)] for d in np.atleast_1d(out["direction"])]
@@ -383,8 +385,8 @@ class BoundPlan:
             pmf_p, pmf_q = fp, fq
         else:
             grid = binned.grid
-            if grid is None or self.half_width is None:
-                raise ValueError("a continuous plan needs binned data on a grid and a half-width.")
+            if grid is None:
+                raise ValueError("a continuous plan needs binned data on a grid.")
             ops = Smoothing(grid, bandwidth, self.half_width)
             fp = fft_kde(counts_p, grid, bandwidth, self.half_width)  # Eq. (10)
             fq = fft_kde(counts_q, grid, bandwidth, self.half_width)  # Eq. (10)

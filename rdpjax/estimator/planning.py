@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -59,7 +59,7 @@ class Planned(NamedTuple):
     q: jax.Array
     n_p: int
     n_q: int
-    settings: tuple | None
+    settings: tuple[Any, ...] | None
     span: tuple[np.ndarray, np.ndarray] | None
 
 
@@ -188,7 +188,7 @@ def plan_samples(
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
     (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2), scale_subsample(q2)
-    settings = padded_settings(
+    settings: tuple[Any, ...] = padded_settings(
         sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=defaults
     )
     (p_min, p_max), (q_min, q_max) = extremes

@@ -46,7 +46,7 @@ import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
 from rdpjax._typing import Array, ArrayLike, Scalar
-from rdpjax.estimator.divergence import _safe_log, softmax_floor
+from rdpjax.estimator.divergence import safe_log, softmax_floor
 from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.kde import smooth
 
@@ -80,7 +80,7 @@ def plugin_derivatives(
       variables ``(p, q)`` is ``blockdiag-by-cell(d) − (λ−1) g gᵀ``.
     """
     live = p > _RELATIVE_ZERO * jnp.max(p)
-    log_p, _ = _safe_log(jnp.where(live, p, 0.0))
+    log_p, _ = safe_log(jnp.where(live, p, 0.0))
     t = softmax_floor(q, floor, beta)
     log_t = jnp.log(t)
     z = beta * (q - floor)

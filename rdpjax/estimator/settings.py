@@ -11,7 +11,6 @@ padded to a bucketed size (so that a new n does not compile anything new).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from collections.abc import Sequence
 
@@ -19,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rdpjax._typing import Array, ArrayLike
+from rdpjax._typing import Array, ArrayLike, typed_jit
 from rdpjax.estimator.grid import bucket_size
 
 __all__ = [
@@ -135,7 +134,7 @@ def _percentiles(x: Array, quantiles: Sequence[float], m: int | Array | None = N
         v, m = _sort_finite(x), x.shape[0]
     else:  # padding sorts last as +inf; the positions below use only the first m
         v = _sort_finite(jnp.where((jnp.arange(x.shape[0]) < m)[:, None], x, jnp.inf))
-    out = []
+    out: list[Array] = []
     for q in quantiles:
         if isinstance(m, int):
             pos = q * (m - 1)
@@ -247,11 +246,11 @@ def scale_subsample(x: np.ndarray) -> tuple[np.ndarray, int]:
     return out, len(sub)
 
 
-@functools.partial(jax.jit, static_argnames=("defaults",))
+@typed_jit(static_argnames=("defaults",))
 def padded_settings(
-    sub_p: Array,
+    sub_p: ArrayLike,
     m_p: int | Array,
-    sub_q: Array,
+    sub_q: ArrayLike,
     m_q: int | Array,
     n_p: int | Array,
     n_q: int | Array,
@@ -268,12 +267,13 @@ def padded_settings(
     shape. The result equals :func:`continuous_settings`' up to the order of floating-point
     additions.
     """
+    sub_p, sub_q = jnp.asarray(sub_p), jnp.asarray(sub_q)  # traced already: adds nothing
     scale = 0.5 * (_robust_scale(sub_p, m_p) + _robust_scale(sub_q, m_q))
     n = jnp.minimum(n_p, n_q).astype(jnp.float64)
     return _from_scale(scale, n, sub_p.shape[1], bandwidth, floor, beta, defaults)
 
 
-@functools.partial(jax.jit, static_argnames=("defaults",))
+@typed_jit(static_argnames=("defaults",))
 def scheduled_settings(
     p: Array,
     q: Array,

@@ -94,7 +94,8 @@ def fit_quantile_map(pilot: np.ndarray) -> QuantileMap:
     pilot = np.asarray(pilot, np.float64).reshape(len(pilot), -1)
     k = int(np.clip(len(pilot) // 16, 8, MAX_KNOTS))
     levels = (np.arange(k) + 0.5) / k
-    knots, kept_levels = [], []
+    knots: list[np.ndarray] = []
+    kept_levels: list[np.ndarray] = []
     for axis in range(pilot.shape[1]):
         xk = np.quantile(pilot[:, axis], levels)
         # Ties (an atom in the pilot) would make the map a step: keep each value's first level.

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from jax.scipy.special import logsumexp
 
 from rdpjax._typing import Array, Scalar
-from rdpjax.estimator.divergence import _safe_log, softmax_floor
+from rdpjax.estimator.divergence import safe_log, softmax_floor
 
 __all__ = ["variance_eq18", "influence_variance", "variance_autodiff"]
 
@@ -58,8 +58,8 @@ def variance_eq18(
       ``(var_p, var_q)`` = ``(S1, S2) / ((λ−1) I)²``.
     """
     log_cell = jnp.log(cell_volume)
-    log_p, pos = _safe_log(p)
-    log_q, qpos = _safe_log(q)
+    log_p, pos = safe_log(p)
+    log_q, qpos = safe_log(q)
     log_qt = jnp.log(softmax_floor(q, floor, beta))
     log_pi = jax.nn.log_sigmoid(beta * (q - floor))  # log π(q̂)
     log_i = _log_integral(lam * log_p + (1 - lam) * log_qt, pos, log_cell)
