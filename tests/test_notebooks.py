@@ -99,9 +99,10 @@ def executed(request, tmp_path_factory):
     names = _selected(request.session)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RDPJAX_NOTEBOOK_N", TEST_N)
-        # The notebooks run as a user runs them: numpy-style rank promotion allowed (the suite
-        # raises on it, conftest.py, for rdpjax's own code).
+        # The notebooks run as a user runs them: numpy-style rank promotion and jax's standard
+        # dtype promotion (the suite raises on both, conftest.py, for rdpjax's own code).
         mp.delenv("JAX_NUMPY_RANK_PROMOTION", raising=False)
+        mp.delenv("JAX_NUMPY_DTYPE_PROMOTION", raising=False)
         mp.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
         workdirs = [tmp_path_factory.mktemp(Path(name).stem) for name in names]
         results = execute_all([NOTEBOOKS / name for name in names], workdirs, probe=True)

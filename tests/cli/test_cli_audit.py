@@ -41,7 +41,8 @@ def fixed_sum(rng, database, n):
 
 def jax_sum(key, database, n):
     """fixed_sum as a JAX sampler."""
-    return jnp.sum(database) + (2.0 / EPSILON) * jax.random.laplace(key, (n,))
+    noise = (2.0 / EPSILON) * jax.random.laplace(key, (n,))
+    return jnp.sum(database).astype(noise.dtype) + noise
 
 
 def jax_rr(key, database, n):
