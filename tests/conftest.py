@@ -5,6 +5,9 @@ import os
 # Implicit rank promotion (broadcasting arrays of different ranks, e.g. (n, d) with (d,)) raises
 # in the suite: such broadcasts are written out in rdpjax. Programs the tests start inherit it.
 os.environ["JAX_NUMPY_RANK_PROMOTION"] = "raise"
+# Strict dtype promotion likewise: mixed-dtype arithmetic is written out with explicit casts in
+# rdpjax, so a silent int -> float or float32 -> float64 promotion cannot change a result unnoticed.
+os.environ["JAX_NUMPY_DTYPE_PROMOTION"] = "strict"
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
@@ -12,6 +15,7 @@ import pytest  # noqa: E402
 import rdpjax  # noqa: E402
 
 jax.config.update("jax_numpy_rank_promotion", "raise")  # in case jax was imported first
+jax.config.update("jax_numpy_dtype_promotion", "strict")
 
 # Commands the tests start as programs (python -m rdpjax.cli) would otherwise fill the user's
 # compilation cache (~/.cache/rdpjax); tests/test_cli_cache.py turns it on where it tests it.
