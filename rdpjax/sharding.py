@@ -33,8 +33,8 @@ on every process. Inputs are passed as host numpy data replicated on every proce
 multi-controller JAX requires. On CPUs the processes need cross-process collectives,
 ``jax.config.update("jax_cpu_collectives_implementation", "gloo")`` (jax 0.10's default; without
 them XLA fails with "Multiprocess computations aren't implemented on the CPU backend").
-Tested on one machine (``tests/test_multihost.py``): two processes with two forced CPU devices
-each, joined by ``jax.distributed`` on 127.0.0.1 with gloo, compute a streamed bound, a
+Tested on one machine (``tests/stream/test_multihost.py``): two processes with two forced CPU
+devices each, joined by ``jax.distributed`` on 127.0.0.1 with gloo, compute a streamed bound, a
 :func:`rdpjax.stream.replicated_bounds` and a :func:`rdpjax.studies.coverage` study and a
 ``linear_binning`` over the four devices, and both match one process with four forced devices
 (``XLA_FLAGS=--xla_force_host_platform_device_count=4``) to ``rtol=1e-9``. Untested across

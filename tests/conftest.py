@@ -18,7 +18,7 @@ jax.config.update("jax_numpy_rank_promotion", "raise")  # in case jax was import
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 
 # Commands the tests start as programs (python -m rdpjax.cli) would otherwise fill the user's
-# compilation cache (~/.cache/rdpjax); tests/test_cli_cache.py turns it on where it tests it.
+# compilation cache (~/.cache/rdpjax); tests/cli/test_cli_cache.py turns it on where it tests it.
 os.environ.setdefault("RDPJAX_NO_CACHE", "1")
 
 

@@ -144,7 +144,7 @@ random sizes 1,000–20,000 a side compiled 8 settings, 39 binning and 7 bound p
 then nothing more (peak 4,831 maps, 598 MB; ``python benchmarks/many_datasets.py --budget 0``).
 The budget is the safety net for what buckets do not bound (e.g. every pair of unequal sizes):
 past it :func:`lower_bound` drops its own compiled programs and starts afresh (the next calls
-compile again; results are unchanged; ``tests/test_bounds.py`` checks it)."""
+compile again; results are unchanged; ``tests/estimator/test_bounds.py`` checks it)."""
 
 _seen_programs: set[tuple[Any, ...]] = set()
 

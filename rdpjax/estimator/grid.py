@@ -11,8 +11,9 @@ estimated pmfs on the grid sum to one exactly.
 Spacing rule: the cell width is at most ``bandwidth / cells``, ``cells`` by dimension
 (:data:`CELLS_PER_BANDWIDTH_BY_DIM`: 16 in 1-D and 3-D, 4 in 2-D). With linear binning the error
 of the binned KDE is O((Δ/h)²) relative to the density: at Δ = h/16 it is below 1e-4 of the peak,
-at the 2-D default about 2e-3 (measured in ``tests/test_kde.py`` against the direct KDE), which
-left the 2-D bound's coverage and tightness where 16 cells put them (docs/calibration.md).
+at the 2-D default about 2e-3 (measured in ``tests/estimator/test_kde.py`` against the direct
+KDE), which left the 2-D bound's coverage and tightness where 16 cells put them
+(docs/calibration.md).
 
 Layout policy (:func:`plan_layout`): ``"exact"`` sizes the grid to the data as above;
 ``"bucketed"`` rounds the size up to one of four sizes per octave (:func:`bucket_size`) and the
@@ -55,7 +56,7 @@ CELLS_PER_BANDWIDTH_BY_DIM = {1: CELLS_PER_BANDWIDTH, 2: 4, 3: 16}
 per bandwidth cube: in 2-D, 4 cells gave the coverage and tightness of 16 (to two decimals)
 with a grid 16× smaller and studies 8× faster (R = 200, n = 10^4 and 10^5,
 ``benchmarks/calibrate_multid.py``, docs/calibration.md); the KDE is then within 2e-3 of
-the peak of the direct KDE (``tests/test_kde.py``). 3-D keeps 16 (capped at
+the peak of the direct KDE (``tests/estimator/test_kde.py``). 3-D keeps 16 (capped at
 :data:`MAX_GRID_SIZE`): not calibrated."""
 
 MAX_GRID_SIZE = {1: 2**18, 2: 1024, 3: 200}

@@ -3,7 +3,8 @@
 Duchi, Jordan, Wainwright, *Local Privacy and Minimax Bounds: Sharp Rates for Probability
 Estimation*, arXiv:1305.6000, prove rates (Theorems 1 and 2, Propositions 2 and 3) up to constants
 that the text does not give; the risks here are exact for the *unprojected* estimators, derived in
-docs/methods.md §5 and checked against Monte Carlo and enumeration in ``tests/test_ldp_risk.py``.
+docs/methods.md §5 and checked against Monte Carlo and enumeration in
+``tests/ldp/test_ldp_risk.py``.
 The projected estimators (Π_Δ, Π_k) have at most these risks, since the projection onto a convex
 set that holds the truth is non-expansive toward it.
 
