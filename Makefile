@@ -28,7 +28,7 @@ lint: $(STAMP)
 
 # `make test` runs this too (tests/test_types.py): pyproject.toml's [tool.basedpyright] scope.
 typecheck: $(STAMP)
-	$(VENV)/bin/basedpyright --pythonpath $(VENV)/bin/python
+	$(VENV)/bin/basedpyright -p $(CURDIR) --pythonpath $(VENV)/bin/python
 
 calibrate: $(STAMP)
 	$(VENV)/bin/python benchmarks/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibrate.json

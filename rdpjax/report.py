@@ -405,7 +405,7 @@ def _looks_table(looks) -> list[str]:
                 f"{lower[i]:.4g}",
                 cl,
                 "yes" if look.refuted else "",
-            )  # fmt: skip
+            )
         )
     header = ("look", "n", "drawn", "level α_k", "λ", "lower", "claimed", "refuted")
     return markdown_table(header, rows)

@@ -20,7 +20,8 @@ def test_pyright_strict_on_the_estimator():
     checker = Path(sys.executable).with_name("basedpyright")
     assert checker.exists(), "basedpyright is missing: pip install 'rdpjax[test]'"
     done = subprocess.run(
-        [str(checker), "--pythonpath", sys.executable],
+        # -p: this repository's pyproject.toml, never a pyrightconfig.json in a folder above it
+        [str(checker), "-p", str(ROOT), "--pythonpath", sys.executable],
         cwd=ROOT,
         capture_output=True,
         text=True,
