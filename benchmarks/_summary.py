@@ -43,6 +43,13 @@ def write_json(out: Path, meta: dict, **sections) -> None:
     print(f"wrote {out}")
 
 
+def write_table(out: Path, heading: str, table: str) -> None:
+    """Write ``heading``, a blank line and the markdown ``table`` to ``out``; print the table."""
+    out.write_text(f"{heading}\n\n{table}\n")
+    print(table)
+    print(f"wrote {out}")
+
+
 def write_study(out: Path, command: str, orders, alpha: float, cells: list, table: str) -> None:
     """Print the markdown table and write ``{"meta", "cells"}`` JSON to ``out``."""
     print(table)

@@ -28,7 +28,7 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _summary import write_json  # noqa: E402
+from _summary import write_json, write_table  # noqa: E402
 
 import rdpjax  # noqa: E402
 from rdpjax.estimator import grid as grid_module  # noqa: E402
@@ -123,13 +123,11 @@ def main(argv=None) -> int:
         "date": time.strftime("%Y-%m-%d"),
     }
     write_json(args.out, meta, cells=rows)
-    table = format_table(rows)
-    args.out.with_suffix(".md").write_text(
+    heading = (
         f"`{meta['command'].strip()}` (R = {args.reps} a cell, jax {jax.__version__}, "
-        f"{meta['date']}; simultaneous over λ = 2, 5, 7 at α = 0.05)\n\n{table}\n"
+        f"{meta['date']}; simultaneous over λ = 2, 5, 7 at α = 0.05)"
     )
-    print(table)
-    print(f"wrote {args.out.with_suffix('.md')}")
+    write_table(args.out.with_suffix(".md"), heading, format_table(rows))
     return 0
 
 

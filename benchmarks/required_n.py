@@ -24,7 +24,7 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _summary import write_json  # noqa: E402
+from _summary import write_json, write_table  # noqa: E402
 
 import rdpjax  # noqa: E402
 from rdpjax.studies import coverage  # noqa: E402
@@ -107,14 +107,12 @@ def main(argv=None) -> int:
         "date": time.strftime("%Y-%m-%d"),
     }
     write_json(args.out, meta, cells=cells)
-    table = format_table(cells)
-    args.out.with_suffix(".md").write_text(
+    heading = (
         f"`{meta['command'].strip()}` (R = {args.reps} a cell, n ∈ {list(NS)}, jax "
         f"{jax.__version__}, {meta['date']}): the first n per side whose mean bound reaches ½ "
-        f"and 0.9 of ε(λ)\n\n{table}\n"
+        f"and 0.9 of ε(λ)"
     )
-    print(table)
-    print(f"wrote {args.out.with_suffix('.md')}")
+    write_table(args.out.with_suffix(".md"), heading, format_table(cells))
     return 0
 
 
