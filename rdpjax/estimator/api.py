@@ -256,8 +256,9 @@ def lower_bound(
       beta: β of the softmax floor; default ``1/τ``.
       grid_size: KDE grid points per axis; default about 16 per bandwidth over the data range.
       both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
-      variance: ``"autodiff"`` (delta method by automatic differentiation at the actual h,
-        default) or ``"eq18"`` (the paper's formula, its h → 0 limit).
+      variance: ``"autodiff"`` (the delta method at the actual h, default: the gradient of the
+        plug-in by automatic differentiation, or with ``second_order`` its closed form (S3),
+        which the tests hold equal to it) or ``"eq18"`` (the paper's formula, its h → 0 limit).
       second_order: subtract the estimated second-order bias of the plug-in and add the
         second-order variance (default; :mod:`rdpjax.estimator.second_order`). Without it the
         bound is the paper's eq. (16), which lands above the truth when P ≈ Q (the first-order error

@@ -26,7 +26,6 @@ from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator.binning import count_codes, linear_binning
 from rdpjax.estimator.divergence import plugin_divergence
 from rdpjax.estimator.grid import Grid, grid_from_range
-from rdpjax.estimator.kde import fft_kde
 from rdpjax.estimator.second_order import Smoothing, second_order_terms, total_variance
 from rdpjax.estimator.settings import Defaults, continuous_settings, discrete_settings
 from rdpjax.estimator.variance import variance_autodiff, variance_eq18
@@ -174,17 +173,18 @@ def _orders(
     den: Array,
     pmfs: tuple[Array, Array],
     sizes: tuple[Array, Array],
+    halves: tuple[Array, Array] | None,
     lam: Array,
     floor: Array,
     beta: Array,
     ops: Smoothing,
     method: str,
-    second_order: bool,
 ) -> tuple[Array, Array, Array]:
     """Estimate, standard error and bias of ``D_λ(num ‖ den_τ)`` for every λ (vmapped).
 
-    ``pmfs`` are the binned pmfs the densities were smoothed from and ``sizes`` the two sample
-    sizes. Without ``second_order`` the bias is zero and the error first-order (eq. (16)).
+    ``pmfs`` are the binned pmfs the densities were smoothed from, ``sizes`` the two sample
+    sizes and ``halves`` their ``S′π`` (:meth:`Smoothing.densities`), ``None`` without the
+    second-order terms: then the bias is zero and the error first-order (eq. (16)).
     """
     cell = ops.cell
     smooth_fn = None if ops.grid is None else ops.s
@@ -194,16 +194,25 @@ def _orders(
         functional = functools.partial(
             plugin_divergence, lam=lam_, floor=floor, beta=beta, cell_volume=cell
         )
+        if halves is not None:
+            # The closed-form gradient (S3) gives the first-order variance too (the same
+            # FFT batch and reduction): no differentiation of the functional.
+            est = functional(num, den)
+            first = None
+            if method == "eq18":
+                var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
+                first = var_num / n_num + var_den / n_den
+            terms = second_order_terms(
+                num, den, *pmfs, n_num, n_den, lam_, floor, beta, ops, first, halves
+            )
+            return est, jnp.sqrt(total_variance(terms.first_var, terms.second_var)), terms.bias
         if method == "eq18":
             var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
             est = functional(num, den)
         else:
             est, var_num, var_den = variance_autodiff(functional, num, den, cell, smooth_fn)
         var = var_num / n_num + var_den / n_den
-        if not second_order:
-            return est, jnp.sqrt(var), jnp.zeros_like(est)
-        bias, var2 = second_order_terms(num, den, *pmfs, n_num, n_den, lam_, floor, beta, var, ops)
-        return est, jnp.sqrt(total_variance(var, var2)), bias
+        return est, jnp.sqrt(var), jnp.zeros_like(est)
 
     return jax.vmap(one)(lam)
 
@@ -383,14 +392,17 @@ class BoundPlan:
             fq = counts_q / n_q  # Eq. (9)
             ops = Smoothing()
             pmf_p, pmf_q = fp, fq
+            halves = (fp, fq) if self.second_order else None
         else:
             grid = binned.grid
             if grid is None:
                 raise ValueError("a continuous plan needs binned data on a grid.")
             ops = Smoothing(grid, bandwidth, self.half_width)
-            fp = fft_kde(counts_p, grid, bandwidth, self.half_width)  # Eq. (10)
-            fq = fft_kde(counts_q, grid, bandwidth, self.half_width)  # Eq. (10)
-            pmf_p, pmf_q = counts_p / counts_p.sum(), counts_q / counts_q.sum()
+            # Eq. (10) for both samples, with the second order's S′π, in one batched FFT.
+            dens, pmfs, half = ops.densities(jnp.stack([counts_p, counts_q]), self.second_order)
+            fp, fq = dens
+            pmf_p, pmf_q = pmfs
+            halves = None if half is None else (half[0], half[1])
 
         if self.discrete:
             support = jnp.sum((counts_p > 0) | (counts_q > 0)).astype(jnp.int64)
@@ -402,11 +414,15 @@ class BoundPlan:
         z = ndtri(level)  # Φ⁻¹(α/K) < 0
 
         def bound_on(
-            num: Array, den: Array, pmfs: tuple[Array, Array], sizes: tuple[Array, Array]
+            num: Array,
+            den: Array,
+            pmfs: tuple[Array, Array],
+            sizes: tuple[Array, Array],
+            halves: tuple[Array, Array] | None,
         ) -> tuple[Array, Array, Array, Array]:
             """Estimate, standard error, bias and bound of D_λ(num ‖ den_τ), all λ."""
             est, se, bias = _orders(
-                num, den, pmfs, sizes, lam, floor, beta, ops, self.variance, self.second_order
+                num, den, pmfs, sizes, halves, lam, floor, beta, ops, self.variance
             )
             return est, se, bias, est - bias + z * se  # Eq. (16), bias-corrected
 
@@ -418,12 +434,15 @@ class BoundPlan:
                 jnp.stack([fq, fp]),
                 (jnp.stack([pmf_p, pmf_q]), jnp.stack([pmf_q, pmf_p])),
                 (jnp.stack([n_p, n_q]), jnp.stack([n_q, n_p])),
+                None
+                if halves is None
+                else (jnp.stack([halves[0], halves[1]]), jnp.stack([halves[1], halves[0]])),
             )
             rev = parts[3][1] > parts[3][0]
             est, se, bias, lower = (jnp.where(rev, a[1], a[0]) for a in parts)
             direction = rev.astype(jnp.int32)
         else:
-            est, se, bias, lower = bound_on(fp, fq, (pmf_p, pmf_q), (n_p, n_q))
+            est, se, bias, lower = bound_on(fp, fq, (pmf_p, pmf_q), (n_p, n_q), halves)
             direction = jnp.zeros(lam.shape, jnp.int32)
         return Bound(
             lam=lam,

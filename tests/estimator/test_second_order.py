@@ -17,8 +17,9 @@ import rdpjax
 from rdpjax.estimator.api import plan_bound
 from rdpjax.estimator.divergence import plugin_divergence
 from rdpjax.estimator.grid import Grid
-from rdpjax.estimator.kde import smooth
+from rdpjax.estimator.kde import fft_kde, smooth
 from rdpjax.estimator.second_order import Smoothing, plugin_derivatives, second_order_terms
+from rdpjax.estimator.variance import variance_autodiff
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -73,7 +74,8 @@ def test_frequency_traces_equal_dense_computation():
         hess, _multinomial_cov(p, n_p), _multinomial_cov(q, n_q)
     )
     first = grad @ sigma @ grad
-    bias, var2 = second_order_terms(p, q, p, q, n_p, n_q, lam, floor, beta, first, Smoothing())
+    terms = second_order_terms(p, q, p, q, n_p, n_q, lam, floor, beta, Smoothing(), first)
+    bias, var2 = terms.bias, terms.second_var
     np.testing.assert_allclose(float(bias), bias_ref, rtol=1e-10)
     np.testing.assert_allclose(float(var2), var_ref, rtol=1e-10)
 
@@ -104,12 +106,44 @@ def test_kde_bias_exact_and_variance_close_to_dense_computation():
     ]
     bias_ref, var_ref, sigma = _dense_traces(hess, *cov)
     first = grad @ sigma @ grad
-    bias, var2 = second_order_terms(
-        fp, fq, pi_p, pi_q, n_p, n_q, lam, 1e-3, 1e3, first, Smoothing(grid, h, half)
+    terms = second_order_terms(
+        fp, fq, pi_p, pi_q, n_p, n_q, lam, 1e-3, 1e3, Smoothing(grid, h, half), first
     )
+    bias, var2 = terms.bias, terms.second_var
     np.testing.assert_allclose(float(bias), bias_ref, rtol=1e-8)  # no approximation in (S1)
     # (S2) replaces a midpoint value by a geometric mean: O(h²/σ²) ≈ 5% here at most.
     np.testing.assert_allclose(float(var2), var_ref, rtol=0.05)
+
+
+@pytest.mark.parametrize("lam", [1.5, 4.0])
+def test_first_order_variance_from_the_closed_form_gradient_equals_autodiff(lam):
+    """Without a given ``first_var`` the terms compute ``gᵀΣg`` from the closed-form gradient
+    (S3) in their own FFT batch; it must equal the autodiff delta method (§2.4) of the same
+    densities, a separate differentiation of the functional."""
+    size, dx, n_p, n_q, floor, beta = 200, 0.05, 5000, 3000, 1e-3, 1e3
+    grid = Grid(low=jnp.zeros(1), spacing=jnp.array([dx]), shape=(size,))
+    h, half = jnp.array([0.2]), (16,)
+    rng = np.random.default_rng(4)
+    counts = np.zeros((2, size))
+    for row, mu in enumerate((5.0, 5.4)):
+        x = rng.normal(mu, 1.0, (n_p, n_q)[row])
+        counts[row] = np.bincount(
+            np.clip(np.round(x / dx), 16, size - 17).astype(int), minlength=size
+        )
+    ops = Smoothing(grid, h, half)
+    dens, pmfs, halves = ops.densities(jnp.asarray(counts), with_half=True)
+    functional = lambda a, b: plugin_divergence(a, b, lam, floor, beta, dx)  # noqa: E731
+    _, var_p, var_q = variance_autodiff(functional, dens[0], dens[1], dx, ops.s)
+    terms = second_order_terms(
+        dens[0], dens[1], pmfs[0], pmfs[1], n_p, n_q, lam, floor, beta, ops,
+        halves=(halves[0], halves[1]),
+    )  # fmt: skip
+    np.testing.assert_allclose(float(terms.first_var), var_p / n_p + var_q / n_q, rtol=1e-10)
+    # The batched densities are the plain KDE (10) and S′π the h/√2 smoothing of the pmfs.
+    np.testing.assert_allclose(
+        dens[1], fft_kde(jnp.asarray(counts[1]), grid, h, half), rtol=1e-12, atol=1e-15
+    )
+    np.testing.assert_allclose(halves[0], ops.half(pmfs[0]), rtol=1e-12, atol=1e-15)
 
 
 def _null_study(support, n, reps, second_order):
