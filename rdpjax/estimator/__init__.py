@@ -10,6 +10,7 @@ The data flow, in the order of the modules:
 * :mod:`~rdpjax.estimator.divergence` — the softmax floor (13) and the plug-in divergence;
 * :mod:`~rdpjax.estimator.variance` — eq. (18) and the autodiff delta method;
 * :mod:`~rdpjax.estimator.second_order` — the second-order bias and variance;
+* :mod:`~rdpjax.estimator.delta` — estimate, standard error and bias for every order;
 * :mod:`~rdpjax.estimator.plan` — ``Bound``, ``Binned``, ``BoundPlan``: the bound (16);
 * :mod:`~rdpjax.estimator.api` — ``plan_bound`` and ``lower_bound``, from samples.
 

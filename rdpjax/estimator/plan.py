@@ -10,7 +10,6 @@ pipeline can feed counts it accumulated itself and one compiled bound serves eve
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from typing import Any, cast
 
@@ -24,11 +23,10 @@ from rdpjax._pytree import pytree_dataclass
 from rdpjax._table import Column, text_table
 from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator.binning import count_codes, linear_binning
-from rdpjax.estimator.divergence import plugin_divergence
+from rdpjax.estimator.delta import delta_method
 from rdpjax.estimator.grid import Grid, grid_from_range
-from rdpjax.estimator.second_order import Smoothing, second_order_terms, total_variance
+from rdpjax.estimator.second_order import Smoothing
 from rdpjax.estimator.settings import Defaults, continuous_settings, discrete_settings
-from rdpjax.estimator.variance import variance_autodiff, variance_eq18
 
 __all__ = ["DIRECTION_NAMES", "Bound", "Binned", "BoundPlan"]
 
@@ -166,55 +164,6 @@ def _pooled_span(
 
     lo = jnp.minimum(real(p, n_p, jnp.inf).min(0), real(q, n_q, jnp.inf).min(0))
     return lo, jnp.maximum(real(p, n_p, -jnp.inf).max(0), real(q, n_q, -jnp.inf).max(0))
-
-
-def _orders(
-    num: Array,
-    den: Array,
-    pmfs: tuple[Array, Array],
-    sizes: tuple[Array, Array],
-    halves: tuple[Array, Array] | None,
-    lam: Array,
-    floor: Array,
-    beta: Array,
-    ops: Smoothing,
-    method: str,
-) -> tuple[Array, Array, Array]:
-    """Estimate, standard error and bias of ``D_λ(num ‖ den_τ)`` for every λ (vmapped).
-
-    ``pmfs`` are the binned pmfs the densities were smoothed from, ``sizes`` the two sample
-    sizes and ``halves`` their ``S′π`` (:meth:`Smoothing.densities`), ``None`` without the
-    second-order terms: then the bias is zero and the error first-order (eq. (16)).
-    """
-    cell = ops.cell
-    smooth_fn = None if ops.grid is None else ops.s
-    n_num, n_den = sizes
-
-    def one(lam_: Array) -> tuple[Array, Array, Array]:
-        functional = functools.partial(
-            plugin_divergence, lam=lam_, floor=floor, beta=beta, cell_volume=cell
-        )
-        if halves is not None:
-            # The closed-form gradient (S3) gives the first-order variance too (the same
-            # FFT batch and reduction): no differentiation of the functional.
-            est = functional(num, den)
-            first = None
-            if method == "eq18":
-                var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
-                first = var_num / n_num + var_den / n_den
-            terms = second_order_terms(
-                num, den, *pmfs, n_num, n_den, lam_, floor, beta, ops, first, halves
-            )
-            return est, jnp.sqrt(total_variance(terms.first_var, terms.second_var)), terms.bias
-        if method == "eq18":
-            var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
-            est = functional(num, den)
-        else:
-            est, var_num, var_den = variance_autodiff(functional, num, den, cell, smooth_fn)
-        var = var_num / n_num + var_den / n_den
-        return est, jnp.sqrt(var), jnp.zeros_like(est)
-
-    return jax.vmap(one)(lam)
 
 
 @pytree_dataclass()
@@ -421,7 +370,7 @@ class BoundPlan:
             halves: tuple[Array, Array] | None,
         ) -> tuple[Array, Array, Array, Array]:
             """Estimate, standard error, bias and bound of D_λ(num ‖ den_τ), all λ."""
-            est, se, bias = _orders(
+            est, se, bias = delta_method(
                 num, den, pmfs, sizes, halves, lam, floor, beta, ops, self.variance
             )
             return est, se, bias, est - bias + z * se  # Eq. (16), bias-corrected

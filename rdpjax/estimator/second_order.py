@@ -171,7 +171,11 @@ class Smoothing:
         h = jnp.concatenate(
             [jnp.tile(self.bandwidth, (k, 1)), jnp.tile(self.bandwidth / math.sqrt(2.0), (k, 1))]
         )
-        out = jax.vmap(lambda v, b: self._s_any(v, bandwidth=b))(jnp.concatenate([counts, pmfs]), h)
+
+        def one(values: Array, bandwidth: Array) -> Array:
+            return self._s_any(values, bandwidth=bandwidth)
+
+        out = jax.vmap(one)(jnp.concatenate([counts, pmfs]), h)
         dens = out[:k] / (jnp.sum(counts, axis=axes, keepdims=True) * self.cell)  # Eq. (10)
         return jnp.maximum(dens, 0.0), pmfs, out[k:]
 

@@ -1,0 +1,71 @@
+"""The estimate, standard error and bias of the plug-in for every order: the delta method.
+
+For each λ, the plug-in ``D_λ(num ‖ den_τ)`` (eq. (14)–(16) of Kutta, Askin, Dunsche,
+arXiv:2212.04739v3) and its first-order variance, by eq. (18) or the influence-function
+variance at the actual bandwidth (§2.4, :mod:`rdpjax.estimator.variance`); with the
+second-order terms (:mod:`rdpjax.estimator.second_order`) also the bias (S1) and variance
+(S2), combined by (S5). :meth:`rdpjax.estimator.plan.BoundPlan.bound` turns them into eq. (16).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from rdpjax._typing import Array
+from rdpjax.estimator.divergence import plugin_divergence
+from rdpjax.estimator.second_order import Smoothing, second_order_terms, total_variance
+from rdpjax.estimator.variance import variance_autodiff, variance_eq18
+
+__all__ = ["delta_method"]
+
+
+def delta_method(
+    num: Array,
+    den: Array,
+    pmfs: tuple[Array, Array],
+    sizes: tuple[Array, Array],
+    halves: tuple[Array, Array] | None,
+    lam: Array,
+    floor: Array,
+    beta: Array,
+    ops: Smoothing,
+    method: str,
+) -> tuple[Array, Array, Array]:
+    """Estimate, standard error and bias of ``D_λ(num ‖ den_τ)`` for every λ (vmapped).
+
+    ``pmfs`` are the binned pmfs the densities were smoothed from, ``sizes`` the two sample
+    sizes and ``halves`` their ``S′π`` (:meth:`Smoothing.densities`), ``None`` without the
+    second-order terms: then the bias is zero and the error first-order (eq. (16)).
+    """
+    cell = ops.cell
+    smooth_fn = None if ops.grid is None else ops.s
+    n_num, n_den = sizes
+
+    def one(lam_: Array) -> tuple[Array, Array, Array]:
+        functional = functools.partial(
+            plugin_divergence, lam=lam_, floor=floor, beta=beta, cell_volume=cell
+        )
+        if halves is not None:
+            # The closed-form gradient (S3) gives the first-order variance too (the same
+            # FFT batch and reduction): no differentiation of the functional.
+            est = functional(num, den)
+            first = None
+            if method == "eq18":
+                var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
+                first = var_num / n_num + var_den / n_den
+            terms = second_order_terms(
+                num, den, *pmfs, n_num, n_den, lam_, floor, beta, ops, first, halves
+            )
+            return est, jnp.sqrt(total_variance(terms.first_var, terms.second_var)), terms.bias
+        if method == "eq18":
+            var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
+            est = functional(num, den)
+        else:
+            est, var_num, var_den = variance_autodiff(functional, num, den, cell, smooth_fn)
+        var = var_num / n_num + var_den / n_den
+        return est, jnp.sqrt(var), jnp.zeros_like(est)
+
+    return jax.vmap(one)(lam)
