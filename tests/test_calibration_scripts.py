@@ -1,5 +1,6 @@
 """Small fixed-key runs of two calibration studies in benchmarks/: the 2-D grid study and the
-draws-needed table (their full runs are in docs/calibration.md)."""
+draws-needed table (their full runs are in docs/calibration.md); and the compile benchmark's
+program counts."""
 
 import importlib.util
 import json
@@ -61,3 +62,15 @@ def test_required_n_reads_the_first_crossing():
     assert (
         "| m | 1 / 2 / 3 | 1,000 / 2,000 | 500 / 2,000 | > 300,000 / > 300,000 | 1.000 |" in table
     )
+
+
+def test_bound_compile_counts_the_programs_ffts_and_fusions():
+    import jax
+    import jax.numpy as jnp
+
+    bench = _load("bound_compile")
+    x = jnp.linspace(0.0, 1.0, 64)
+    text = jax.jit(lambda v: jnp.fft.irfft(jnp.fft.rfft(v) * 2.0, n=64) + 1.0).lower(x).compile()
+    counts = bench._entry_counts(text.as_text())
+    assert counts["ffts"] == 2
+    assert counts["fusions"] >= 1

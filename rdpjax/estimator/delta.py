@@ -48,24 +48,23 @@ def delta_method(
         functional = functools.partial(
             plugin_divergence, lam=lam_, floor=floor, beta=beta, cell_volume=cell
         )
-        if halves is not None:
-            # The closed-form gradient (S3) gives the first-order variance too (the same
-            # FFT batch and reduction): no differentiation of the functional.
-            est = functional(num, den)
-            first = None
-            if method == "eq18":
-                var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
-                first = var_num / n_num + var_den / n_den
-            terms = second_order_terms(
-                num, den, *pmfs, n_num, n_den, lam_, floor, beta, ops, first, halves
-            )
-            return est, jnp.sqrt(total_variance(terms.first_var, terms.second_var)), terms.bias
+        first = None
         if method == "eq18":
             var_num, var_den = variance_eq18(num, den, lam_, floor, beta, cell)
-            est = functional(num, den)
-        else:
+            est, first = functional(num, den), var_num / n_num + var_den / n_den
+        elif halves is None:
             est, var_num, var_den = variance_autodiff(functional, num, den, cell, smooth_fn)
-        var = var_num / n_num + var_den / n_den
-        return est, jnp.sqrt(var), jnp.zeros_like(est)
+            first = var_num / n_num + var_den / n_den
+        else:
+            # The second-order terms' closed-form gradient (S3) gives the first-order variance
+            # in their own FFT batch: nothing is differentiated.
+            est = functional(num, den)
+        if halves is None:
+            assert first is not None
+            return est, jnp.sqrt(first), jnp.zeros_like(est)
+        terms = second_order_terms(
+            num, den, *pmfs, n_num, n_den, lam_, floor, beta, ops, first, halves
+        )
+        return est, jnp.sqrt(total_variance(terms.first_var, terms.second_var)), terms.bias
 
     return jax.vmap(one)(lam)

@@ -247,7 +247,7 @@ def second_order_terms(
     psi_p, psi_q = s_gp / cell, s_gq / cell  # influence functions ψ = S g / Δ
     w_p, w_q = p * cell, q * cell  # the densities' cell weights (they sum to one)
 
-    # Every sum over the grid that needs no second smoothing, in one reduction.
+    # Every sum over the grid that needs no second smoothing.
     (
         tr_pp, tr_qq, y_pp, y_qq, y_pq, bb_pp, bb_pq, bb_qq,
         x_pp, x_pq_1, x_pq_2, x_qq, mean_pi_p, mean_pi_q, mean_w_p, mean_w_q,
