@@ -105,7 +105,7 @@ def main(argv=None) -> int:
             )
     command = "python benchmarks/bound_compile.py " + " ".join(argv or sys.argv[1:])
     write_json(args.out, {"command": command.strip(), "jax": jax.__version__}, cases=rows)
-    print(f"wrote {args.out}\nreproduce: {command.strip()}")
+    print(f"reproduce: {command.strip()}")
     return 0
 
 
