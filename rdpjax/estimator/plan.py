@@ -341,7 +341,7 @@ class BoundPlan:
             fq = counts_q / n_q  # Eq. (9)
             ops = Smoothing()
             pmf_p, pmf_q = fp, fq
-            halves = (fp, fq) if self.second_order else None
+            half = jnp.stack([fp, fq]) if self.second_order else None
         else:
             grid = binned.grid
             if grid is None:
@@ -351,7 +351,6 @@ class BoundPlan:
             dens, pmfs, half = ops.densities(jnp.stack([counts_p, counts_q]), self.second_order)
             fp, fq = dens
             pmf_p, pmf_q = pmfs
-            halves = None if half is None else (half[0], half[1])
 
         if self.discrete:
             support = jnp.sum((counts_p > 0) | (counts_q > 0)).astype(jnp.int64)
@@ -383,14 +382,13 @@ class BoundPlan:
                 jnp.stack([fq, fp]),
                 (jnp.stack([pmf_p, pmf_q]), jnp.stack([pmf_q, pmf_p])),
                 (jnp.stack([n_p, n_q]), jnp.stack([n_q, n_p])),
-                None
-                if halves is None
-                else (jnp.stack([halves[0], halves[1]]), jnp.stack([halves[1], halves[0]])),
+                None if half is None else (half, half[::-1]),
             )
             rev = parts[3][1] > parts[3][0]
             est, se, bias, lower = (jnp.where(rev, a[1], a[0]) for a in parts)
             direction = rev.astype(jnp.int32)
         else:
+            halves = None if half is None else (half[0], half[1])
             est, se, bias, lower = bound_on(fp, fq, (pmf_p, pmf_q), (n_p, n_q), halves)
             direction = jnp.zeros(lam.shape, jnp.int32)
         return Bound(

@@ -165,19 +165,18 @@ class Smoothing:
         if self.grid is None:
             return pmfs, pmfs, pmfs if with_half else None
         k = counts.shape[0]
-        if not with_half:
-            dens = self.s(counts) / (jnp.sum(counts, axis=axes, keepdims=True) * self.cell)
-            return jnp.maximum(dens, 0.0), pmfs, None  # Eq. (10); FFT round-off clipped
-        h = jnp.concatenate(
-            [jnp.tile(self.bandwidth, (k, 1)), jnp.tile(self.bandwidth / math.sqrt(2.0), (k, 1))]
-        )
+        rows, h = counts, jnp.tile(self.bandwidth, (k, 1))
+        if with_half:
+            rows = jnp.concatenate([counts, pmfs])
+            h = jnp.concatenate([h, jnp.tile(self.bandwidth / math.sqrt(2.0), (k, 1))])
 
         def one(values: Array, bandwidth: Array) -> Array:
             return self._s_any(values, bandwidth=bandwidth)
 
-        out = jax.vmap(one)(jnp.concatenate([counts, pmfs]), h)
+        out = jax.vmap(one)(rows, h)
         dens = out[:k] / (jnp.sum(counts, axis=axes, keepdims=True) * self.cell)  # Eq. (10)
-        return jnp.maximum(dens, 0.0), pmfs, out[k:]
+        # FFT round-off clipped at zero, as in rdpjax.estimator.kde.fft_kde.
+        return jnp.maximum(dens, 0.0), pmfs, out[k:] if with_half else None
 
 
 class SecondOrder(NamedTuple):
