@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Compiled XLA programs are kept in .venv/jax-cache, so a second `make demo` skips most of the
-# compilation that dominates the first (24 s on 2 cores once installed; the second run 7 s).
+# compilation and tracing that dominate the first (20 s on 2 cores once installed; the second 5 s).
 demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 

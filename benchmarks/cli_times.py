@@ -6,7 +6,9 @@ Each command runs as a user types it (a fresh ``python -m rdpjax.cli`` process, 
 jax and rdpjax is included) three times: with ``RDPJAX_NO_CACHE=1``; then with an empty
 compilation cache (``RDPJAX_CACHE_DIR`` a new folder: "cold", which also writes the cache); then
 again on that folder ("warm"). The machine is shared: the ratio warm / off, measured minutes apart,
-is the number to read, not the seconds.
+is the number to read, not the seconds. The commands run from the checkout this script belongs
+to (``python -m`` puts the working directory first on the path), so running another checkout's
+copy of the script times that checkout's rdpjax.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
 
 COMMANDS = {
     "bound": ["bound", "{tmp}/p.npy", "{tmp}/q.npy", "--lam", "2", "5", "7"],
@@ -50,7 +54,9 @@ COMMANDS = {
 
 def _run(argv: list[str], env: dict) -> float:
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "rdpjax.cli", *argv], env=env, capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "rdpjax.cli", *argv], env=env, capture_output=True, cwd=ROOT
+    )
     seconds = time.perf_counter() - t0
     if done.returncode not in (0, 1):
         raise RuntimeError(f"rdpjax {' '.join(argv)} failed:\n{done.stderr.decode()[-2000:]}")
@@ -75,13 +81,14 @@ def main(argv=None) -> int:
             cold = _run(command, {**base, "RDPJAX_CACHE_DIR": str(cache)})
             warm = _run(command, {**base, "RDPJAX_CACHE_DIR": str(cache)})
             entries = sum(1 for p in cache.iterdir() if p.name.endswith("-cache"))
+            kept = len(list((cache / "rdpjax-programs").glob("*.program")))
             rows.append(
                 {"command": f"rdpjax {name}", "off_s": off, "cold_s": cold, "warm_s": warm,
-                 "warm_over_off": warm / off, "cache_entries": entries}
+                 "warm_over_off": warm / off, "cache_entries": entries, "kept_traces": kept}
             )  # fmt: skip
             print(
                 f"rdpjax {name:<40} off {off:6.1f} s  cold {cold:6.1f} s  warm {warm:6.1f} s "
-                f"(warm/off {warm / off:.2f}; {entries} cached programs)",
+                f"(warm/off {warm / off:.2f}; {entries} cached programs, {kept} kept traces)",
                 flush=True,
             )
     result = {
