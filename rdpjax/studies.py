@@ -193,7 +193,8 @@ def _draws(mechanism, x, x_prime, keys, start, *, n, chunk, samplers, batch_size
 
     def one(k, mechanism, x, x_prime):
         kp, kq = jax.random.split(k)
-        return samplers[0](kp, n, (mechanism, x)), samplers[1](kq, n, (mechanism, x_prime))
+        p, q = samplers[0](kp, n, (mechanism, x)), samplers[1](kq, n, (mechanism, x_prime))
+        return tuple(map(_float64_if_real, (p, q)))
 
     p, q = map_over_devices(
         one, mesh, keys, mechanism, x, x_prime, batch_size=batch_size, gather=False
@@ -201,6 +202,15 @@ def _draws(mechanism, x, x_prime, keys, start, *, n, chunk, samplers, batch_size
     everywhere = NamedSharding(mesh, PartitionSpec())
     first = tuple(jax.lax.with_sharding_constraint(a[0], everywhere) for a in (p, q))
     return (p, q), first
+
+
+def _float64_if_real(x):
+    """Real outputs as float64 (the bound computes in it anyway), integer codes as they are.
+
+    Then a float32 mechanism shares the compiled bounds of a float64 one with the same layout
+    (the binning casts to float64 first and the scale too, so the bounds are the same).
+    """
+    return x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x
 
 
 @functools.partial(jax.jit, static_argnames=("batch_size", "mesh"))
