@@ -122,6 +122,7 @@ def call(program: Callable[..., Any], *args: Any, **static: Any) -> Any:
     try:
         specs = [_spec(x) for x in leaves]
         key = (
+            getattr(program, "__module__", None),
             getattr(program, "__qualname__", repr(program)),
             _describe(tree),
             tuple((s.shape, str(s.dtype), s.weak_type, _describe(s.sharding)) for s in specs),
