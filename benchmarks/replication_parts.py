@@ -1,0 +1,128 @@
+"""Where a replication's time goes: R bounds at n per side, cut after each stage, in one process.
+
+    python benchmarks/replication_parts.py [--n 1e5] [--reps 1000] [--repeats 5]
+        [--out benchmarks/results/replication_parts.json]
+
+Each variant is the same compiled study (the replications split over the CPU devices and vmapped
+in batches, ``rdpjax.sharding.map_over_devices``, as ``throughput.py``'s ``vmap_section`` and
+``rdpjax.coverage`` run them) stopped after one more stage: the draws alone (summed, so nothing
+is elided), then the pooled span, the settings (robust scale, bandwidth, floor), the binning,
+the whole bound. Differences of best-of-``repeats`` times are the stages' costs. Then the bound
+alone on binned replications, at several batch sizes, with and without the second-order terms.
+Issue 26 asks for the whole study within 2× its draws.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from throughput import ORDERS, sample_p, sample_q  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _best(fn, arg, repeats: int) -> float:
+    jax.block_until_ready(fn(arg))  # compile
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(arg))
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=float, default=1e5)
+    parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--cpu-devices", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--out", default=str(RESULTS / "replication_parts.json"))
+    args = parser.parse_args(argv)
+    jax.config.update("jax_num_cpu_devices", args.cpu_devices)  # before the first computation
+
+    import rdpjax
+    from rdpjax.estimator.plan import _pooled_span
+    from rdpjax.estimator.settings import continuous_settings
+    from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
+
+    n, reps = int(args.n), args.reps
+    with rdpjax.float64():
+        k0p, k0q = jax.random.split(jax.random.key(7))
+        plan, _, _ = rdpjax.plan_bound(sample_p(k0p, n), sample_q(k0q, n), ORDERS)
+
+        def draw(k):
+            kp, kq = jax.random.split(k)
+            return sample_p(kp, n), sample_q(kq, n)
+
+        def span(p, q):
+            lo, hi = _pooled_span(p.reshape(n, 1), q.reshape(n, 1), n, n, False)
+            return (lo + hi).sum()
+
+        def settings(p, q):
+            h, _, _ = continuous_settings(
+                p.reshape(n, 1), q.reshape(n, 1), plan.bandwidth, plan.floor, plan.beta,
+                plan.defaults,
+            )  # fmt: skip
+            return h.sum() + span(p, q)
+
+        def binned(p, q):
+            b = plan.bin(p, q)
+            return b.counts_p.sum() + b.counts_q.sum() + b.bandwidth.sum()
+
+        stages = {
+            "draws": lambda k: sum(jnp.sum(x) for x in draw(k)),
+            "+ span": lambda k: span(*draw(k)),
+            "+ settings": lambda k: settings(*draw(k)),
+            "+ binning": lambda k: binned(*draw(k)),
+            "+ bound (whole study)": lambda k: plan(*draw(k)).lower,
+        }
+        mesh = draw_mesh()
+        batch = replication_batch_size(n, reps, mesh)
+        keys = jax.random.split(jax.random.key(1), reps)
+        out = {
+            "command": "python benchmarks/replication_parts.py "
+            + " ".join(argv if argv is not None else sys.argv[1:]),
+            "n": n, "reps": reps, "devices": mesh.size, "batch_per_device": batch,
+            "grid_shape": list(plan.shape), "stages_seconds": {},
+        }  # fmt: skip
+        for name, f in stages.items():
+            study = jax.jit(lambda ks, f=f: map_over_devices(f, mesh, ks, batch_size=batch))
+            out["stages_seconds"][name] = _best(study, keys, args.repeats)
+            print(f"  {name:<24} {out['stages_seconds'][name]:.3f} s", flush=True)
+        times = out["stages_seconds"]
+        out["whole_over_draws"] = times["+ bound (whole study)"] / times["draws"]
+        print(f"  whole study / draws: {out['whole_over_draws']:.2f}× (issue 26: ≤ 2×)")
+
+        counts = jax.jit(lambda ks: map_over_devices(lambda k: plan.bin(*draw(k)), mesh, ks,
+                                                     batch_size=batch))(keys)  # fmt: skip
+        out["bound_alone_seconds"] = {}
+        first_order = dataclasses.replace(plan, second_order=False)
+        variants = {"second order": plan, "first order": first_order}
+        for label, pl in variants.items():
+            for b in (1, 2, 8, 32):
+                fn = jax.jit(lambda c, pl=pl, b=b: map_over_devices(
+                    lambda x: pl.bound(x).lower, mesh, c, batch_size=b))  # fmt: skip
+                seconds = _best(fn, counts, args.repeats)
+                out["bound_alone_seconds"][f"{label}, batch {b}"] = seconds
+                print(f"  bound alone, {label}, batch {b:<3} {seconds:.3f} s", flush=True)
+    out["load_average_at_end"] = list(os.getloadavg())
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
