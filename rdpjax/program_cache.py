@@ -15,18 +15,18 @@ code) and is used for the programs that trace slowly and whose inputs are plain 
 (:func:`call`). An artifact is found again only under the same key, which holds everything
 the traced program depends on:
 
-* the program's name, the static arguments, the input pytree's structure (with its static
+* the program's module and name, the static arguments, the input pytree's structure (with its static
   fields, which must be plain data: numbers, strings, tuples, frozen dataclasses of them;
   anything else, e.g. a function, is not cached), and each input's shape, dtype and sharding;
-* the source of every rdpjax module, the versions of jax and jaxlib, the jax settings that
+* the source of every rdpjax module, the versions of jax, jaxlib and numpy, the jax settings that
   change a trace (``jax_enable_x64``, matmul precision, dtype promotion, PRNG) and the
   devices.
 
 Module-level settings of rdpjax changed at run time by assignment are not part of the key:
 a program that reads one would be found stale; turn the cache off (``RDPJAX_NO_CACHE=1``) in
 a process that changes them. Artifacts are written atomically (a temporary file renamed into
-place), so two processes sharing the folder never read half an artifact; an unreadable or
-mismatched one is rebuilt. The folder holds at most :data:`MAX_PROGRAMS` artifacts (the least
+place), so two processes sharing the folder never read half an artifact; an unreadable one
+is rebuilt. The folder holds at most :data:`MAX_PROGRAMS` artifacts (the least
 recently used are deleted).
 """
 
