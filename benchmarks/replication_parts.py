@@ -7,7 +7,8 @@ Each variant is the same compiled study (the replications split over the CPU dev
 in batches, ``rdpjax.sharding.map_over_devices``, as ``throughput.py``'s ``vmap_section`` and
 ``rdpjax.coverage`` run them) stopped after one more stage: the draws alone (summed, so nothing
 is elided), then the pooled span, the settings (robust scale, bandwidth, floor), the binning,
-the whole bound. Differences of best-of-``repeats`` times are the stages' costs. Then the bound
+the whole bound. Differences of best-of-``repeats`` times (the variants' runs interleaved, so that
+a change of machine load hits all alike) are the stages' costs. Then the bound
 alone on binned replications, at several batch sizes, with and without the second-order terms.
 Issue 26 asks for the whole study within 2× its draws.
 """
@@ -16,10 +17,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import jax
@@ -27,19 +26,17 @@ import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from throughput import ORDERS, sample_p, sample_q  # noqa: E402
+from _summary import write_json  # noqa: E402
+from throughput import ORDERS, best_times, block, sample_p, sample_q  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def _best(fn, arg, repeats: int) -> float:
-    jax.block_until_ready(fn(arg))  # compile
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn(arg))
-        best = min(best, time.perf_counter() - t0)
-    return best
+def _best_interleaved(programs: dict, arg, repeats: int) -> dict:
+    """Each compiled first, then the best of ``repeats`` runs, interleaved (throughput.py's)."""
+    for fn in programs.values():
+        block(fn(arg))
+    return best_times({k: (lambda fn=fn: block(fn(arg))) for k, fn in programs.items()}, repeats)
 
 
 def main(argv=None) -> int:
@@ -91,36 +88,42 @@ def main(argv=None) -> int:
         mesh = draw_mesh()
         batch = replication_batch_size(n, reps, mesh)
         keys = jax.random.split(jax.random.key(1), reps)
-        out = {
+        meta = {
             "command": "python benchmarks/replication_parts.py "
             + " ".join(argv if argv is not None else sys.argv[1:]),
             "n": n, "reps": reps, "devices": mesh.size, "batch_per_device": batch,
-            "grid_shape": list(plan.shape), "stages_seconds": {},
+            "grid_shape": list(plan.shape),
         }  # fmt: skip
-        for name, f in stages.items():
-            study = jax.jit(lambda ks, f=f: map_over_devices(f, mesh, ks, batch_size=batch))
-            out["stages_seconds"][name] = _best(study, keys, args.repeats)
-            print(f"  {name:<24} {out['stages_seconds'][name]:.3f} s", flush=True)
-        times = out["stages_seconds"]
-        out["whole_over_draws"] = times["+ bound (whole study)"] / times["draws"]
-        print(f"  whole study / draws: {out['whole_over_draws']:.2f}× (issue 26: ≤ 2×)")
+        studies = {
+            name: jax.jit(lambda ks, f=f: map_over_devices(f, mesh, ks, batch_size=batch))
+            for name, f in stages.items()
+        }
+        times = _best_interleaved(studies, keys, args.repeats)
+        for name, seconds in times.items():
+            print(f"  {name:<24} {seconds:.3f} s", flush=True)
+        whole_over_draws = times["+ bound (whole study)"] / times["draws"]
+        print(f"  whole study / draws: {whole_over_draws:.2f}× (issue 26: ≤ 2×)")
 
         counts = jax.jit(lambda ks: map_over_devices(lambda k: plan.bin(*draw(k)), mesh, ks,
                                                      batch_size=batch))(keys)  # fmt: skip
-        out["bound_alone_seconds"] = {}
         first_order = dataclasses.replace(plan, second_order=False)
-        variants = {"second order": plan, "first order": first_order}
-        for label, pl in variants.items():
-            for b in (1, 2, 8, 32):
-                fn = jax.jit(lambda c, pl=pl, b=b: map_over_devices(
-                    lambda x: pl.bound(x).lower, mesh, c, batch_size=b))  # fmt: skip
-                seconds = _best(fn, counts, args.repeats)
-                out["bound_alone_seconds"][f"{label}, batch {b}"] = seconds
-                print(f"  bound alone, {label}, batch {b:<3} {seconds:.3f} s", flush=True)
-    out["load_average_at_end"] = list(os.getloadavg())
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {args.out}")
+        bounds = {
+            f"{label}, batch {b}": jax.jit(
+                lambda c, pl=pl, b=b: map_over_devices(
+                    lambda x: pl.bound(x).lower, mesh, c, batch_size=b
+                )
+            )  # fmt: skip
+            for label, pl in (("second order", plan), ("first order", first_order))
+            for b in (1, 2, 8, 32)
+        }
+        alone = _best_interleaved(bounds, counts, args.repeats)
+        for name, seconds in alone.items():
+            print(f"  bound alone, {name:<20} {seconds:.3f} s", flush=True)
+    meta["load_average_at_end"] = list(os.getloadavg())
+    write_json(
+        Path(args.out), meta, stages_seconds=times, whole_over_draws=whole_over_draws,
+        bound_alone_seconds=alone,
+    )  # fmt: skip
     return 0
 
 
