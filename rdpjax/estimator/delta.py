@@ -4,17 +4,20 @@ For each λ, the plug-in ``D_λ(num ‖ den_τ)`` (eq. (14)–(16) of Kutta, Ask
 arXiv:2212.04739v3) and its first-order variance, by eq. (18) or the influence-function
 variance at the actual bandwidth (§2.4, :mod:`rdpjax.estimator.variance`); with the
 second-order terms (:mod:`rdpjax.estimator.second_order`) also the bias (S1) and variance
-(S2), combined by (S5). :meth:`rdpjax.estimator.plan.BoundPlan.bound` turns them into eq. (16).
+(S2), combined by (S5), on the coarser grid of :mod:`rdpjax.estimator.coarse` (the plug-in
+itself on the full grid). :meth:`rdpjax.estimator.plan.BoundPlan.bound` turns them into eq. (16).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
 
 from rdpjax._typing import Array
+from rdpjax.estimator import coarse
 from rdpjax.estimator.divergence import plugin_divergence
 from rdpjax.estimator.second_order import Smoothing, second_order_terms, total_variance
 from rdpjax.estimator.variance import variance_autodiff, variance_eq18
@@ -43,6 +46,7 @@ def delta_method(
     cell = ops.cell
     smooth_fn = None if ops.grid is None else ops.s
     n_num, n_den = sizes
+    terms_at = _coarse(num, den, pmfs, halves, ops)
 
     def one(lam_: Array) -> tuple[Array, Array, Array]:
         functional = functools.partial(
@@ -62,9 +66,38 @@ def delta_method(
         if halves is None:
             assert first is not None
             return est, jnp.sqrt(first), jnp.zeros_like(est)
+        c_num, c_den, c_pmfs, c_halves, c_ops = terms_at
         terms = second_order_terms(
-            num, den, *pmfs, n_num, n_den, lam_, floor, beta, ops, first, halves
+            c_num, c_den, *c_pmfs, n_num, n_den, lam_, floor, beta, c_ops, first, c_halves
         )
         return est, jnp.sqrt(total_variance(terms.first_var, terms.second_var)), terms.bias
 
     return jax.vmap(one)(lam)
+
+
+def _coarse(
+    num: Array,
+    den: Array,
+    pmfs: tuple[Array, Array],
+    halves: tuple[Array, Array] | None,
+    ops: Smoothing,
+) -> tuple[Array, Array, tuple[Array, Array], tuple[Array, Array] | None, Smoothing]:
+    """The second-order terms' inputs on the coarser grid of :mod:`rdpjax.estimator.coarse`.
+
+    Unchanged for relative frequencies, without the terms, or where no axis can be coarsened.
+    """
+    if ops.grid is None or halves is None or ops.half_width is None:
+        return num, den, pmfs, halves, ops
+    r = coarse.factors(ops.half_width)
+    if all(k == 1 for k in r):
+        return num, den, pmfs, halves, ops
+    grid, widths = coarse.coarse_grid(ops.grid, ops.half_width, r)
+    # S′π is a pmf per cell: its values at the coarse points scale with the cell volume.
+    volume = float(math.prod(r))
+    return (
+        coarse.subsample(num, r),
+        coarse.subsample(den, r),
+        (coarse.pool(pmfs[0], r), coarse.pool(pmfs[1], r)),
+        (volume * coarse.subsample(halves[0], r), volume * coarse.subsample(halves[1], r)),
+        Smoothing(grid, ops.bandwidth, widths),
+    )

@@ -36,6 +36,7 @@ __all__ = [
     "CELLS_PER_BANDWIDTH_BY_DIM",
     "KERNEL_RADIUS",
     "MAX_GRID_SIZE",
+    "PAD_QUANTUM",
     "Grid",
     "grid_layout",
     "grid_from_range",
@@ -197,7 +198,7 @@ LAYOUTS = ("exact", "bucketed")
 """Grid layout policies of :func:`plan_layout`."""
 
 _BUCKET_MANTISSAS = (4, 5, 6, 7, 8)  # sizes m · 2^k: four per octave, at most 25% above
-_PAD_QUANTUM = 16  # bucketed margins (and kernel half-widths) are multiples of 16 cells
+PAD_QUANTUM = 16  # bucketed margins (and kernel half-widths) are multiples of 16 cells
 
 
 def bucket_size(size: int) -> int:
@@ -242,7 +243,7 @@ def _bucketed_layout(
             size = s0
         while True:  # margin ≥ radius · h, as in grid_layout; grow when h ≫ the range
             need = math.ceil(KERNEL_RADIUS * hk * (size - 1) / (width + 2 * KERNEL_RADIUS * hk))
-            p = -(-need // _PAD_QUANTUM) * _PAD_QUANTUM
+            p = -(-need // PAD_QUANTUM) * PAD_QUANTUM
             if size - 1 - 2 * p >= 1:
                 break
             size *= 2

@@ -124,6 +124,7 @@ class Smoothing:
         half_width: tuple[int, ...] | None = None,
     ) -> None:
         self.grid = grid
+        self.half_width = half_width
         if grid is None:  # relative frequencies: S = S′ = identity, Z = Z′ = 1
             self.cell = self.square_const = self.pair_const = 1.0
             return
