@@ -131,8 +131,8 @@ def pool(pmf: Array, r: tuple[int, ...]) -> Array:
     """A pmf on the grid moved onto every ``r``-th point by cubic-interpolation weights.
 
     The adjoint of 4-point Lagrange interpolation, axis by axis: ``Σ_J pool(π)_J f(T_J)`` is
-    ``Σ_j π_j`` times the cubic interpolant of ``f`` at ``t_j`` (module docstring). The total
-    mass is kept (the weights of each point sum to one); single weights may be negative.
+    ``Σ_j π_j f̃(t_j)``, ``f̃`` the cubic interpolant of ``f`` (module docstring). The total mass
+    is kept (the weights of each point sum to one); single weights may be negative.
     """
     out = pmf
     for axis, k in enumerate(r):
