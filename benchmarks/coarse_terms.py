@@ -15,9 +15,7 @@ changed. Then the time of the R bounds alone (binned once), best of ``--repeats`
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-import time
 from pathlib import Path
 
 import jax
@@ -25,19 +23,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _summary import write_json  # noqa: E402
+from throughput import best_times, block  # noqa: E402
 
 import rdpjax  # noqa: E402
 from rdpjax.estimator import coarse  # noqa: E402
+from rdpjax.mechanisms._exact import gaussian_renyi, laplace_renyi  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ORDERS = (2.0, 5.0, 7.0)
 FULL = 1e9  # cells per bandwidth no grid has: the full grid
-
-
-def _laplace_exact(lam: float, mu: float, b: float) -> float:
-    a = mu / b
-    up, down = math.exp((lam - 1) * a), math.exp(-lam * a)
-    return math.log(lam / (2 * lam - 1) * up + (lam - 1) / (2 * lam - 1) * down) / (lam - 1)
 
 
 LAWS = {
@@ -45,12 +39,12 @@ LAWS = {
     "Gaussian, shift 1": (
         lambda k, n: jax.random.normal(k, (n,)),
         lambda k, n: 1.0 + jax.random.normal(k, (n,)),
-        [lam / 2 for lam in ORDERS],
+        [gaussian_renyi(lam, 1.0, 1.0) for lam in ORDERS],
     ),
     "Laplace b = 1, shift 1": (
         lambda k, n: jax.random.laplace(k, (n,)),
         lambda k, n: 1.0 + jax.random.laplace(k, (n,)),
-        [_laplace_exact(lam, 1.0, 1.0) for lam in ORDERS],
+        [laplace_renyi(lam, 1.0, 1.0) for lam in ORDERS],
     ),
     "Gaussian null": (
         lambda k, n: jax.random.normal(k, (n,)),
@@ -123,12 +117,10 @@ def main(argv=None) -> int:
                         flush=True,
                     )
                 if n == int(max(args.n)):
-                    best = dict.fromkeys(fns, math.inf)
-                    for _ in range(args.repeats):
-                        for way, fn in fns.items():
-                            t0 = time.perf_counter()
-                            jax.block_until_ready(fn(binned))
-                            best[way] = min(best[way], time.perf_counter() - t0)
+                    best = best_times(
+                        {w: (lambda fn=fn, b=binned: block(fn(b))) for w, fn in fns.items()},
+                        args.repeats,
+                    )
                     timing[f"{name}, n={n}"] = best
                     print("   bounds alone: " + ", ".join(
                         f"{w} {s:.3f} s ({best['full grid'] / s:.2f}×)" for w, s in best.items()

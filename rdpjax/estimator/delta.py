@@ -92,12 +92,15 @@ def _coarse(
     if all(k == 1 for k in r):
         return num, den, pmfs, halves, ops
     grid, widths = coarse.coarse_grid(ops.grid, ops.half_width, r)
+    stacked = (1, *r)  # one subsampling and one pooling for all rows, not one per array
+    c_num, c_den, half_p, half_q = coarse.subsample(jnp.stack([num, den, *halves]), stacked)
+    pool_p, pool_q = coarse.pool(jnp.stack(pmfs), stacked)
     # S′π is a pmf per cell: its values at the coarse points scale with the cell volume.
     volume = float(math.prod(r))
     return (
-        coarse.subsample(num, r),
-        coarse.subsample(den, r),
-        (coarse.pool(pmfs[0], r), coarse.pool(pmfs[1], r)),
-        (volume * coarse.subsample(halves[0], r), volume * coarse.subsample(halves[1], r)),
+        c_num,
+        c_den,
+        (pool_p, pool_q),
+        (volume * half_p, volume * half_q),
         Smoothing(grid, ops.bandwidth, widths),
     )
