@@ -1,7 +1,8 @@
 """Continuous laws off the paper's zoo: coverage and tightness of the KDE bound, with and without
-the pilot quantile map (``transform="quantile"``).
+the pilot quantile map (``transform="quantile"``), and with the rule that chooses (``"auto"``).
 
     python benchmarks/calibrate_offzoo.py [--reps 200] [--n 1e3 1e4 1e5] [--laws ...] [--out FILE]
+                                          [--transforms none quantile auto]
     python benchmarks/calibrate_offzoo.py --table benchmarks/results/calibrate_offzoo.json
 
 Each cell draws ``reps`` replications of n outputs a side (numpy, seeded per cell) and bounds
@@ -10,7 +11,8 @@ over the three orders), once per transform. The exact D_λ(P‖Q) and the oracle
 ``−Φ⁻¹(α/3) σ*/√n`` (σ*² the delta-method variance of eq. (18) of Kutta, Askin, Dunsche,
 arXiv:2212.04739v3 at the true densities, no floor) come from adaptive quadrature (scipy).
 Reported per cell and transform: simultaneous coverage with its Wilson 95% interval, mean
-lower/exact per order, mean deficit / oracle deficit per order, and the seconds for R bounds.
+lower/exact per order, mean deficit / oracle deficit per order, the seconds for R bounds, and
+for ``auto`` in how many replications it applied the map. Each transform bounds the same draws.
 Writes ``benchmarks/results/calibrate_offzoo.json`` unless ``--out`` says otherwise.
 """
 
@@ -31,7 +33,7 @@ import rdpjax
 
 ORDERS = (2.0, 5.0, 7.0)
 ALPHA = 0.05
-TRANSFORMS = (None, "quantile")
+TRANSFORMS = (None, "quantile", "auto")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -152,7 +154,7 @@ def run_cell(law: Law, n: int, reps: int, seed: int, transforms) -> dict:
     for transform in transforms:
         rng = np.random.default_rng([seed, list(LAWS).index(law.name), n])  # same draws for each
         lower = np.empty((reps, len(ORDERS)))
-        grids = set()
+        grids, mapped = set(), 0
         start = time.perf_counter()
         for r in range(reps):
             p, q = law.draw(rng, n) + law.shift, law.draw(rng, n)
@@ -161,27 +163,31 @@ def run_cell(law: Law, n: int, reps: int, seed: int, transforms) -> dict:
             b = rdpjax.lower_bound(p, q, ORDERS, alpha=ALPHA, discrete=False, transform=transform)
             lower[r] = b.lower
             grids.add(b.grid_shape[0])
+            mapped += b.transform is not None
         out[str(transform)] = summarize(lower, exact, oracle) | {
             "grid_sizes": sorted(grids),
             "seconds": time.perf_counter() - start,
+            "mapped": mapped,
         }
     return out
 
 
 def format_table(cells: list[dict]) -> str:
     """Markdown: one row per cell and transform (simultaneous coverage, lower/exact, deficit
-    over the oracle deficit per order λ = 2 / 5 / 7, grid size, seconds for the R bounds)."""
+    over the oracle deficit per order λ = 2 / 5 / 7, grid size, seconds for the R bounds; for
+    ``auto``, the replications it mapped out of R)."""
     lines = [
         "| law | n | transform | simultaneous | lower/exact | deficit/oracle | grid | s |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
-        for t in ("None", "quantile"):
+        for t in ("None", "quantile", "auto"):
             if t not in c:
                 continue
             e = c[t]
+            label = f"auto (mapped {e['mapped']}/{c['reps']})" if t == "auto" else t.lower()
             lines.append(
-                f"| {c['law'].replace('_', ' ')} | {c['n']:,} | {t.lower()} | "
+                f"| {c['law'].replace('_', ' ')} | {c['n']:,} | {label} | "
                 f"{table_cells(e)} | {max(e['grid_sizes']):,} | {e['seconds']:.0f} |"
             )
     return "\n".join(lines)
@@ -192,7 +198,12 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--n", type=float, nargs="+", default=[1e3, 1e4, 1e5])
     parser.add_argument("--laws", nargs="+", choices=list(LAWS), default=list(LAWS))
-    parser.add_argument("--transforms", nargs="+", default=["none", "quantile"])
+    parser.add_argument(
+        "--transforms",
+        nargs="+",
+        choices=["none", "quantile", "auto"],
+        default=["none", "quantile"],
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS / "calibrate_offzoo.json")
     parser.add_argument("--table", type=Path, help="only print the markdown table of this JSON")
@@ -223,7 +234,8 @@ def main(argv=None) -> int:
             )
     command = (
         f"python benchmarks/calibrate_offzoo.py --reps {args.reps} --n "
-        f"{' '.join(f'{v:g}' for v in args.n)} --seed {args.seed}"
+        f"{' '.join(f'{v:g}' for v in args.n)} --seed {args.seed} "
+        f"--transforms {' '.join(args.transforms)}"
     )
     write_study(args.out, command, ORDERS, ALPHA, cells, format_table(cells))
     return 0

@@ -328,14 +328,14 @@ def audit(
         dim = int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
     streamed = 2 * n * dim * _BYTES_PER_OUTPUT > memory_budget
     if not streamed:  # defaults of the in-memory bound, recorded in the report's settings
-        if learned is not None:
-            # Scores are skewed (a norm's, a likelihood ratio's): the quantile map suits them.
+        if learned is not None:  # scores are skewed (a norm's, a likelihood ratio's): the map
             estimator_options.setdefault("transform", "quantile")
         if is_mechanism and project is None and mechanism.output(x).is_discrete:
             estimator_options.setdefault("discrete", True)  # codes of unordered outputs
-    if streamed and estimator_options.get("transform") is not None:
+    transform = estimator_options.pop("transform", None) if streamed else None  # "auto": no map
+    if transform not in (None, "auto"):
         raise ValueError(
-            f"transform={estimator_options['transform']!r} needs the draws in memory: "
+            f"transform={transform!r} needs the draws in memory: "
             f"{2 * n * dim * _BYTES_PER_OUTPUT:,} bytes exceed memory_budget={memory_budget:,} "
             "(raise it, or lower n)."
         )

@@ -145,13 +145,25 @@ def density_curves(
       ValueError: for continuous samples of more than one dimension, or anything
         :func:`rdpjax.lower_bound` rejects.
     """
+    # The map lower_bound applied is known once it has bounded ("auto" resolved); until then
+    # the planning below (which only checks the data) takes the map asked for, "auto" as None.
+    asked = lower_bound_options.get("transform", "auto")
+    options = dict(lower_bound_options)
+    options["transform"] = bound.transform if bound is not None else asked
+    if options["transform"] == "auto":
+        options["transform"] = None
     with float64():
         # Host-side planning first: rejects unsuitable data before any compilation.
-        plan, p, q = plan_bound(p_samples, q_samples, lam, **lower_bound_options)
+        plan, p, q = plan_bound(p_samples, q_samples, lam, **options)
     if not plan.discrete and len(plan.shape) != 1:
         raise ValueError(f"density plots need 1-D samples; got d = {len(plan.shape)} dimensions.")
     if bound is None:
         bound = lower_bound(p_samples, q_samples, lam, **lower_bound_options)
+        if bound.transform != options["transform"]:
+            with float64():
+                plan, p, q = plan_bound(
+                    p_samples, q_samples, lam, **(options | {"transform": bound.transform})
+                )
     if plan.shape != bound.grid_shape:  # cannot happen: the same data and options
         raise RuntimeError(f"grid {plan.shape} differs from the bound's {bound.grid_shape}")
     if plan.discrete:

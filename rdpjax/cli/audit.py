@@ -5,7 +5,8 @@
                  [--project FILE.py:FUNCTION | --project learn]
                  [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,...]
                  [--lam λ ...] [--n N] [--alpha A] [--seed S] [--one-direction]
-                 [--transform quantile] [--json | --quiet] [--plot FILE.png] [--report DIR]
+                 [--transform auto|none|quantile] [--json | --quiet] [--plot FILE.png]
+                 [--report DIR]
                  [--until-refuted [--max-n N] [--resume DIR]]
 
 ``FUNCTION`` is a JAX sampler ``sample(key, database, n)`` (wrapped by
@@ -173,7 +174,7 @@ def run(args) -> int:
     report_dir = None if args.report is None else output_dir(args.report, "--report")
     options = {"discrete": True} if args.numpy and args.discrete else {}  # lower_bound's
     if args.transform is not None:
-        options["transform"] = args.transform
+        options["transform"] = None if args.transform == "none" else args.transform
     sizes, report_dir = _sequential_options(args, report_dir)
 
     quiet = args.json or args.quiet
@@ -327,10 +328,13 @@ def add_command(sub):
     a.add_argument("--one-direction", action="store_true", help="bound only D_λ(P‖Q)")
     a.add_argument(
         "--transform",
-        choices=["quantile"],
+        choices=["auto", "none", "quantile"],
         default=None,
-        help="continuous outputs: map them by a quantile map fitted on a pilot split (every 8th "
-        "draw, set aside) before the KDE; tighter for multimodal, spiky or heavy-tailed outputs",
+        help="continuous outputs: 'quantile' maps them by a quantile map fitted on a pilot split "
+        "(every 8th draw, set aside) before the KDE, tighter for multimodal, spiky or "
+        "heavy-tailed outputs; 'none' keeps them; default 'auto': the map for 1-D draws in "
+        "memory whose pilot has tails heavier than a Laplace law's or two separated modes "
+        "('quantile' with --project learn)",
     )
     out = a.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON (no progress bar)")

@@ -2,8 +2,8 @@
 
     rdpjax bound P Q [--lam 2 5 7] [--alpha A] [--discrete | --continuous] [--both-directions]
                  [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,...]
-                 [--bandwidth H] [--floor TAU] [--beta B] [--grid-size G] [--transform quantile]
-                 [--json]
+                 [--bandwidth H] [--floor TAU] [--beta B] [--grid-size G]
+                 [--transform auto|none|quantile] [--json]
 
 Exit status: 0, or 1 when the claim is refuted, 2 on an input error.
 """
@@ -78,7 +78,7 @@ def run(args) -> int:
             beta=args.beta,
             grid_size=args.grid_size,
             both_directions=both,
-            transform=args.transform,
+            transform=None if args.transform == "none" else args.transform,
         )
         check = None
         if claim is not None:
@@ -168,10 +168,12 @@ def add_command(sub):
     b.add_argument("--grid-size", type=count, default=None, help="KDE grid points per axis")
     b.add_argument(
         "--transform",
-        choices=["quantile"],
-        default=None,
-        help="continuous outputs: map them by a quantile map fitted on a pilot split (every 8th "
-        "row, set aside) before the KDE; tighter for multimodal, spiky or heavy-tailed outputs",
+        choices=["auto", "none", "quantile"],
+        default="auto",
+        help="continuous outputs: 'quantile' maps them by a quantile map fitted on a pilot split "
+        "(every 8th row, set aside) before the KDE, tighter for multimodal, spiky or "
+        "heavy-tailed outputs; 'none' keeps them; 'auto' (default) maps 1-D outputs whose "
+        "pilot has tails heavier than a Laplace law's or two separated modes",
     )
     b.add_argument(
         "--json",

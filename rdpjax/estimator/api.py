@@ -103,13 +103,19 @@ def plan_bound(
         (``docs/calibration.md``). Ignored with ``grid_size``. For discrete data the bucketed
         layout pads the observed support with empty cells the same way (the bound is unchanged:
         an empty cell adds nothing to any term); ``support_size`` is kept as given.
-      transform: as in :func:`lower_bound`; the returned samples are then the transformed
-        rows that remain after the pilot split.
+      transform: ``None`` (default) or ``"quantile"`` as in :func:`lower_bound`; the returned
+        samples are then the transformed rows that remain after the pilot split. Not
+        ``"auto"``: a plan is reused on other draws, whose map must be fixed in advance.
 
     Returns:
       ``(plan, p, q)``: the :class:`BoundPlan` and the samples in the form it takes (float
       arrays for continuous data, int32 codes for discrete data).
     """
+    if transform == "auto":
+        raise ValueError(
+            "transform='auto' is lower_bound's: a plan is reused on other draws, so pass "
+            "transform=None or 'quantile' to plan_bound."
+        )
     with float64():  # the planning arithmetic is float64 whatever the caller's jax config
         planned = plan_samples(
             p_samples,
@@ -227,7 +233,7 @@ def lower_bound(
     variance: str = "autodiff",
     second_order: bool = True,
     layout: str = "bucketed",
-    transform: str | None = None,
+    transform: str | None = "auto",
 ) -> Bound:
     """A statistical lower bound on ``D_λ(P‖Q)``, hence on ε(λ), from samples of P and Q.
 
@@ -269,13 +275,20 @@ def lower_bound(
         are padded to one of four sizes per octave, :func:`rdpjax.estimator.grid.bucket_size`, with
         rows that are not binned); bucketed layouts make calls on new data or a new n reuse
         both compiled programs (:data:`PROGRAM_BUDGET`).
-      transform: ``None`` (default): the KDE of the outputs themselves; ``"quantile"``:
-        continuous outputs are mapped by a quantile map fitted on a pilot split (every 8th row,
-        at most 4,096 a side, set aside and not bounded), so that multimodal, spiky and
-        heavy-tailed laws are near-uniform before the KDE (:mod:`rdpjax.estimator.transform`).
-        The bound stays valid (the map is fixed before the rows it is applied to, and no map
-        raises a Rényi divergence); ``n_p``, ``n_q`` and ``bandwidth`` of the result then
-        refer to the remaining rows in the map's units (in (0, 1)).
+      transform: ``"quantile"``: continuous outputs are mapped by a quantile map fitted on a
+        pilot split (every 8th row, at most 4,096 a side, set aside and not bounded), so that
+        multimodal, spiky and heavy-tailed laws are near-uniform before the KDE
+        (:mod:`rdpjax.estimator.transform`). The bound stays valid (the map is fixed before
+        the rows it is applied to, and no map raises a Rényi divergence); ``n_p``, ``n_q`` and
+        ``bandwidth`` of the result then refer to the remaining rows in the map's units (in
+        (0, 1)). ``None``: the KDE of the outputs themselves. ``"auto"`` (default): the map
+        for 1-D continuous outputs, at least 1,000 a side, whose pilot rows have tails heavier
+        than a Laplace law's or two separated modes
+        (:func:`rdpjax.estimator.transform.auto_transform`), and for nothing else (nor when
+        ``bandwidth``, ``floor``, ``beta`` or ``grid_size`` is given, all in data units). The
+        result's ``transform`` records the map applied. The zoo's continuous mechanisms keep
+        their outputs at 10⁴ a side and more, so the coverage studies (which bound with
+        ``transform=None``) measure what this default does for them.
 
     Returns:
       A :class:`Bound` whose array fields are numpy float64 arrays.
@@ -326,7 +339,8 @@ def lower_bound(
         # ended must not be truncated to float32 by JAX.
         bound = jax.tree.map(np.asarray, program_cache.call(bound_program, plan, binned))
         _check_finite(bound)
-        return bound if transform is None else dataclasses.replace(bound, transform=transform)
+        applied = planned.transform
+        return bound if applied is None else dataclasses.replace(bound, transform=applied)
 
 
 def _check_finite(bound: Bound) -> None:

@@ -32,7 +32,7 @@ from rdpjax.estimator.inputs import (
 )
 from rdpjax.estimator.plan import BoundPlan
 from rdpjax.estimator.settings import Defaults, padded_settings, scale_subsample
-from rdpjax.estimator.transform import TRANSFORMS, quantile_transform
+from rdpjax.estimator.transform import TRANSFORMS, auto_transform, quantile_transform
 from rdpjax.sharding import AXIS
 
 __all__ = ["Planned", "plan_samples"]
@@ -50,8 +50,9 @@ class Planned(NamedTuple):
 
     The samples are padded or not; with them come their real sizes, the settings ``(h, τ, β)``
     resolved while planning (``None`` for discrete data, whose settings :meth:`BoundPlan.bin_padded`
-    takes from the sizes) and the pooled per-axis ``(min, max)`` of the continuous samples, taken on
-    the host (``None`` for discrete data).
+    takes from the sizes), the pooled per-axis ``(min, max)`` of the continuous samples, taken on
+    the host (``None`` for discrete data), and the map applied (``"auto"`` resolved: ``None`` or
+    ``"quantile"``).
     """
 
     plan: BoundPlan
@@ -61,6 +62,7 @@ class Planned(NamedTuple):
     n_q: int
     settings: tuple[Any, ...] | None
     span: tuple[np.ndarray, np.ndarray] | None
+    transform: str | None = None
 
 
 def plan_samples(
@@ -116,6 +118,9 @@ def plan_samples(
                 "(--continuous) to silence this.",
                 stacklevel=3,
             )
+    if transform == "auto":  # only the outputs' own KDE takes settings in data units
+        custom = any(v is not None for v in (bandwidth, floor, beta, grid_size))
+        transform = None if discrete or custom else auto_transform(p, q)
     if transform is not None:
         if discrete:
             raise ValueError(
@@ -195,4 +200,4 @@ def plan_samples(
     lo, hi = np.minimum(p_min, q_min), np.maximum(p_max, q_max)
     shape, margin, half_width = plan_layout(lo, hi, np.asarray(settings[0]), grid_size, layout)
     plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=margin, half_width=half_width, **common)
-    return Planned(plan, pj, qj, n_p, n_q, settings, (lo, hi))
+    return Planned(plan, pj, qj, n_p, n_q, settings, (lo, hi), transform)

@@ -1,0 +1,174 @@
+"""``transform="auto"`` (lower_bound's default): when the pilot quantile map is applied, and what
+the rule leaves alone. The rule's coverage and tightness are benchmarks/calibrate_offzoo.py's
+(docs/calibration.md); these are its fixed-key checks."""
+
+import jax
+import numpy as np
+import pytest
+from scipy import integrate, special, stats
+
+import rdpjax
+from rdpjax.cli import main
+from rdpjax.estimator.transform import AUTO_MIN_N, AUTO_TAIL_RANGE, auto_transform, tail_ratio
+from rdpjax.mechanisms import registry
+
+ORDERS = [2.0, 5.0, 7.0]
+N = 20_000
+
+
+def _laws(rng, n):
+    """P and Q samples of the laws the rule is about, the shifts of calibrate_offzoo.py."""
+    mix = rng.choice(2, n), rng.choice(2, n)
+    spike = rng.random(n) < 0.9, rng.random(n) < 0.9
+    return {
+        "gaussian": (rng.normal(0.5, 1, n), rng.normal(0, 1, n)),
+        "laplace": (rng.laplace(0.5, 1, n), rng.laplace(0, 1, n)),
+        "uniform": (rng.uniform(0.1, 1.1, n), rng.uniform(0, 1, n)),
+        "clipped": (np.clip(rng.normal(0.3, 1, n), -1, 1), np.clip(rng.normal(0, 1, n), -1, 1)),
+        "cauchy": (rng.standard_cauchy(n) + 0.5, rng.standard_cauchy(n)),
+        "student_t3": (rng.standard_t(3, n) + 0.5, rng.standard_t(3, n)),
+        "lognormal": (np.exp(rng.normal(size=n)) + 0.2, np.exp(rng.normal(size=n))),
+        "bimodal": (50.0 * mix[0] + rng.normal(0.3, 1, n), 50.0 * mix[1] + rng.normal(0, 1, n)),
+        "spike_slab": tuple(
+            np.where(s, 0.1, 10.0) * rng.standard_normal(n) + shift
+            for s, shift in zip(spike, (0.03, 0.0), strict=True)
+        ),
+    }
+
+
+MAPPED = {"cauchy", "student_t3", "lognormal", "bimodal", "spike_slab"}
+
+
+@pytest.mark.parametrize(
+    "sample, expected",
+    [
+        (lambda r, n: r.standard_normal(n), 2 * stats.norm.ppf(0.999) / (2 * stats.norm.ppf(0.75))),
+        (lambda r, n: r.laplace(size=n), np.log(500) / np.log(2)),
+        (lambda r, n: r.uniform(size=n), 0.998 / 0.5),
+        (lambda r, n: r.standard_cauchy(n), np.tan(np.pi * 0.499) / np.tan(np.pi * 0.25)),
+    ],
+)
+def test_tail_ratio_matches_the_laws_quantiles(sample, expected):
+    # 10⁶ draws: the sample quantiles are within about 1% of the law's at 0.001 and 0.999.
+    value = tail_ratio(sample(np.random.default_rng(0), 10**6))
+    assert value == pytest.approx(expected, rel=0.03)
+
+
+def test_tail_ratio_of_an_atom_holding_the_quartiles_is_infinite():
+    assert (
+        tail_ratio(np.r_[np.linspace(-2, -1, 200), np.zeros(600), np.linspace(1, 2, 200)]) == np.inf
+    )
+
+
+def test_the_rule_maps_heavy_tails_skew_spikes_and_separated_modes_only():
+    rng = np.random.default_rng(1)
+    for name, (p, q) in _laws(rng, N).items():
+        bound = rdpjax.lower_bound(p, q, ORDERS, discrete=False)
+        assert bound.transform == ("quantile" if name in MAPPED else None), name
+        if name in MAPPED:  # the map's own bound, bitwise
+            mapped = rdpjax.lower_bound(p, q, ORDERS, discrete=False, transform="quantile")
+            np.testing.assert_array_equal(bound.lower, mapped.lower)
+            assert bound.grid_shape[0] <= 2048
+        else:
+            kept = rdpjax.lower_bound(p, q, ORDERS, discrete=False, transform=None)
+            np.testing.assert_array_equal(bound.lower, kept.lower)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["gaussian", "laplace", "subsampled-laplace", "noisy-gd", "truncated-gaussian"],
+)
+def test_zoo_mechanisms_keep_their_outputs_at_the_studies_sizes(name):
+    entry = registry.get(name)
+    mech = entry.make()
+    x, xp = entry.reference_pair(mech)
+    for seed in range(5):
+        kp, kq = jax.random.split(jax.random.key(seed))
+        p = np.asarray(mech.sample(kp, x, 10_000), np.float64).ravel()
+        q = np.asarray(mech.sample(kq, xp, 10_000), np.float64).ravel()
+        assert auto_transform(p, q) is None, (name, seed)
+
+
+def test_what_the_rule_leaves_alone():
+    rng = np.random.default_rng(2)
+    p, q = rng.standard_cauchy(N) + 0.5, rng.standard_cauchy(N)
+    assert auto_transform(p, q) == "quantile"
+    small = AUTO_MIN_N - 1
+    assert auto_transform(p[:small], q[:small]) is None  # below the measured sizes
+    assert auto_transform(np.c_[p, q], np.c_[q, p]) is None  # d > 1: per-axis maps not calibrated
+    for given in ({"bandwidth": 0.1}, {"floor": 1e-3}, {"beta": 100.0}, {"grid_size": 4096}):
+        assert rdpjax.lower_bound(p, q, 2.0, **given).transform is None, given  # data units
+    codes = rng.integers(0, 5, N)
+    assert rdpjax.lower_bound(codes, codes[::-1], 2.0).transform is None  # discrete
+    atom = np.r_[np.zeros(3 * N // 5), rng.standard_cauchy(2 * N // 5)]
+    rng.shuffle(atom)  # 60% of the mass on one value, amid the rest: the quartiles coincide
+    assert auto_transform(atom, atom[::-1]) is None
+    assert AUTO_TAIL_RANGE[0] < 2.0 / 1.5 < AUTO_TAIL_RANGE[1]  # the clipped Gaussian's ≈ 1.48
+
+
+def _bimodal_exact(lam):
+    def logpdf(x, shift):
+        return special.logsumexp([stats.norm.logpdf(x, shift), stats.norm.logpdf(x, 50 + shift)])
+
+    def f(x):
+        return np.exp(lam * logpdf(x, 0.3) + (1 - lam) * logpdf(x, 0.0)) / 2
+
+    edges = [-np.inf, 0.0, 25.0, 50.0, np.inf]
+    total = sum(
+        integrate.quad(f, a, b, limit=400, epsrel=1e-11)[0]
+        for a, b in zip(edges[:-1], edges[1:], strict=True)
+    )
+    return np.log(total) / (lam - 1)
+
+
+def test_the_default_bound_holds_on_two_separated_modes():
+    rng = np.random.default_rng(3)
+    exact = np.array([_bimodal_exact(lam) for lam in ORDERS])
+    lows = []
+    for _ in range(8):
+        p, q = _laws(rng, N)["bimodal"]
+        bound = rdpjax.lower_bound(p, q, ORDERS)
+        assert bound.transform == "quantile"
+        lows.append(bound.lower)
+    lows = np.array(lows)
+    assert np.all(lows <= exact) and np.all(lows.mean(axis=0) > 0.2 * exact)
+
+
+def test_plan_bound_needs_the_map_fixed():
+    rng = np.random.default_rng(4)
+    with pytest.raises(ValueError, match="transform='auto' is lower_bound's"):
+        rdpjax.plan_bound(rng.normal(size=2000), rng.normal(size=2000), 2.0, transform="auto")
+
+
+def test_density_curves_follow_the_map_the_bound_applied():
+    from rdpjax.plots import density_curves
+
+    rng = np.random.default_rng(5)
+    p, q = rng.standard_cauchy(N) + 0.5, rng.standard_cauchy(N)
+    curves = density_curves(p, q, lam=2.0)
+    assert curves.bound.transform == "quantile"
+    assert len(curves.points) == curves.bound.grid_shape[0]
+    assert -1.0 < curves.points.min() and curves.points.max() < 2.0  # (0, 1) and the margins
+    kept = density_curves(p, q, lam=2.0, transform=None)
+    assert kept.bound.transform is None and np.ptp(kept.points) > 100.0  # Cauchy's range
+
+
+def test_audits_and_the_command_line(tmp_path, capsys):
+    def cauchy_sum(rng, database, n):  # a black box with heavy-tailed noise
+        return float(np.sum(database)) + rng.standard_cauchy(n)
+
+    x, xp = np.array([1.0, 0.0]), np.array([0.0, 0.0])
+    report = rdpjax.audit(cauchy_sum, x, xp, 2.0, n=N, key=jax.random.key(6), progress=False)
+    assert report.bound.transform == "quantile"
+    streamed = rdpjax.audit(
+        cauchy_sum, x, xp, 2.0, n=N, key=jax.random.key(6), progress=False, memory_budget=0,
+        transform="auto",
+    )  # fmt: skip
+    assert streamed.bound.transform is None  # binned as drawn: the outputs are kept
+    np.save(tmp_path / "p.npy", np.random.default_rng(7).standard_cauchy(N) + 0.5)
+    np.save(tmp_path / "q.npy", np.random.default_rng(8).standard_cauchy(N))
+    files = [str(tmp_path / "p.npy"), str(tmp_path / "q.npy")]
+    assert main(["bound", *files]) == 0
+    assert "after the quantile map" in capsys.readouterr().out
+    assert main(["bound", *files, "--transform", "none"]) == 0
+    assert "after the" not in capsys.readouterr().out
