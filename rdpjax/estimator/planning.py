@@ -193,8 +193,9 @@ def plan_samples(
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
     (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2), scale_subsample(q2)
+    rules = defaults.for_map() if transform is not None and d == 1 else defaults
     settings: tuple[Any, ...] = padded_settings(
-        sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=defaults
+        sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=rules
     )
     (p_min, p_max), (q_min, q_max) = extremes
     lo, hi = np.minimum(p_min, q_min), np.maximum(p_max, q_max)

@@ -157,3 +157,19 @@ def test_command_line_mistakes_end_in_one_line_and_exit_2(tmp_path, capsys):
     assert main(["audit", "laplace", "--n", "60", "--project", "learn", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "n ≥ 100" in err[0]
+
+
+@pytest.mark.parametrize("n", [2_000, 20_000, 200_000])
+def test_bandwidth_in_the_maps_units_narrows_as_n_to_the_minus_one_third(n):
+    # docs/methods.md §2.1: h = 10^(1/4)·s·m^(−1/3) on the m mapped rows, against s·m^(−1/4) for
+    # the same mapped rows bounded as they are (the same pooled scale s): a ratio (m/1000)^(−1/12).
+    from rdpjax.estimator.transform import quantile_transform
+
+    rng = np.random.default_rng(8)
+    p, q = rng.standard_cauchy(n) + 0.5, rng.standard_cauchy(n)
+    mapped = rdpjax.lower_bound(p, q, 2.0, transform="quantile")
+    tp, tq, _ = quantile_transform(p[:, None], q[:, None])
+    plain = rdpjax.lower_bound(tp, tq, 2.0, transform=None)
+    m = min(len(tp), len(tq))
+    ratio = float(mapped.bandwidth[0] / plain.bandwidth[0])
+    assert ratio == pytest.approx((m / 1000) ** (-1 / 12), rel=1e-9)
