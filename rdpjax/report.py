@@ -258,6 +258,7 @@ class AuditReport:
             )
         if self.looks:
             lines.append(_sequential_line(self))
+        lines.extend(_map_lines(self.bound))
         rows = self._rows()
         columns = [Column(self._HEADER[0], 8), *(Column(h, 10) for h in self._HEADER[1:6])]
         tails = ["", *(f"  {row[6]}" if row[6] else "" for row in rows)]
@@ -281,6 +282,7 @@ class AuditReport:
             + (" (binned batch by batch)" if self.streamed else ""),
             f"- claim: {self.claim if self.claim is not None else 'none'}",
             *_projection_lines(self.settings),
+            *[f"- {line}" for line in _map_lines(self.bound)],
             *([f"- {_sequential_line(self)}"] if self.looks else []),
             f"- lower bounds hold simultaneously at {conf} over {self.bound.n_bounds} bounds "
             f"({len(np.atleast_1d(self.lam))} orders"
@@ -409,6 +411,17 @@ def _looks_table(looks) -> list[str]:
         )
     header = ("look", "n", "drawn", "level α_k", "λ", "lower", "claimed", "refuted")
     return markdown_table(header, rows)
+
+
+def _map_lines(bound) -> list[str]:
+    """Say so when the bound's outputs went through the pilot quantile map (``transform``)."""
+    if getattr(bound, "transform", None) is None:
+        return []
+    n_p, n_q = int(bound.n_p), int(bound.n_q)
+    return [
+        f"outputs mapped by the pilot quantile map first (docs/methods.md §2.1): bounded on the "
+        f"{n_p:,} and {n_q:,} outputs left after its pilot"
+    ]
 
 
 def _projection_lines(settings: str) -> list[str]:

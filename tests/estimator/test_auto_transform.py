@@ -160,11 +160,17 @@ def test_audits_and_the_command_line(tmp_path, capsys):
     x, xp = np.array([1.0, 0.0]), np.array([0.0, 0.0])
     report = rdpjax.audit(cauchy_sum, x, xp, 2.0, n=N, key=jax.random.key(6), progress=False)
     assert report.bound.transform == "quantile"
+    for text in (str(report), report.to_markdown()):  # the reader is told, with what was bounded
+        assert (
+            f"pilot quantile map first (docs/methods.md §2.1): bounded on the {N - N // 8:,}"
+            in text
+        )
     streamed = rdpjax.audit(
         cauchy_sum, x, xp, 2.0, n=N, key=jax.random.key(6), progress=False, memory_budget=0,
         transform="auto",
     )  # fmt: skip
     assert streamed.bound.transform is None  # binned as drawn: the outputs are kept
+    assert "quantile map" not in str(streamed)
     np.save(tmp_path / "p.npy", np.random.default_rng(7).standard_cauchy(N) + 0.5)
     np.save(tmp_path / "q.npy", np.random.default_rng(8).standard_cauchy(N))
     files = [str(tmp_path / "p.npy"), str(tmp_path / "q.npy")]
