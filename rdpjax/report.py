@@ -415,7 +415,7 @@ def _looks_table(looks) -> list[str]:
 
 def _map_lines(bound) -> list[str]:
     """Say so when the bound's outputs went through the pilot quantile map (``transform``)."""
-    if getattr(bound, "transform", None) is None:
+    if bound.transform is None:
         return []
     n_p, n_q = int(bound.n_p), int(bound.n_q)
     return [

@@ -78,6 +78,10 @@ MAX_KNOTS = 64
 """Knots of the quantile map: one per 16 pooled pilot rows, between 8 and 64."""
 
 
+def _pilot_stride(n: int) -> int:
+    return max(PILOT_FRACTION, math.ceil(n / PILOT_MAX))
+
+
 def pilot_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Split ``x`` into a pilot (every ``stride``-th row) and the rest, by fixed indices.
 
@@ -85,7 +89,7 @@ def pilot_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     :data:`PILOT_MAX`. For i.i.d. rows the two parts are independent.
     """
     n = x.shape[0]
-    stride = max(PILOT_FRACTION, math.ceil(n / PILOT_MAX))
+    stride = _pilot_stride(n)
     keep = np.ones(n, bool)
     keep[::stride] = False
     return x[::stride], x[keep]
@@ -165,7 +169,8 @@ def auto_transform(p: np.ndarray, q: np.ndarray) -> str | None:
     p2, q2 = (np.asarray(x).reshape(len(x), -1) for x in (p, q))
     if p2.shape[1] != 1 or min(len(p2), len(q2)) < AUTO_MIN_N:
         return None
-    ratio = tail_ratio(np.concatenate([pilot_split(p2)[0], pilot_split(q2)[0]]))
+    # The pilot rows of pilot_split, without copying the rest.
+    ratio = tail_ratio(np.concatenate([x[:: _pilot_stride(len(x))] for x in (p2, q2)]))
     low, high = AUTO_TAIL_RANGE
     return "quantile" if math.isfinite(ratio) and not low <= ratio <= high else None
 

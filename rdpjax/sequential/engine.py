@@ -39,6 +39,7 @@ from rdpjax.estimator.grid import (
     CELLS_PER_BANDWIDTH,
     KERNEL_RADIUS,
     MAX_GRID_SIZE,
+    PAD_QUANTUM,
     Grid,
     bucket_size,
     grid_from_range,
@@ -70,8 +71,6 @@ because draws may be expensive: it fixes only the grid's range (outputs beyond t
 by half its width on each side are clamped onto its edge, which keeps the bound valid) and the
 scale behind the bandwidth and floor schedule."""
 
-_PAD_QUANTUM = 16
-
 
 def _ceil_to(value: float, quantum: int) -> int:
     return int(-(-math.ceil(value) // quantum) * quantum)
@@ -93,7 +92,7 @@ def grid_layout_for_looks(lo, hi, h_fine, h_wide):
     for k in range(d):
         width = float(hi[k] - lo[k])
         dx = float(h_fine[k]) / CELLS_PER_BANDWIDTH
-        p = _ceil_to(KERNEL_RADIUS * float(h_wide[k]) / dx, _PAD_QUANTUM)
+        p = _ceil_to(KERNEL_RADIUS * float(h_wide[k]) / dx, PAD_QUANTUM)
         size = bucket_size(math.ceil(width / dx) + 1 + 2 * p)
         if size > cap:  # coarser cells: the margin (in cells) still holds 5 h_wide
             size = max(cap, 2 * p + 2)
