@@ -74,3 +74,25 @@ def test_bound_compile_counts_the_programs_ffts_and_fusions():
     counts = bench._entry_counts(text.as_text())
     assert counts["ffts"] == 2
     assert counts["fusions"] >= 1
+
+
+def test_sequential_ceiling_needs_the_closed_form_levels(tmp_path):
+    """One case: a median ≤ n95/3 needs level Φ̄((z_α + z_0.95)/√3) at n95/3 (power 1/2 there),
+    0.0287 at α = 0.05; for two cases far apart, the later one's stops count that first level as
+    power (its drift is ~0 there) and need the rest from their own segment; the script's JSON."""
+    from scipy.stats import norm
+
+    bench = _load("sequential_ceiling")
+    one = bench.least_total_alpha([1000], 3.0)
+    expected = norm.sf((norm.isf(0.05) + norm.isf(0.05)) / np.sqrt(3))
+    np.testing.assert_allclose(one["total"], expected, rtol=1e-9)
+    np.testing.assert_allclose(expected, 0.0287, atol=1e-4)
+    far = bench.least_total_alpha([100, 10**8], 3.0)  # nearly independent segments
+    z_third = (norm.isf(0.05) + norm.isf(0.05)) / np.sqrt(3)
+    second = norm.sf(z_third - norm.ppf(0.5 - expected))
+    np.testing.assert_allclose(far["total"], expected + second, rtol=1e-3)
+    out = tmp_path / "ceiling.json"
+    assert bench.main(["--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["gaussian_limit"]["total"] > 0.05  # the three cases of sequential.json
+    assert 2.0 < result["oracle_sprt"]["ratio"] < 2.7
