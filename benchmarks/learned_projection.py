@@ -6,16 +6,18 @@ the noise scale.
 
 Mean cells: the zoo's ``Gaussian`` on databases of rows in [0, 1]^d whose sums differ by a random
 direction, its scale set so that the exact D_2 = 0.25; n = 10⁵ outputs a side *in total*. Each
-replication runs ``rdpjax.audit(..., lam=2, project="learn")`` (a fifth of the n trains, the rest
+replication runs ``rdpjax.audit(..., lam=2, project="learn")`` (a first fifth of the n trains,
+grown by ``rdpjax.learn.training_size`` up to 3/5 where the direction is still noisy; the rest
 certifies) and, on the same key, the audit with the oracle projection ``v ↦ v·Δ`` (all n
 certify). Reported: the coverage of the learned bound (lower ≤ exact), the mean learned and oracle
-bounds and their ratio, and the families chosen.
+bounds and their ratio, the families chosen and the training outputs a side (min, mean, max).
 
 Scale cell: N(0, 1.3² I_10) against N(0, I_10), exact D_2 = 3.232 (no mean leak); the score
 learned from all families against one learned from the linear families only, on the same draws
 (2·10⁴ train, 8·10⁴ certify a side).
 
-``--split``: the learned/oracle ratio at d = 100 for training shares 0.1, 0.2, 0.3, 0.5.
+``--split``: the learned/oracle ratio at d = 100 for first training shares 0.1, 0.2, 0.3, 0.5
+(``--fixed-share``: with ``training_size``'s growth turned off, as the shares were first measured).
 Writes ``benchmarks/results/learned_projection.json`` (``--split``: ``…_split.json``).
 """
 
@@ -53,13 +55,15 @@ def gaussian_pair(d: int, seed: int):
 
 def mean_cell(d: int, reps: int, seed: int) -> dict:
     mech, x, x_prime, diff = gaussian_pair(d, seed)
-    learned, oracle, families = [], [], collections.Counter()
+    learned, oracle, families, n_train = [], [], collections.Counter(), []
     start = time.perf_counter()
     for r in range(reps):
         key = jax.random.key(seed * 100_003 + r)
         rep = rdpjax.audit(mech, x, x_prime, 2.0, n=N, key=key, project="learn", progress=False)
         learned.append(float(rep.lower[0]))
-        families[json.loads(rep.settings)["projection"]["family"]] += 1
+        projection = json.loads(rep.settings)["projection"]
+        families[projection["family"]] += 1
+        n_train.append(projection["n_train"])
         direct = rdpjax.audit(
             mech, x, x_prime, 2.0, n=N, key=key, project=lambda v: v @ diff, progress=False
         )
@@ -78,6 +82,7 @@ def mean_cell(d: int, reps: int, seed: int) -> dict:
         "mean_oracle": float(oracle.mean()),
         "learned_over_oracle": float(learned.mean() / oracle.mean()),
         "families": dict(families),
+        "n_train": [int(np.min(n_train)), float(np.mean(n_train)), int(np.max(n_train))],
         "seconds": time.perf_counter() - start,
     }
 
@@ -125,10 +130,15 @@ def main(argv=None) -> int:
     parser.add_argument("--dims", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--scale-reps", type=int, default=None, help="default: --reps")
     parser.add_argument("--split", action="store_true", help="measure the training share")
+    parser.add_argument(
+        "--fixed-share", action="store_true", help="no growth of the first training part"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     rdpjax.enable_compilation_cache()
+    if args.fixed_share:
+        rdpjax.learn.TRAIN_FRACTION_MAX = 0.0  # read by audit(project="learn") at each call
     rows = []
     if args.split:
         for share in (0.1, 0.2, 0.3, 0.5):
@@ -148,7 +158,8 @@ def main(argv=None) -> int:
                 f"Gaussian d={d:5d}: coverage {row['coverage']:.3f} "
                 f"[{row['coverage_ci'][0]:.3f}, {row['coverage_ci'][1]:.3f}]  learned "
                 f"{row['mean_learned']:.4f}  oracle {row['mean_oracle']:.4f}  ratio "
-                f"{row['learned_over_oracle']:.3f}  {row['families']}  [{row['seconds']:.0f} s]",
+                f"{row['learned_over_oracle']:.3f}  {row['families']}  n_train {row['n_train']}  "
+                f"[{row['seconds']:.0f} s]",
                 flush=True,
             )
         row = scale_cell(args.scale_reps or args.reps, args.seed)
@@ -165,9 +176,12 @@ def main(argv=None) -> int:
     meta = {
         "command": "python benchmarks/learned_projection.py "
         + ("--split " if args.split else f"--dims {' '.join(map(str, args.dims))} ")
-        + f"--reps {args.reps} --seed {args.seed}",
+        + f"--reps {args.reps} --seed {args.seed}"
+        + (f" --scale-reps {args.scale_reps}" if args.scale_reps else "")
+        + (" --fixed-share" if args.fixed_share else ""),
         "n_per_side_total": N,
         "train_fraction": None if args.split else rdpjax.learn.TRAIN_FRACTION,
+        "train_fraction_max": rdpjax.learn.TRAIN_FRACTION_MAX,
     }
     write_json(out, meta, rows=rows)
     return 0

@@ -224,10 +224,10 @@ def audit(
       project: a fixed function applied to the outputs (arrays in, array out) before bounding;
         it must be a JAX function when a JAX sampler is streamed. ``"learn"``: learn one
         (:mod:`rdpjax.learn`) on a training part of the n outputs a side
-        (:data:`rdpjax.learn.TRAIN_FRACTION`, at most :data:`rdpjax.learn.TRAIN_MAX`, drawn in
-        memory from a key of its own), freeze it and
-        certify on the rest, with ``transform="quantile"`` unless given; the report's ``n`` is
-        the certifying part and its settings name the family chosen.
+        (:data:`rdpjax.learn.TRAIN_FRACTION`, grown by :func:`rdpjax.learn.training_size`,
+        drawn in memory from keys of its own), freeze it and certify on the rest, with
+        ``transform="quantile"`` unless given; the report's ``n`` is the certifying part and its
+        settings name the family chosen.
       claim: an :class:`rdpjax.claims.Claim`; default the zoo mechanism's own (``None`` for a
         black box: then nothing is checked).
       claimed_epsilon: shorthand for ``claim=rdpjax.claims.pure_dp(claimed_epsilon)``.

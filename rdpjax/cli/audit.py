@@ -293,7 +293,8 @@ def add_command(sub):
         metavar="FILE.py:FUNCTION|learn",
         default=None,
         help="a fixed function applied to the outputs (arrays in, array out) before bounding; "
-        "'learn': learn a 1-D score on a fifth of the draws, freeze it, certify on the rest",
+        "'learn': learn a 1-D score on a fifth of the draws (up to three fifths in high "
+        "dimension), freeze it, certify on the rest",
     )
     add_claim_options(a)
     add_lam(

@@ -11,25 +11,30 @@ certifying draws exist, so the bound is valid by data processing whatever was le
 * :mod:`~rdpjax.learn.scores` — the families (mean difference, shrunk Fisher discriminant,
   logistic and quadratic logistic regression with optax) and :func:`fit_score`;
 * :mod:`~rdpjax.learn.selection` — :func:`learn_projection`: fit, choose on held-out draws,
-  refit, freeze.
+  refit, freeze;
+  :func:`training_size`: how much to train on.
 """
 
 from rdpjax.learn.scores import FAMILIES, Score, fit_score
 from rdpjax.learn.selection import (
     TRAIN_FRACTION,
+    TRAIN_FRACTION_MAX,
     TRAIN_MAX,
     LearnedProjection,
     learn_projection,
     train_projection,
+    training_size,
 )
 
 __all__ = [
     "FAMILIES",
     "TRAIN_FRACTION",
+    "TRAIN_FRACTION_MAX",
     "TRAIN_MAX",
     "LearnedProjection",
     "Score",
     "fit_score",
     "learn_projection",
     "train_projection",
+    "training_size",
 ]

@@ -26,7 +26,7 @@ import optax
 
 from rdpjax._pytree import pytree_dataclass
 
-__all__ = ["FAMILIES", "Score", "fit_score"]
+__all__ = ["FAMILIES", "Score", "fit_score", "standardize"]
 
 FAMILIES = ("mean_difference", "fisher", "logistic", "quadratic")
 """The score families :func:`fit_score` knows, in the order :func:`rdpjax.learn.learn_projection`
@@ -75,7 +75,11 @@ class Score:
         return out
 
 
-def _standardize(p: np.ndarray, q: np.ndarray):
+def standardize(p: np.ndarray, q: np.ndarray):
+    """``(p − c)/s``, ``(q − c)/s``, c, s: pooled mean and standard deviation per coordinate.
+
+    A constant coordinate gets s = 1.
+    """
     pooled = np.concatenate([p, q])
     center = pooled.mean(axis=0)
     scale = pooled.std(axis=0)
@@ -123,7 +127,7 @@ def fit_score(family: str, p: np.ndarray, q: np.ndarray) -> Score:
     """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}; got {family!r}.")
-    zp, zq, center, scale = _standardize(p, q)
+    zp, zq, center, scale = standardize(p, q)
     d = zp.shape[1]
     diff = zp.mean(axis=0) - zq.mean(axis=0)
     w2 = np.zeros(d)

@@ -17,14 +17,16 @@ import numpy as np
 from rdpjax._json import json_floats
 from rdpjax._precision import float64
 from rdpjax.estimator.api import lower_bound
-from rdpjax.learn.scores import FAMILIES, Score, fit_score
+from rdpjax.learn.scores import FAMILIES, Score, fit_score, standardize
 
 __all__ = [
     "TRAIN_FRACTION",
+    "TRAIN_FRACTION_MAX",
     "TRAIN_MAX",
     "LearnedProjection",
     "learn_projection",
     "train_projection",
+    "training_size",
 ]
 
 TRAIN_MAX = 10**5
@@ -35,7 +37,12 @@ TRAIN_FRACTION = 0.2
 """Share of an audit's n outputs per side drawn to train the score (the rest certify it).
 
 Measured at d = 100, n = 10⁵ a side in total (``benchmarks/learned_projection.py --split``, R = 20):
-learned / oracle-projection bound 0.918, 0.954, 0.962, 0.951 for shares 0.1, 0.2, 0.3, 0.5."""
+learned / oracle-projection bound 0.918, 0.954, 0.962, 0.951 for shares 0.1, 0.2, 0.3, 0.5.
+This is the first training part; :func:`training_size` may grow it up to
+:data:`TRAIN_FRACTION_MAX` when the direction it found is still noisy (high dimension)."""
+
+TRAIN_FRACTION_MAX = 0.6
+"""The share of the n outputs a side that :func:`training_size` may grow the training part to."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,13 +118,68 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
     return LearnedProjection(score=score, family=best, criteria=criteria, n_train=len(p))
 
 
+def training_size(p, q, n: int, cap: int) -> int:
+    """How many training outputs a side to use in all, judged on a first training part.
+
+    A direction estimated from m draws a side, ``u = Δ + e``, has ``E‖e‖² ∝ 1/m``, and the
+    divergence of the projected laws is ``cos²θ`` times the full one (docs/methods.md §2.7), so
+    more training raises what can be certified while leaving fewer draws to certify it. On the
+    first part (``len(p)`` a side, standardized as :func:`~rdpjax.learn.scores.fit_score` does)
+    the mean differences ``u_A``, ``u_B`` of its two halves give ``‖Δ‖² ≈ u_A·u_B`` and, at
+    half size, ``E‖e‖² ≈ (‖u_A‖² + ‖u_B‖²)/2 − u_A·u_B``. The held-out half's bound along
+    ``u_A`` (λ = 2, both directions) gives the estimate D̂ (bias removed), its standard error and
+    critical value z. The size chosen maximises the predicted certified bound
+    ``D̂·cos²θ(m')/cos²θ(m/2) − z·se·√(m/2)/√(n − m')`` over ``m' ∈ [len(p), cap]``.
+
+    Only training draws are used, so the choice cannot affect validity, only tightness. Where
+    the halves show no mean shift (``u_A·u_B ≤ 0``: e.g. a leak in the noise scale) or no
+    positive held-out estimate, the first part is kept.
+
+    Args:
+      p: ``(m, d)`` first training outputs on x.
+      q: ``(m, d)`` first training outputs on x'.
+      n: outputs per side of the whole audit (training included).
+      cap: the most training outputs a side allowed.
+
+    Returns:
+      The training outputs a side in all (``≥ len(p)``, ``≤ max(len(p), cap)``).
+    """
+    m = min(len(p), len(q))
+    if cap <= m or n - cap < 1:
+        return m
+    zp, zq, _, _ = standardize(
+        np.asarray(p[:m], np.float64).reshape(m, -1), np.asarray(q[:m], np.float64).reshape(m, -1)
+    )
+    h = m // 2
+    u_a = zp[:h].mean(axis=0) - zq[:h].mean(axis=0)
+    u_b = zp[h : 2 * h].mean(axis=0) - zq[h : 2 * h].mean(axis=0)
+    signal = float(u_a @ u_b)
+    noise = float((u_a @ u_a + u_b @ u_b) / 2 - signal)
+    if not (signal > 0 and noise > 0):
+        return m
+    with float64():
+        held = lower_bound(zp[h:] @ u_a, zq[h:] @ u_a, 2.0, both_directions=True, discrete=False)
+    estimate = float(held.estimate[0] - held.bias[0])
+    std_error = float(held.std_error[0])
+    if not (estimate > 0 and std_error > 0):
+        return m
+    z = (estimate - float(held.lower[0])) / std_error
+    sizes = np.linspace(m, cap, 65)
+    gain = (signal + noise) / (signal + noise * h / sizes)  # cos²θ(m') / cos²θ(h)
+    predicted = estimate * gain - z * std_error * np.sqrt(h / (n - sizes))
+    return int(sizes[int(np.argmax(predicted))])
+
+
 def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: int):
     """:func:`rdpjax.audit`'s ``project="learn"``: draw a training part, learn and freeze a score.
 
-    The training part of ``n`` outputs a side (``rdpjax.learn.TRAIN_FRACTION``, at most
+    A first training part of ``n`` outputs a side (``rdpjax.learn.TRAIN_FRACTION``, at most
     ``rdpjax.learn.TRAIN_MAX``, read at each call, so that setting them on the package takes
     effect) is drawn from a key folded off ``key`` (so no draw is shared with the
-    certification); the score is learned and frozen by :func:`learn_projection`.
+    certification); the score is chosen by :func:`learn_projection`. Where
+    :func:`training_size` finds the direction still noisy, more training outputs are drawn (up
+    to ``rdpjax.learn.TRAIN_FRACTION_MAX`` of ``n``, from another folded key) and the chosen
+    family is refitted on them all.
 
     Returns:
       ``(projection, n_certify)``: the frozen score and the outputs per side left to certify.
@@ -125,18 +187,44 @@ def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: in
     import jax
 
     from rdpjax import learn  # the package's TRAIN_MAX, TRAIN_FRACTION: settable, read per call
-    from rdpjax.auditing import draw_outputs
-    from rdpjax.mechanisms.base import Mechanism
 
     if project != "learn":
         raise ValueError(f"project must be a function or 'learn'; got {project!r}.")
     n_train = min(learn.TRAIN_MAX, max(20, round(learn.TRAIN_FRACTION * n)))
     if n - n_train < 80:
         raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
-    kp, kq = jax.random.split(jax.random.fold_in(key, 0x1EA2))  # not a key the bound uses
+    p, q = _draw_pair(mechanism, jax.random.fold_in(key, 0x1EA2), x, x_prime, n_train, batch_size)
+    p, q = np.asarray(p), np.asarray(q)
+    learned = learn_projection(p, q)
+    cap = min(learn.TRAIN_MAX, n - 80, round(learn.TRAIN_FRACTION_MAX * n))
+    total = training_size(p, q, n, cap)
+    if total > n_train:
+        more_p, more_q = _draw_pair(
+            mechanism, jax.random.fold_in(key, 0x1EA3), x, x_prime, total - n_train, batch_size
+        )
+        p = np.concatenate([p, np.asarray(more_p)])
+        q = np.concatenate([q, np.asarray(more_q)])
+        with float64():
+            score = fit_score(
+                learned.family,
+                np.asarray(p, np.float64).reshape(len(p), -1),
+                np.asarray(q, np.float64).reshape(len(q), -1),
+            )
+        learned = dataclasses.replace(learned, score=score, n_train=total)
+    return learned, n - learned.n_train
+
+
+def _draw_pair(mechanism, key, x, x_prime, m: int, batch_size: int):
+    """``m`` outputs a side on ``x`` and ``x'`` from two keys split off ``key``."""
+    import jax
+
+    from rdpjax.auditing import draw_outputs
+    from rdpjax.mechanisms.base import Mechanism
+
+    kp, kq = jax.random.split(key)
     if isinstance(mechanism, Mechanism):
-        p, q = mechanism.sample(kp, x, n_train), mechanism.sample(kq, x_prime, n_train)
-    else:
-        p = draw_outputs(mechanism, kp, x, n_train, batch_size=batch_size)
-        q = draw_outputs(mechanism, kq, x_prime, n_train, batch_size=batch_size)
-    return learn_projection(np.asarray(p), np.asarray(q)), n - n_train
+        return mechanism.sample(kp, x, m), mechanism.sample(kq, x_prime, m)
+    return (
+        draw_outputs(mechanism, kp, x, m, batch_size=batch_size),
+        draw_outputs(mechanism, kq, x_prime, m, batch_size=batch_size),
+    )
