@@ -145,10 +145,11 @@ PROGRAM_BUDGET = 64
 jax keeps every compiled program for the life of the process. Before sizes were bucketed, every
 new sample size compiled a new binning and every new grid layout a new bound: a process bounding
 data set after data set grew by about 380 memory maps and 17 MB of peak memory each and died
-after 182 data sets (the system allows 65,530 maps). Now samples are padded to one of four sizes
-per octave and layouts are bucketed, so the programs of a study saturate: 250 data sets of
-random sizes 1,000–20,000 a side compiled 8 settings, 39 binning and 7 bound programs in all,
-then nothing more (peak 4,831 maps, 598 MB; ``python benchmarks/many_datasets.py --budget 0``).
+after 182 data sets (the system allows 65,530 maps). Now samples are padded to at least 2^15 rows
+(:data:`rdpjax.estimator.planning.MIN_PADDED_ROWS`), beyond that to one of four sizes per octave,
+and layouts are bucketed, so the programs of a study saturate: 250 data sets of random sizes
+1,000–20,000 a side compiled 1 settings, 7 binning and 7 bound programs in all, within the first
+60, then nothing more (3,083 maps, 497 MB; ``python benchmarks/many_datasets.py --budget 0``).
 The budget is the safety net for what buckets do not bound (e.g. every pair of unequal sizes):
 past it :func:`lower_bound` drops its own compiled programs and starts afresh (the next calls
 compile again; results are unchanged; ``tests/estimator/test_bounds.py`` checks it)."""
@@ -272,9 +273,9 @@ def lower_bound(
         vanishes there while the plug-in keeps an upward bias of order support size / n).
       layout: ``"bucketed"`` (default) or ``"exact"`` (:func:`plan_bound`). The bound is
         compiled once per grid layout and the binning once per padded sample size (samples
-        are padded to one of four sizes per octave, :func:`rdpjax.estimator.grid.bucket_size`, with
-        rows that are not binned); bucketed layouts make calls on new data or a new n reuse
-        both compiled programs (:data:`PROGRAM_BUDGET`).
+        are padded with rows that are not binned to at least 2^15 rows, beyond that to one of
+        four sizes per octave, :func:`rdpjax.estimator.grid.bucket_size`); bucketed layouts make
+        calls on new data or a new n reuse both compiled programs (:data:`PROGRAM_BUDGET`).
       transform: ``"quantile"``: continuous outputs are mapped by a quantile map fitted on a
         pilot split (every 8th row, at most 4,096 a side, set aside and not bounded), so that
         multimodal, spiky and heavy-tailed laws are near-uniform before the KDE

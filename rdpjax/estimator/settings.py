@@ -252,12 +252,12 @@ def scale_subsample(x: np.ndarray) -> tuple[np.ndarray, int]:
     """Host side of :func:`padded_settings`: a padded subsample of ``x`` and its length.
 
     The subsample is the strided one that :func:`_pooled_scale` takes of ``x`` (``(n, d)``),
-    padded with zero rows to :data:`SCALE_POINTS` rows when it is strided (every n above that
-    shares one compiled program), else to :func:`rdpjax.estimator.grid.bucket_size` of n.
+    padded with zero rows to :data:`SCALE_POINTS` rows (or :func:`rdpjax.estimator.grid.bucket_size`
+    of its length, if more), so that every n shares one compiled program.
     """
     stride = _stride(x.shape[0])
     sub = x[::stride]
-    rows = max(SCALE_POINTS, len(sub)) if stride > 1 else bucket_size(len(sub))
+    rows = max(SCALE_POINTS, bucket_size(len(sub)))
     out = np.zeros((rows, x.shape[1]), np.float64)
     out[: len(sub)] = sub
     return out, len(sub)

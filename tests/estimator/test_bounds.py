@@ -337,8 +337,11 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
         with open("/proc/self/maps") as f:
             return sum(1 for _ in f)
 
+    from rdpjax.estimator import planning
+
     monkeypatch.setattr(bounds, "PROGRAM_BUDGET", 4)
     monkeypatch.setattr(bounds, "_seen_programs", set())
+    monkeypatch.setattr(planning, "MIN_PADDED_ROWS", 1)  # every size bucket its own binning
     programs = (bounds.padded_settings, bounds.bin_program, bounds.bound_program)
     for fn in programs:  # whatever earlier tests compiled
         fn.clear_cache()
@@ -358,6 +361,34 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
     assert max(counts[8:]) - max(counts[:8]) < 150, str(counts)
     again = rdpjax.lower_bound(*data[0], [2.0])
     np.testing.assert_array_equal(again.lower, first.lower)
+
+
+def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_programs():
+    """Every sample of up to MIN_PADDED_ROWS outputs is padded to that length and the scale's
+    subsample to SCALE_POINTS rows, so data sets of sizes in many buckets compile one settings
+    program and one binning program per grid layout (issue 20), and nothing on a repeat."""
+    from references import compilations
+
+    from rdpjax.estimator import api as bounds
+    from rdpjax.estimator import grid
+    from rdpjax.estimator.planning import MIN_PADDED_ROWS
+
+    programs = (bounds.padded_settings, bounds.bin_program, bounds.bound_program)
+    for fn in programs:
+        fn.clear_cache()
+    rng = np.random.default_rng(12)
+    sizes = [150, 900, 1_700, 3_100, 5_000, 9_000, 14_000, 21_000, MIN_PADDED_ROWS]
+    assert len({grid.bucket_size(n) for n in sizes}) == len(sizes)
+    data = [(1.0 + 5.0 * rng.standard_normal(n), 5.0 * rng.standard_normal(n)) for n in sizes]
+    first = [rdpjax.lower_bound(p, q, [2, 5, 7]) for p, q in data]
+    settings, binning, bound = (fn._cache_size() for fn in programs)
+    layouts = len({b.grid_shape for b in first})
+    assert (settings, binning, bound) == (1, layouts, layouts), (settings, binning, layouts)
+    with compilations() as compiled:
+        again = [rdpjax.lower_bound(p, q, [2, 5, 7]) for p, q in data]
+    assert compiled == [], compiled
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a.lower, b.lower)
 
 
 def test_a_new_size_in_a_seen_bucket_compiles_nothing():
