@@ -88,9 +88,10 @@ def least_total_alpha(n95s, ratio: float, alpha: float = ALPHA, grid: int = 100)
         spent = list(spent)
         for j in range(len(spent), len(n95s)):
             spent.append(segment_level(0.5 - power(j, spent), drifts[j][j]))
+        # A grid level may overshoot a later case's need (fine) or leave its own case short.
         if any(power(j, spent[: j + 1]) < 0.5 - 1e-9 for j in range(len(n95s))):
-            return None  # a grid level that already overshoots a later case's need is fine;
-        return spent  # one that leaves an earlier case short is not
+            return None
+        return spent
 
     best = rest([])
     free = min(2, len(n95s) - 1)  # minimise over the first segments' levels on a grid
@@ -126,7 +127,7 @@ def main(argv=None) -> int:
     rows = [measured_ceiling(case, args.ratio) for case in power]
     rs = f"{args.ratio:g}"
     print(f"This bound: fixed-n power at n95/{rs} (a median ≤ n95/{rs} needs ≥ 0.5)\n")
-    print("| case | n95 | n95/3 | measured n | fixed-n power there | sequential median (default) |")
+    print(f"| case | n95 | n95/{rs} | measured n | fixed-n power | sequential median (default) |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         print(
