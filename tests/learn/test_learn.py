@@ -173,8 +173,8 @@ def _shifted(rng, m: int, d: int, shift: float = 0.5):
 
 def test_training_grows_where_the_direction_is_noisy_and_only_there():
     """cos²θ = 1/(1 + 2d/(m‖Δ‖²)) for the mean difference of m draws a side (methods §2.7): at
-    d = 2, m = 4000 it is 0.999, and nothing is gained by training more; at d = 400 it is 0.56 at
-    m = 4000 (0.83 at 12,000), and the rule grows the part, within the cap."""
+    d = 2, m = 4000 it is 0.996, and nothing is gained by training more; at d = 400 it is 0.56 at
+    m = 4000 (0.79 at 12,000), and the rule grows the part, within the cap."""
     rng = np.random.default_rng(11)
     n, cap = 20_000, 12_000
     assert training_size(*_shifted(rng, 4000, 2), n, cap) == 4000
