@@ -92,8 +92,7 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
       ValueError: for fewer than 20 training outputs a side, outputs that are not finite
         numbers, or an unknown family.
     """
-    p = np.asarray(p, np.float64).reshape(len(p), -1)
-    q = np.asarray(q, np.float64).reshape(len(q), -1)
+    p, q = _rows(p), _rows(q)
     if min(len(p), len(q)) < 20:
         raise ValueError(f"a learned projection needs ≥ 20 training outputs a side; got {len(p)}.")
     if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
@@ -147,9 +146,7 @@ def training_size(p, q, n: int, cap: int) -> int:
     m = min(len(p), len(q))
     if cap <= m or n - cap < 1:
         return m
-    zp, zq, _, _ = standardize(
-        np.asarray(p[:m], np.float64).reshape(m, -1), np.asarray(q[:m], np.float64).reshape(m, -1)
-    )
+    zp, zq, _, _ = standardize(_rows(p[:m]), _rows(q[:m]))
     h = m // 2
     u_a = zp[:h].mean(axis=0) - zq[:h].mean(axis=0)
     u_b = zp[h : 2 * h].mean(axis=0) - zq[h : 2 * h].mean(axis=0)
@@ -194,7 +191,6 @@ def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: in
     if n - n_train < 80:
         raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
     p, q = _draw_pair(mechanism, jax.random.fold_in(key, 0x1EA2), x, x_prime, n_train, batch_size)
-    p, q = np.asarray(p), np.asarray(q)
     learned = learn_projection(p, q)
     cap = min(learn.TRAIN_MAX, n - 80, round(learn.TRAIN_FRACTION_MAX * n))
     total = training_size(p, q, n, cap)
@@ -202,20 +198,20 @@ def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: in
         more_p, more_q = _draw_pair(
             mechanism, jax.random.fold_in(key, 0x1EA3), x, x_prime, total - n_train, batch_size
         )
-        p = np.concatenate([p, np.asarray(more_p)])
-        q = np.concatenate([q, np.asarray(more_q)])
+        p, q = np.concatenate([p, more_p]), np.concatenate([q, more_q])
         with float64():
-            score = fit_score(
-                learned.family,
-                np.asarray(p, np.float64).reshape(len(p), -1),
-                np.asarray(q, np.float64).reshape(len(q), -1),
-            )
+            score = fit_score(learned.family, p, q)
         learned = dataclasses.replace(learned, score=score, n_train=total)
     return learned, n - learned.n_train
 
 
+def _rows(x) -> np.ndarray:
+    """Outputs as float64 rows ``(m, d)`` (no copy when they are already)."""
+    return np.asarray(x, np.float64).reshape(len(x), -1)
+
+
 def _draw_pair(mechanism, key, x, x_prime, m: int, batch_size: int):
-    """``m`` outputs a side on ``x`` and ``x'`` from two keys split off ``key``."""
+    """``m`` outputs a side on ``x`` and ``x'`` (float64 rows) from two keys split off ``key``."""
     import jax
 
     from rdpjax.auditing import draw_outputs
@@ -223,8 +219,8 @@ def _draw_pair(mechanism, key, x, x_prime, m: int, batch_size: int):
 
     kp, kq = jax.random.split(key)
     if isinstance(mechanism, Mechanism):
-        return mechanism.sample(kp, x, m), mechanism.sample(kq, x_prime, m)
-    return (
-        draw_outputs(mechanism, kp, x, m, batch_size=batch_size),
-        draw_outputs(mechanism, kq, x_prime, m, batch_size=batch_size),
-    )
+        p, q = mechanism.sample(kp, x, m), mechanism.sample(kq, x_prime, m)
+    else:
+        p = draw_outputs(mechanism, kp, x, m, batch_size=batch_size)
+        q = draw_outputs(mechanism, kq, x_prime, m, batch_size=batch_size)
+    return _rows(p), _rows(q)
