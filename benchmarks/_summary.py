@@ -31,7 +31,7 @@ def table_cells(summary: dict) -> str:
         f"{summary['simultaneous']:.3f} | "
         + " / ".join(f"{v:.2f}" for v in summary["tightness"])
         + " | "
-        + " / ".join(f"{v:.1f}" for v in summary["deficit_over_oracle"])
+        + " / ".join(f"{v:.2f}" for v in summary["deficit_over_oracle"])
     )
 
 

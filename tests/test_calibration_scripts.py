@@ -1,6 +1,6 @@
-"""Small fixed-key runs of two calibration studies in benchmarks/: the 2-D grid study and the
-draws-needed table (their full runs are in docs/calibration.md); and the compile benchmark's
-program counts."""
+"""Small fixed-key runs of calibration studies in benchmarks/: the 2-D grid study, the
+draws-needed table and the zoo under the automatic map (their full runs are in
+docs/calibration.md); and the compile benchmark's program counts."""
 
 import importlib.util
 import json
@@ -38,6 +38,26 @@ def test_multid_study_sets_and_restores_the_cells(tmp_path):
     np.testing.assert_allclose(cells[0]["exact"], [0.08, 0.2, 0.28])
     assert cells[0]["exact"] == cells[1]["exact"]
     assert "| gaussian σ=5 | 2 | 4 | 400 |" in out.with_suffix(".md").read_text()
+
+
+def test_zoo_map_study_bounds_the_same_draws_both_ways(tmp_path):
+    bench = _load("calibrate_zoo_map")
+    out = tmp_path / "zoo_map.json"
+    argv = ["--reps", "3", "--n", "1e4", "--mechanisms", "laplace", "gaussian", "--out", str(out)]
+    assert bench.main(argv) == 0
+    laplace, gaussian = json.loads(out.read_text())["cells"]
+    # Closed forms of the reference pair (shift 1, scale 5): Mironov's Laplace formula and λ/50.
+    lam = np.array([2.0, 5.0, 7.0])
+    b = 5.0
+    laplace_exact = np.log(
+        lam / (2 * lam - 1) * np.exp((lam - 1) / b) + (lam - 1) / (2 * lam - 1) * np.exp(-lam / b)
+    ) / (lam - 1)
+    np.testing.assert_allclose(laplace["exact"], laplace_exact, rtol=1e-12)
+    np.testing.assert_allclose(gaussian["exact"], lam / 50, rtol=1e-12)
+    assert laplace["auto"]["mapped"] == 3 and gaussian["auto"]["mapped"] == 0
+    # Unmapped, "auto" is the outputs' own KDE on the same draws: the same bounds.
+    assert gaussian["auto"]["tightness"] == gaussian["None"]["tightness"]
+    assert laplace["auto"]["tightness"] != laplace["None"]["tightness"]
 
 
 def test_required_n_reads_the_first_crossing():

@@ -332,9 +332,9 @@ def add_command(sub):
         choices=["auto", "none", "quantile"],
         default=None,
         help="continuous outputs: 'quantile' maps them by a quantile map fitted on a pilot split "
-        "(every 8th draw, set aside) before the KDE, tighter for multimodal, spiky or "
+        "(every 16th draw, set aside) before the KDE, tighter for multimodal, spiky or "
         "heavy-tailed outputs; 'none' keeps them; default 'auto': the map for 1-D draws in "
-        "memory whose pilot has tails heavier than a Laplace law's or two separated modes "
+        "memory whose pilot has tails as heavy as a Laplace law's or two separated modes "
         "('quantile' with --project learn)",
     )
     out = a.add_mutually_exclusive_group()

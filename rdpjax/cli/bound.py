@@ -171,9 +171,9 @@ def add_command(sub):
         choices=["auto", "none", "quantile"],
         default="auto",
         help="continuous outputs: 'quantile' maps them by a quantile map fitted on a pilot split "
-        "(every 8th row, set aside) before the KDE, tighter for multimodal, spiky or "
+        "(every 16th row, set aside) before the KDE, tighter for multimodal, spiky or "
         "heavy-tailed outputs; 'none' keeps them; 'auto' (default) maps 1-D outputs whose "
-        "pilot has tails heavier than a Laplace law's or two separated modes",
+        "pilot has tails as heavy as a Laplace law's or two separated modes",
     )
     b.add_argument(
         "--json",

@@ -89,12 +89,17 @@ class Defaults:
     calibrated cells above are unchanged.
     d > 1 is not calibrated; ``a_d = a_1 · 3/(2d+1)`` keeps the exponent below 1/(2d).
     In the units of the pilot quantile map (1-D, :mod:`rdpjax.estimator.transform`; :meth:`for_map`)
-    the bandwidth is ``h = 10^(1/4) · s · n^(−1/3)``: the rule above at n = 1,000, narrower past
-    it (0.68× at 10⁵, 0.56× at 10⁶). The map gives each mode of a law a share of (0, 1) equal to
-    its mass, so features are narrower there than the pooled scale (≈ 0.29) says, and the
-    smoothing bias, not the standard error, was what the two-mode and spike laws lost at large n
-    (``docs/calibration.md``). The exponent stays below 1/2, so the plug-in's O(1/(n h)) bias
-    remains o(n^(−1/2)).
+    the bandwidth is ``h = 10^(1/4) · s · n^(−1/3) · c(n)``, ``c(n) = clip((n/10³)^(−0.35), 0.25,
+    1)`` (:meth:`taper`): the rule above at n = 1,000, then narrower (c = 0.45 at 10⁴, and 0.25
+    from 5.2·10⁴ on). The map gives each mode of a law a share of (0, 1) equal to its mass, so
+    features are narrower there than the pooled scale (≈ 0.29) says, and the smoothing bias, not
+    the standard error, was what the two-mode and spike laws lost past 10⁴: at λ = 2 their
+    deficits were 1.7–3.0 times the oracle's at 10⁴–10⁶ with c = 1, and are 1.1–1.6 with the
+    taper (``docs/calibration.md``). Below 10⁴ a narrower h cost the bounds at λ = 5, 7
+    (variance, not bias, decides there), hence c(10³) = 1. Where the taper bites the rate is
+    n^(−0.68), faster than 1/2: the second-order correction removes the plug-in's O(1/(n h))
+    bias, leaving O((n h)^(−2)) = O(n^(−0.63)) = o(n^(−1/2)); past 5.2·10⁴ the rate is n^(−1/3)
+    again, so the asymptotics are those of the n^(−1/3) rule.
     """
 
     bandwidth_factor: float = 1.0
@@ -106,6 +111,11 @@ class Defaults:
     discrete_floor_counts: float = 4.0
     map_bandwidth_factor: float = 10.0**0.25
     map_bandwidth_exponent_1d: float = 1.0 / 3.0
+    bandwidth_taper: float = 0.0
+    bandwidth_taper_floor: float = 1.0
+    bandwidth_taper_from: float = 1000.0
+    map_bandwidth_taper: float = 0.35
+    map_bandwidth_taper_floor: float = 0.25
 
     def for_map(self) -> Defaults:
         """These rules with the bandwidth of 1-D samples in the quantile map's units."""
@@ -113,7 +123,20 @@ class Defaults:
             self,
             bandwidth_factor=self.map_bandwidth_factor,
             bandwidth_exponent_1d=self.map_bandwidth_exponent_1d,
+            bandwidth_taper=self.map_bandwidth_taper,
+            bandwidth_taper_floor=self.map_bandwidth_taper_floor,
         )
+
+    def taper(self, n: float | Array) -> float | Array:
+        """The factor ``clip((n / n₀)^(−taper), taper_floor, 1)`` on the bandwidth (1 by default).
+
+        Only the quantile map's rule (:meth:`for_map`) tapers: ``(n/10³)^(−0.35)``, at least
+        0.25 (0.45 at 10⁴, 0.25 from 5.2·10⁴ on).
+        """
+        if not self.bandwidth_taper:
+            return 1.0
+        ratio = (n / self.bandwidth_taper_from) ** (-self.bandwidth_taper)
+        return jnp.clip(ratio, self.bandwidth_taper_floor, 1.0)
 
     def bandwidth_exponent(self, dim: int) -> float:
         """Exponent a_d of ``h ∝ n^(−a_d)``: ``a_1 · 3/(2d+1)`` (stays below 1/(2d))."""
@@ -207,7 +230,7 @@ def _from_scale(
     defaults: Defaults,
 ) -> tuple[Array, Array, Array]:
     """(h, τ, β) from the pooled scale and the rate's n; ``None`` entries follow ``defaults``."""
-    h_std = defaults.bandwidth_factor * n ** (-defaults.bandwidth_exponent(d))
+    h_std = defaults.bandwidth_factor * n ** (-defaults.bandwidth_exponent(d)) * defaults.taper(n)
     h = scale * h_std if bandwidth is None else jnp.broadcast_to(jnp.asarray(bandwidth), (d,))
     if floor is None:
         peak = (2 * jnp.pi) ** (-(d - 1) / 2)

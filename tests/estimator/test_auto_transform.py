@@ -36,7 +36,7 @@ def _laws(rng, n):
     }
 
 
-MAPPED = {"cauchy", "student_t3", "lognormal", "bimodal", "spike_slab"}
+MAPPED = {"laplace", "cauchy", "student_t3", "lognormal", "bimodal", "spike_slab"}
 
 
 @pytest.mark.parametrize(
@@ -69,17 +69,26 @@ def test_the_rule_maps_heavy_tails_skew_spikes_and_separated_modes_only():
         if name in MAPPED:  # the map's own bound, bitwise
             mapped = rdpjax.lower_bound(p, q, ORDERS, discrete=False, transform="quantile")
             np.testing.assert_array_equal(bound.lower, mapped.lower)
-            assert bound.grid_shape[0] <= 2048
+            assert bound.grid_shape[0] <= 4096  # 2,560 at this n; unmapped heavy tails: 2^18
         else:
             kept = rdpjax.lower_bound(p, q, ORDERS, discrete=False, transform=None)
             np.testing.assert_array_equal(bound.lower, kept.lower)
 
 
 @pytest.mark.parametrize(
-    "name",
-    ["gaussian", "laplace", "subsampled-laplace", "noisy-gd", "truncated-gaussian"],
+    "name, expected",
+    [
+        ("gaussian", None),
+        ("noisy-gd", None),
+        ("truncated-gaussian", None),
+        ("laplace", "quantile"),
+        ("subsampled-laplace", "quantile"),
+    ],
 )
-def test_zoo_mechanisms_keep_their_outputs_at_the_studies_sizes(name):
+def test_zoo_mechanisms_at_the_studies_sizes(name, expected):
+    # Pilot tail ratios at 10⁴ a side, reference pairs (50 keys): Gaussian 4.1–5.5, noisy GD
+    # 4.1–4.9, truncated Gaussian 2.0–2.1; Laplace 7.4–12.1, subsampled Laplace 7.4–10.7
+    # (benchmarks/calibrate_zoo_map.py measures both transforms on them).
     entry = registry.get(name)
     mech = entry.make()
     x, xp = entry.reference_pair(mech)
@@ -87,7 +96,7 @@ def test_zoo_mechanisms_keep_their_outputs_at_the_studies_sizes(name):
         kp, kq = jax.random.split(jax.random.key(seed))
         p = np.asarray(mech.sample(kp, x, 10_000), np.float64).ravel()
         q = np.asarray(mech.sample(kq, xp, 10_000), np.float64).ravel()
-        assert auto_transform(p, q) is None, (name, seed)
+        assert auto_transform(p, q) == expected, (name, seed)
 
 
 def test_what_the_rule_leaves_alone():
@@ -163,7 +172,7 @@ def test_audits_and_the_command_line(tmp_path, capsys):
     assert report.bound.transform == "quantile"
     for text in (str(report), report.to_markdown()):  # the reader is told, with what was bounded
         assert (
-            f"pilot quantile map first (docs/methods.md §2.1): bounded on the {N - N // 8:,}"
+            f"pilot quantile map first (docs/methods.md §2.1): bounded on the {N - N // 16:,}"
             in text
         )
     streamed = rdpjax.audit(

@@ -454,8 +454,8 @@ def test_padded_bound_equals_the_plan_on_the_samples(p, q):
     """lower_bound pads its samples (NaN rows, or codes past the support) and passes their real
     sizes; the bound equals the plan's on the unpadded samples (2-D, discrete codes, and sizes
     past the pooled scale's 2^16-point subsample), and the padding is neither counted nor
-    reported as outside."""
-    b = rdpjax.lower_bound(p, q, [2, 5], both_directions=True)
+    reported as outside. (``transform=None``: the Laplace samples would be mapped by default.)"""
+    b = rdpjax.lower_bound(p, q, [2, 5], both_directions=True, transform=None)
     with rdpjax.float64():
         plan, pj, qj = plan_bound(p, q, [2, 5], both_directions=True)
         reference = plan(pj, qj)
