@@ -277,14 +277,14 @@ def lower_bound(
         four sizes per octave, :func:`rdpjax.estimator.grid.bucket_size`); bucketed layouts make
         calls on new data or a new n reuse both compiled programs (:data:`PROGRAM_BUDGET`).
       transform: ``"quantile"``: continuous outputs are mapped by a quantile map fitted on a
-        pilot split (every 16th row, at most 4,096 a side, set aside and not bounded), so that
-        multimodal, spiky and heavy-tailed laws are near-uniform before the KDE
-        (:mod:`rdpjax.estimator.transform`). The bound stays valid (the map is fixed before
-        the rows it is applied to, and no map raises a Rényi divergence); ``n_p``, ``n_q`` and
-        ``bandwidth`` of the result then refer to the remaining rows in the map's units (in
-        (0, 1)). ``None``: the KDE of the outputs themselves. ``"auto"`` (default): the map
-        for 1-D continuous outputs, at least 1,000 a side, whose pilot rows have tails as heavy
-        as a Laplace law's or heavier, or two separated modes
+        pilot split (every 16th row, every 8th below 2,048 rows, at most 4,096 a side, set aside
+        and not bounded), so that multimodal, spiky and heavy-tailed laws are near-uniform
+        before the KDE (:mod:`rdpjax.estimator.transform`). The bound stays valid (the map is
+        fixed before the rows it is applied to, and no map raises a Rényi divergence);
+        ``n_p``, ``n_q`` and ``bandwidth`` of the result then refer to the remaining rows in the
+        map's units (in (0, 1)). ``None``: the KDE of the outputs themselves. ``"auto"``
+        (default): the map for 1-D continuous outputs, at least 1,000 a side, whose pilot rows
+        have tails as heavy as a Laplace law's or heavier, or two separated modes
         (:func:`rdpjax.estimator.transform.auto_transform`), and for nothing else (nor when
         ``bandwidth``, ``floor``, ``beta`` or ``grid_size`` is given, all in data units). The
         result's ``transform`` records the map applied. Of the zoo's continuous mechanisms

@@ -86,8 +86,8 @@ def test_the_rule_maps_heavy_tails_skew_spikes_and_separated_modes_only():
     ],
 )
 def test_zoo_mechanisms_at_the_studies_sizes(name, expected):
-    # Pilot tail ratios at 10⁴ a side, reference pairs (50 keys): Gaussian 4.1–5.5, noisy GD
-    # 4.1–4.9, truncated Gaussian 2.0–2.1; Laplace 7.4–12.1, subsampled Laplace 7.4–10.7
+    # Pilot tail ratios at 10⁴ a side, reference pairs (50 keys): Gaussian 3.9–5.4, noisy GD
+    # 3.9–5.1, truncated Gaussian 1.9–2.2; Laplace 6.3–11.4, subsampled Laplace 6.9–10.7
     # (benchmarks/calibrate_zoo_map.py measures both transforms on them).
     entry = registry.get(name)
     mech = entry.make()
