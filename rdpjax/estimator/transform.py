@@ -137,9 +137,11 @@ class QuantileMap:
                 column = x[:, axis]
                 for start in range(0, len(column), _MAP_CHUNK):  # one compiled shape for any n
                     part = column[start : start + _MAP_CHUNK]
-                    padded = np.pad(part, (0, _MAP_CHUNK - len(part)))
-                    mapped = np.asarray(_map_axis(padded, knots, levels, k))
-                    out[start : start + len(part), axis] = mapped[: len(part)]
+                    size = len(part)
+                    if size < _MAP_CHUNK:  # only the last chunk is padded (np.pad copies)
+                        part = np.pad(part, (0, _MAP_CHUNK - size))
+                    mapped = np.asarray(_map_axis(part, knots, levels, k))
+                    out[start : start + size, axis] = mapped[:size]
         return out
 
 
