@@ -108,6 +108,10 @@ LAWS = {
         atoms=_clipped_gaussian_atoms(0.3),
         clip=(-1.0, 1.0),
     ),
+    # Issue 22's "expensive mechanism" cell: D_2 = 1 (last, so the other laws keep their draws).
+    "gaussian_shift1": Law(
+        "gaussian_shift1", stats.norm.logpdf, lambda r, n: r.standard_normal(n), 1.0
+    ),
 }
 
 

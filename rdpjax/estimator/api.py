@@ -284,13 +284,15 @@ def lower_bound(
         ``n_p``, ``n_q`` and ``bandwidth`` of the result then refer to the remaining rows in the
         map's units (in (0, 1)). ``None``: the KDE of the outputs themselves. ``"auto"``
         (default): the map for 1-D continuous outputs, at least 1,000 a side, whose pilot rows
-        have tails as heavy as a Laplace law's or heavier, or two separated modes
-        (:func:`rdpjax.estimator.transform.auto_transform`), and for nothing else (nor when
-        ``bandwidth``, ``floor``, ``beta`` or ``grid_size`` is given, all in data units). The
+        have tails as heavy as a Laplace law's or heavier, or two separated modes, or (up to
+        2^21 a side) Gaussian-like tails (:func:`rdpjax.estimator.transform.auto_transform`),
+        and for nothing else: not for outputs with a bounded support, and not when
+        ``bandwidth``, ``floor``, ``beta`` or ``grid_size`` is given (all in data units). The
         result's ``transform`` records the map applied. Of the zoo's continuous mechanisms
-        the Laplace ones are mapped at 10⁴ a side and more (``benchmarks/calibrate_zoo_map.py``
-        measures them both ways) and the Gaussian, noisy-GD and truncated ones are not, so
-        the coverage studies (which bound with ``transform=None``) measure the default there.
+        the Laplace and Gaussian ones are mapped (``benchmarks/calibrate_zoo_map.py`` measures
+        them both ways) and the truncated ones are not; above 2^21 a side the Gaussian ones are
+        not either, so the coverage studies (which bound with ``transform=None``) measure the
+        default there.
 
     Returns:
       A :class:`Bound` whose array fields are numpy float64 arrays.

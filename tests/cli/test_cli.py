@@ -203,7 +203,8 @@ def test_reproduce_writes_results_and_figures(tmp_path, capsys):
     assert set(results["meta"]["figures"]) == figures
     for name in figures:
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    # The rows are what rdpjax.audit reports for the same key (one direction).
+    # The rows are what rdpjax.audit reports for the same key (one direction, and the outputs'
+    # own KDE: reproduce bounds with transform=None, the estimator its coverage column measures).
     x, xp = paper_pair()
     report = audit(
         EXPERIMENTS["Gaussian"](),
@@ -213,6 +214,7 @@ def test_reproduce_writes_results_and_figures(tmp_path, capsys):
         n=5000,
         key=cell_key(0, "Gaussian", 5000, purpose=0),
         both_directions=False,
+        transform=None,
     )
     gaussian = [r for r in rows if r["mechanism"] == "Gaussian" and r["n"] == 5000]
     np.testing.assert_array_equal([r["lower"] for r in gaussian], report.lower)

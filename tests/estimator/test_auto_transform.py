@@ -9,7 +9,14 @@ from scipy import integrate, special, stats
 
 import rdpjax
 from rdpjax.cli import main
-from rdpjax.estimator.transform import AUTO_MIN_N, AUTO_TAIL_RANGE, auto_transform, tail_ratio
+from rdpjax.estimator.transform import (
+    AUTO_GAUSSIAN_MAX_N,
+    AUTO_GAUSSIAN_RANGE,
+    AUTO_MIN_N,
+    AUTO_TAIL_RANGE,
+    auto_transform,
+    tail_ratio,
+)
 from rdpjax.mechanisms import registry
 
 ORDERS = [2.0, 5.0, 7.0]
@@ -36,7 +43,7 @@ def _laws(rng, n):
     }
 
 
-MAPPED = {"laplace", "cauchy", "student_t3", "lognormal", "bimodal", "spike_slab"}
+MAPPED = {"gaussian", "laplace", "cauchy", "student_t3", "lognormal", "bimodal", "spike_slab"}
 
 
 @pytest.mark.parametrize(
@@ -61,7 +68,7 @@ def test_tail_ratio_of_an_atom_holding_the_quartiles_is_infinite():
     )
 
 
-def test_the_rule_maps_heavy_tails_skew_spikes_and_separated_modes_only():
+def test_the_rule_maps_all_but_bounded_supports():
     rng = np.random.default_rng(1)
     for name, (p, q) in _laws(rng, N).items():
         bound = rdpjax.lower_bound(p, q, ORDERS, discrete=False)
@@ -78,8 +85,9 @@ def test_the_rule_maps_heavy_tails_skew_spikes_and_separated_modes_only():
 @pytest.mark.parametrize(
     "name, expected",
     [
-        ("gaussian", None),
-        ("noisy-gd", None),
+        ("gaussian", "quantile"),
+        ("subsampled-gaussian", "quantile"),
+        ("noisy-gd", "quantile"),
         ("truncated-gaussian", None),
         ("laplace", "quantile"),
         ("subsampled-laplace", "quantile"),
@@ -88,7 +96,8 @@ def test_the_rule_maps_heavy_tails_skew_spikes_and_separated_modes_only():
 def test_zoo_mechanisms_at_the_studies_sizes(name, expected):
     # Pilot tail ratios at 10⁴ a side, reference pairs (50 keys): Gaussian 3.9–5.4, noisy GD
     # 3.9–5.1, truncated Gaussian 1.9–2.2; Laplace 6.3–11.4, subsampled Laplace 6.9–10.7
-    # (benchmarks/calibrate_zoo_map.py measures both transforms on them).
+    # (benchmarks/calibrate_zoo_map.py measures both transforms on them): only the truncated
+    # mechanism's bounded support stays below AUTO_TAIL_RANGE's upper end, 3.
     entry = registry.get(name)
     mech = entry.make()
     x, xp = entry.reference_pair(mech)
@@ -97,6 +106,19 @@ def test_zoo_mechanisms_at_the_studies_sizes(name, expected):
         p = np.asarray(mech.sample(kp, x, 10_000), np.float64).ravel()
         q = np.asarray(mech.sample(kq, xp, 10_000), np.float64).ravel()
         assert auto_transform(p, q) == expected, (name, seed)
+
+
+def test_gaussian_tails_are_mapped_up_to_their_size_limit_and_heavier_ones_beyond():
+    rng = np.random.default_rng(3)
+    big = AUTO_GAUSSIAN_MAX_N + 1
+    normal = rng.standard_normal(big)
+    assert AUTO_GAUSSIAN_RANGE[0] < tail_ratio(normal) <= AUTO_GAUSSIAN_RANGE[1]
+    assert auto_transform(normal[:AUTO_GAUSSIAN_MAX_N], normal[:AUTO_GAUSSIAN_MAX_N]) == "quantile"
+    assert auto_transform(normal, normal[::-1]) is None  # one row more: the outputs' own KDE
+    laplace = rng.laplace(size=big)
+    assert auto_transform(laplace, laplace[::-1]) == "quantile"  # heavier tails: at any size
+    uniform = rng.uniform(size=AUTO_MIN_N)  # a bounded support, never: the KDE fits it
+    assert auto_transform(uniform, uniform[::-1]) is None
 
 
 def test_what_the_rule_leaves_alone():
