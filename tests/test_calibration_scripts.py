@@ -43,9 +43,10 @@ def test_multid_study_sets_and_restores_the_cells(tmp_path):
 def test_zoo_map_study_bounds_the_same_draws_both_ways(tmp_path):
     bench = _load("calibrate_zoo_map")
     out = tmp_path / "zoo_map.json"
-    argv = ["--reps", "3", "--n", "1e4", "--mechanisms", "laplace", "gaussian", "--out", str(out)]
+    mechanisms = ["laplace", "gaussian", "truncated-gaussian"]
+    argv = ["--reps", "3", "--n", "1e4", "--mechanisms", *mechanisms, "--out", str(out)]
     assert bench.main(argv) == 0
-    laplace, gaussian = json.loads(out.read_text())["cells"]
+    laplace, gaussian, truncated = json.loads(out.read_text())["cells"]
     # Closed forms of the reference pair (shift 1, scale 5): Mironov's Laplace formula and λ/50.
     lam = np.array([2.0, 5.0, 7.0])
     b = 5.0
@@ -54,10 +55,12 @@ def test_zoo_map_study_bounds_the_same_draws_both_ways(tmp_path):
     ) / (lam - 1)
     np.testing.assert_allclose(laplace["exact"], laplace_exact, rtol=1e-12)
     np.testing.assert_allclose(gaussian["exact"], lam / 50, rtol=1e-12)
-    assert laplace["auto"]["mapped"] == 3 and gaussian["auto"]["mapped"] == 0
+    assert laplace["auto"]["mapped"] == gaussian["auto"]["mapped"] == 3
+    assert truncated["auto"]["mapped"] == 0  # a bounded support: never mapped
     # Unmapped, "auto" is the outputs' own KDE on the same draws: the same bounds.
-    assert gaussian["auto"]["tightness"] == gaussian["None"]["tightness"]
+    assert truncated["auto"]["tightness"] == truncated["None"]["tightness"]
     assert laplace["auto"]["tightness"] != laplace["None"]["tightness"]
+    assert gaussian["auto"]["tightness"] != gaussian["None"]["tightness"]
 
 
 def test_required_n_reads_the_first_crossing():

@@ -110,7 +110,12 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
             if np.ptp(s_p) == 0 or np.ptp(s_q) == 0:
                 criteria[family] = -np.inf  # a constant score separates nothing
                 continue
-            held_out = lower_bound(s_p, s_q, 2.0, both_directions=True, discrete=False)
+            # The scores' own KDE (transform=None), the criterion the selection was measured
+            # with: through the pilot map the held-out bounds ranked the logistic score first in
+            # 2 of 3 keys at d = 200 and its certified bounds were lower (0.15 against 0.19).
+            held_out = lower_bound(
+                s_p, s_q, 2.0, both_directions=True, discrete=False, transform=None
+            )
             criteria[family] = float(held_out.lower[0])
         best = max(criteria, key=criteria.get)
         score = fit_score(best, p, q)
@@ -155,7 +160,9 @@ def training_size(p, q, n: int, cap: int) -> int:
     if not (signal > 0 and noise > 0):
         return m
     with float64():
-        held = lower_bound(zp[h:] @ u_a, zq[h:] @ u_a, 2.0, both_directions=True, discrete=False)
+        held = lower_bound(  # the scores' own KDE, as in learn_projection
+            zp[h:] @ u_a, zq[h:] @ u_a, 2.0, both_directions=True, discrete=False, transform=None
+        )
     estimate = float(held.estimate[0] - held.bias[0])
     std_error = float(held.std_error[0])
     if not (estimate > 0 and std_error > 0):
