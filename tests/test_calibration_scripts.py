@@ -2,6 +2,7 @@
 draws-needed table and the zoo under the automatic map (their full runs are in
 docs/calibration.md); and the compile benchmark's program counts."""
 
+import importlib
 import importlib.util
 import json
 from pathlib import Path
@@ -119,3 +120,21 @@ def test_sequential_ceiling_needs_the_closed_form_levels(tmp_path):
     result = json.loads(out.read_text())
     assert result["gaussian_limit"]["total"] > 0.05  # the three cases of sequential.json
     assert 2.0 < result["oracle_sprt"]["ratio"] < 2.7
+
+
+def test_multid_map_study_factorizes_the_exact_values_and_the_oracle(tmp_path):
+    bench = _load("calibrate_multid_map")
+    offzoo = importlib.import_module("calibrate_offzoo")  # on the path the study put it on
+    gaussian = bench.MULTID_LAWS["gaussian"]
+    exact, oracle = bench.exact_and_oracle(gaussian, 10_000)
+    lam = np.array([2.0, 5.0, 7.0])
+    np.testing.assert_allclose(exact, lam * 2 * 0.2**2 / 2, rtol=1e-9)  # λ‖δ‖²/2, δ = (0.2, 0.2)
+    # A Gaussian shift is rotation invariant: the 1-D shift of length 0.2·√2 has the same oracle.
+    diagonal = offzoo.Law("g", gaussian.logpdf, gaussian.draw, 0.2 * np.sqrt(2.0))
+    np.testing.assert_allclose(oracle, offzoo.exact_and_oracle(diagonal, 10_000)[1], rtol=1e-6)
+    out = tmp_path / "multid_map.json"
+    argv = ["--reps", "2", "--n", "2000", "--laws", "gaussian", "--out", str(out)]
+    assert bench.main(argv) == 0
+    (cell,) = json.loads(out.read_text())["cells"]
+    assert cell["exact"] == exact.tolist()
+    assert cell["None"]["tightness"] != cell["quantile"]["tightness"]  # the same draws, two maps
