@@ -1,81 +1,111 @@
-"""2-D outputs through the per-axis pilot quantile map: coverage and tightness against the oracle.
+"""2-D and 3-D outputs through the per-axis pilot quantile map: coverage and tightness.
 
     python benchmarks/calibrate_multid_map.py [--reps 200] [--n 1e4 1e5] [--laws ...] [--out FILE]
     python benchmarks/calibrate_multid_map.py --table benchmarks/results/calibrate_multid_map.json
 
-``transform="auto"`` maps 1-D outputs only; this study measures what ``transform="quantile"``
-(a map per axis, fitted on the pilot rows) does to 2-D outputs, against the outputs' own KDE
-(``transform=None``, what ``lower_bound`` does in 2-D today), both on the same draws. The laws
-have independent, identically distributed axes, each shifted by the same amount (P = law of
-X + shift·(1, 1), Q = law of X), so that ∫ p^a q^b factorizes into the d-th power of the 1-D
-integral: the exact D_λ is d times the 1-D one and the oracle deficit ``−Φ⁻¹(α/3) σ*/√n``
-(σ*² of eq. (18) of Kutta, Askin, Dunsche, arXiv:2212.04739v3, at the true densities) comes
-from the same 1-D quadratures as ``calibrate_offzoo.py``'s. The Gaussian with shift 0.2 a side
-is issue 22's 2-D cell (σ = 1, shift (0.2, 0.2)). λ = 2, 5, 7, α = 0.05, simultaneous. Writes
-``benchmarks/results/calibrate_multid_map.json`` unless ``--out`` says otherwise.
+This study measures what ``transform="quantile"`` (a map per axis, fitted on the pilot rows)
+does to 2-D and 3-D outputs, against the outputs' own KDE (``transform=None``), both on the same
+draws, and counts how many of the draws ``transform="auto"`` maps
+(:func:`rdpjax.estimator.transform.auto_transform`). Each law is ``P = A(X + s)``, ``Q = A X``
+with X of independent axes, s a shift per axis and A an invertible matrix (the identity but for
+the correlated Gaussian). A is a bijection of the outputs, so D_λ and σ*² (eq. (18) of Kutta,
+Askin, Dunsche, arXiv:2212.04739v3, at the true densities) are those of ``X + s`` against X,
+whose integrals ∫ p^a q^b are products of the axes' 1-D quadratures
+(``calibrate_offzoo.exact_and_oracle``); the oracle deficit is ``−Φ⁻¹(α/3) σ*/√n``. The
+Gaussian with shift 0.2 a side is issue 22's 2-D cell (σ = 1, shift (0.2, 0.2)). λ = 2, 5, 7,
+α = 0.05, simultaneous. Writes ``benchmarks/results/calibrate_multid_map.json`` unless ``--out``
+says otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _summary import summarize, table_cells, write_study  # noqa: E402
-from calibrate_offzoo import ALPHA, LAWS, ORDERS, Law, _integral  # noqa: E402
+from calibrate_offzoo import ALPHA, LAWS, ORDERS, Law, exact_and_oracle  # noqa: E402
 
 import rdpjax  # noqa: E402
+from rdpjax.estimator.transform import auto_transform  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-DIM = 2
-MULTID_LAWS = {
-    "gaussian": Law("gaussian", stats.norm.logpdf, lambda r, n: r.standard_normal(n), 0.2),
-    "laplace": LAWS["laplace"],  # b = 1, shift 0.5 a side
-    "student_t3": LAWS["student_t3"],  # shift 0.5 a side
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """``P = A(X + s)``, ``Q = A X``: ``axes`` the laws of X's independent axes, shifts s."""
+
+    label: str
+    axes: tuple[Law, ...]
+    mix: tuple[tuple[float, ...], ...] | None = None  # A (None: the identity)
+
+    def draw(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` rows of P and of Q."""
+        x_p = np.column_stack([axis.draw(rng, n) + axis.shift for axis in self.axes])
+        x_q = np.column_stack([axis.draw(rng, n) for axis in self.axes])
+        if self.mix is None:
+            return x_p, x_q
+        a = np.asarray(self.mix)
+        return x_p @ a.T, x_q @ a.T
+
+
+def _shifted(name: str, shift: float) -> Law:
+    return dataclasses.replace(LAWS[name], shift=shift)
+
+
+_UNIFORM = Law(  # the same law under P and Q: an axis that carries no leak
+    "uniform", stats.uniform(-1.0, 2.0).logpdf, lambda r, n: r.uniform(-1.0, 1.0, n), 0.0,
+    points=(-1.0, 1.0),
+)  # fmt: skip
+_RHO = 0.8
+CELLS = {
+    "gaussian": Cell("gaussian, shift 0.2 a side", (_shifted("gaussian", 0.2),) * 2),
+    "laplace": Cell("laplace, shift 0.5 a side", (LAWS["laplace"],) * 2),  # b = 1
+    "student_t3": Cell("student t3, shift 0.5 a side", (LAWS["student_t3"],) * 2),
+    # Unit variances, correlation 0.8, mean shift A s = (0.1, −0.1) across the correlation:
+    # A = Cholesky factor, s = A⁻¹ (0.1, −0.1) = (0.1, −0.3), D_2 = ‖s‖² = 0.1.
+    "gaussian_corr": Cell(
+        f"gaussian, correlation {_RHO}, shift (0.1, −0.1)",
+        (_shifted("gaussian", 0.1), _shifted("gaussian", -0.3)),
+        ((1.0, 0.0), (_RHO, (1.0 - _RHO**2) ** 0.5)),
+    ),
+    "uniform_t3": Cell(
+        "uniform (no shift) × student t3 (shift 0.5)", (_UNIFORM, LAWS["student_t3"])
+    ),
+    "gaussian_3d": Cell("3-D gaussian, shift 0.2 a side", (_shifted("gaussian", 0.2),) * 3),
+    "laplace_3d": Cell("3-D laplace, shift 0.5 a side", (LAWS["laplace"],) * 3),
 }
 TRANSFORMS = (None, "quantile")
 
 
-def exact_and_oracle(law: Law, n: int, d: int = DIM) -> tuple[np.ndarray, np.ndarray]:
-    """D_λ and the oracle deficit for d i.i.d. axes: every integral is the 1-D one to the d."""
-    z = -special.ndtri(ALPHA / len(ORDERS))
-    exact, oracle = [], []
-    for lam in ORDERS:
-        i = _integral(law, lam, 1 - lam) ** d
-        j1 = _integral(law, 2 * lam - 1, 2 - 2 * lam) ** d
-        j2 = _integral(law, 2 * lam, 1 - 2 * lam) ** d
-        var_p = (lam / (lam - 1)) ** 2 * (j1 / i**2 - 1)
-        var_q = j2 / i**2 - 1
-        exact.append(np.log(i) / (lam - 1))
-        oracle.append(z * np.sqrt((var_p + var_q) / n))
-    return np.array(exact), np.array(oracle)
-
-
 def run_cell(name: str, n: int, reps: int, seed: int) -> dict:
-    law = MULTID_LAWS[name]
-    exact, oracle = exact_and_oracle(law, n)
-    out = {"law": name, "shift": law.shift, "n": n, "reps": reps, "exact": exact.tolist()}
+    cell = CELLS[name]
+    exact, oracle = exact_and_oracle(cell.axes, n)
+    out = {"law": name, "label": cell.label, "n": n, "reps": reps, "exact": exact.tolist()}
     out["oracle_deficit"] = oracle.tolist()
     for transform in TRANSFORMS:
-        rng = np.random.default_rng([seed, list(MULTID_LAWS).index(name), n])  # same draws
+        rng = np.random.default_rng([seed, list(CELLS).index(name), n])  # same draws
         lower = np.empty((reps, len(ORDERS)))
-        grids = set()
+        grids, auto_maps = set(), 0
         start = time.perf_counter()
         for r in range(reps):
-            p = law.draw(rng, n * DIM).reshape(n, DIM) + law.shift
-            q = law.draw(rng, n * DIM).reshape(n, DIM)
+            p, q = cell.draw(rng, n)
             b = rdpjax.lower_bound(p, q, ORDERS, alpha=ALPHA, discrete=False, transform=transform)
             lower[r] = b.lower
             grids.add(b.grid_shape)
+            auto_maps += auto_transform(p, q) == "quantile"
         out[str(transform)] = summarize(lower, exact, oracle) | {
             "grids": sorted(" × ".join(map(str, g)) for g in grids),
             "seconds": time.perf_counter() - start,
+            "auto_maps": auto_maps,
         }
     return out
 
@@ -83,15 +113,16 @@ def run_cell(name: str, n: int, reps: int, seed: int) -> dict:
 def format_table(cells: list[dict]) -> str:
     """Markdown: one row per cell and transform."""
     lines = [
-        "| law (2-D) | n | transform | simultaneous | lower/exact | deficit/oracle | grid | s |",
+        "| law | n | transform | simultaneous | lower/exact | deficit/oracle | grid | s |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for c in cells:
         for t in ("None", "quantile"):
             e = c[t]
+            how = t.lower() if t == "None" else f"quantile (auto maps {e['auto_maps']}/{c['reps']})"
             lines.append(
-                f"| {c['law'].replace('_', ' ')}, shift {c['shift']} a side | {c['n']:,} | "
-                f"{t.lower()} | {table_cells(e)} | {e['grids'][-1]} | {e['seconds']:.0f} |"
+                f"| {c['label']} | {c['n']:,} | {how} | {table_cells(e)} | {e['grids'][-1]} | "
+                f"{e['seconds']:.0f} |"
             )
     return "\n".join(lines)
 
@@ -100,7 +131,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--n", type=float, nargs="+", default=[1e4, 1e5])
-    parser.add_argument("--laws", nargs="+", choices=list(MULTID_LAWS), default=list(MULTID_LAWS))
+    parser.add_argument("--laws", nargs="+", choices=list(CELLS), default=list(CELLS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS / "calibrate_multid_map.json")
     parser.add_argument("--table", type=Path, help="only print the markdown table of this JSON")

@@ -5,6 +5,7 @@ docs/calibration.md); and the compile benchmark's program counts."""
 import importlib
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 def _load(name):
     spec = importlib.util.spec_from_file_location(f"{name}_benchmark", BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 
@@ -125,16 +127,38 @@ def test_sequential_ceiling_needs_the_closed_form_levels(tmp_path):
 def test_multid_map_study_factorizes_the_exact_values_and_the_oracle(tmp_path):
     bench = _load("calibrate_multid_map")
     offzoo = importlib.import_module("calibrate_offzoo")  # on the path the study put it on
-    gaussian = bench.MULTID_LAWS["gaussian"]
-    exact, oracle = bench.exact_and_oracle(gaussian, 10_000)
+    gaussian = bench.CELLS["gaussian"]
+    exact, oracle = offzoo.exact_and_oracle(gaussian.axes, 10_000)
     lam = np.array([2.0, 5.0, 7.0])
     np.testing.assert_allclose(exact, lam * 2 * 0.2**2 / 2, rtol=1e-9)  # λ‖δ‖²/2, δ = (0.2, 0.2)
     # A Gaussian shift is rotation invariant: the 1-D shift of length 0.2·√2 has the same oracle.
-    diagonal = offzoo.Law("g", gaussian.logpdf, gaussian.draw, 0.2 * np.sqrt(2.0))
+    law = gaussian.axes[0]
+    diagonal = offzoo.Law("g", law.logpdf, law.draw, 0.2 * np.sqrt(2.0))
     np.testing.assert_allclose(oracle, offzoo.exact_and_oracle(diagonal, 10_000)[1], rtol=1e-6)
+    # The correlated Gaussian: D_λ = λ μᵀΣ⁻¹μ / 2 with Σ, μ as its label says, and its draws
+    # have that covariance and that mean shift (5 standard errors).
+    corr = bench.CELLS["gaussian_corr"]
+    sigma, mu = np.array([[1.0, 0.8], [0.8, 1.0]]), np.array([0.1, -0.1])
+    np.testing.assert_allclose(
+        offzoo.exact_and_oracle(corr.axes, 10_000)[0],
+        lam * (mu @ np.linalg.solve(sigma, mu)) / 2,
+        rtol=1e-9,
+    )
+    m = 200_000
+    p, q = corr.draw(np.random.default_rng(0), m)
+    np.testing.assert_allclose(np.cov(q.T), sigma, atol=5 * np.sqrt(2.0 / m))
+    np.testing.assert_allclose(p.mean(0) - q.mean(0), mu, atol=5 * np.sqrt(2.0 / m))
+    # An unshifted axis adds nothing: the uniform × t3 law has the 1-D t3 values.
+    mixed = bench.CELLS["uniform_t3"]
+    np.testing.assert_allclose(
+        offzoo.exact_and_oracle(mixed.axes, 10_000),
+        offzoo.exact_and_oracle(offzoo.LAWS["student_t3"], 10_000),
+        rtol=1e-7,
+    )
     out = tmp_path / "multid_map.json"
     argv = ["--reps", "2", "--n", "2000", "--laws", "gaussian", "--out", str(out)]
     assert bench.main(argv) == 0
     (cell,) = json.loads(out.read_text())["cells"]
     assert cell["exact"] == exact.tolist()
     assert cell["None"]["tightness"] != cell["quantile"]["tightness"]  # the same draws, two maps
+    assert cell["quantile"]["auto_maps"] == 2  # a 2-D Gaussian at 2,000 a side: mapped

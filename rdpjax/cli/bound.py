@@ -172,8 +172,9 @@ def add_command(sub):
         default="auto",
         help="continuous outputs: 'quantile' maps them by a quantile map fitted on a pilot split "
         "(every 16th row, set aside) before the KDE, tighter for multimodal, spiky or "
-        "heavy-tailed outputs; 'none' keeps them; 'auto' (default) maps 1-D outputs whose "
-        "pilot has tails as heavy as a Laplace law's or two separated modes",
+        "heavy-tailed outputs; 'none' keeps them; 'auto' (default) maps outputs of up to 3 axes "
+        "when the pilot has, along one axis, Gaussian tails (up to 2^21 draws a side), tails as "
+        "heavy as a Laplace law's, or two separated modes",
     )
     b.add_argument(
         "--json",

@@ -283,10 +283,12 @@ def lower_bound(
         fixed before the rows it is applied to, and no map raises a Rényi divergence);
         ``n_p``, ``n_q`` and ``bandwidth`` of the result then refer to the remaining rows in the
         map's units (in (0, 1)). ``None``: the KDE of the outputs themselves. ``"auto"``
-        (default): the map for 1-D continuous outputs, at least 1,000 a side, whose pilot rows
-        have tails as heavy as a Laplace law's or heavier, or two separated modes, or (up to
-        2^21 a side) Gaussian-like tails (:func:`rdpjax.estimator.transform.auto_transform`),
-        and for nothing else: not for outputs with a bounded support, and not when
+        (default): the map for continuous outputs of 1 to 3 axes, at least 1,000 a side, whose
+        pilot rows have, along some axis, tails as heavy as a Laplace law's or heavier, or two
+        separated modes, or (up to 2^21 a side) Gaussian-like tails
+        (:func:`rdpjax.estimator.transform.auto_transform`; with 2 or 3 axes every axis is
+        mapped and the axes are then unmixed), and for nothing else: not for outputs with a
+        bounded support on every axis, and not when
         ``bandwidth``, ``floor``, ``beta`` or ``grid_size`` is given (all in data units). The
         result's ``transform`` records the map applied. Of the zoo's continuous mechanisms
         the Laplace and Gaussian ones are mapped (``benchmarks/calibrate_zoo_map.py`` measures

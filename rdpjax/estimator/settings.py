@@ -100,6 +100,12 @@ class Defaults:
     n^(−0.68), faster than 1/2: the second-order correction removes the plug-in's O(1/(n h))
     bias, leaving O((n h)^(−2)) = O(n^(−0.63)) = o(n^(−1/2)); past 5.2·10⁴ the rate is n^(−1/3)
     again, so the asymptotics are those of the n^(−1/3) rule.
+    For 2 and 3 axes in the map's units (``for_map(d)``) the bandwidth is the rule in data units
+    (``a_d``) times ``c(n) = clip((n/10³)^(−0.2), 0.5, 1)``: 0.64 at 10⁴ and 0.5 from 3.2·10⁴ on.
+    With c = 1 the 2-D laws of ``benchmarks/calibrate_multid_map.py`` lost 1.5–2.5 times the
+    oracle's deficit at 10⁵ (smoothing bias again); of c = 0.35, 0.5, 0.7, 1 (R = 20–60 a
+    cell, 2-D and 3-D Gaussian, Laplace, Student-t₃) c = 1 was best at 10³, 0.5–0.7 at 10⁴ and
+    0.5 at 10⁵, where 0.35 let the 3-D bounds at λ = 7 fall apart (``docs/calibration.md``).
     """
 
     bandwidth_factor: float = 1.0
@@ -116,9 +122,17 @@ class Defaults:
     bandwidth_taper_from: float = 1000.0
     map_bandwidth_taper: float = 0.35
     map_bandwidth_taper_floor: float = 0.25
+    map_multid_taper: float = 0.2
+    map_multid_taper_floor: float = 0.5
 
-    def for_map(self) -> Defaults:
-        """These rules with the bandwidth of 1-D samples in the quantile map's units."""
+    def for_map(self, dim: int = 1) -> Defaults:
+        """These rules with the bandwidth of ``dim``-D samples in the quantile map's units."""
+        if dim > 1:  # the rule in data units, tapered
+            return dataclasses.replace(
+                self,
+                bandwidth_taper=self.map_multid_taper,
+                bandwidth_taper_floor=self.map_multid_taper_floor,
+            )
         return dataclasses.replace(
             self,
             bandwidth_factor=self.map_bandwidth_factor,
@@ -130,8 +144,9 @@ class Defaults:
     def taper(self, n: float | Array) -> float | Array:
         """The factor ``clip((n / n₀)^(−taper), taper_floor, 1)`` on the bandwidth (1 by default).
 
-        Only the quantile map's rule (:meth:`for_map`) tapers: ``(n/10³)^(−0.35)``, at least
-        0.25 (0.45 at 10⁴, 0.25 from 5.2·10⁴ on).
+        Only the quantile map's rules (:meth:`for_map`) taper: in 1-D ``(n/10³)^(−0.35)``, at
+        least 0.25 (0.45 at 10⁴, 0.25 from 5.2·10⁴ on); with 2 or 3 axes ``(n/10³)^(−0.2)``, at
+        least 0.5.
         """
         if not self.bandwidth_taper:
             return 1.0

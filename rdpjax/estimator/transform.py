@@ -22,9 +22,18 @@ exponential tails that keep value and slope at the end knots and map ``(−∞, 
 ``(0, u_0)`` and ``(x_{K−1}, ∞)`` onto ``(u_{K−1}, 1)``. The transformed pooled law is close to
 uniform on (0, 1), so the grid is small and one bandwidth fits it wherever the mass is.
 
+For outputs of two or three axes the per-axis maps are followed by an **unmixing** fitted on the
+same pilot: with ``z = Φ⁻¹(T_axis(x))`` the pilot's normal scores and ``R = L Lᵀ`` their
+correlation matrix, ``T(x) = Φ(L⁻¹ z)``. Per-axis maps alone turn correlated axes into a copula
+whose density piles up in two corners, and the bound on it was looser than the KDE of the
+outputs (a 2-D Gaussian with correlation 0.8); after the unmixing the axes are near-independent
+and near-uniform. ``L`` is fitted on the pilot, so ``T`` stays a bijection fixed before the rows it
+maps (``docs/calibration.md`` has the measurements).
+
 ``transform="auto"`` (:func:`lower_bound`'s default) applies the map wherever the KDE of the
 outputs themselves is known to fit worse, decided on the pilot rows alone (:func:`auto_transform`)
-by their tail ratio ``(Q(0.999) − Q(0.001)) / (Q(0.75) − Q(0.25))``:
+by their tail ratio ``(Q(0.999) − Q(0.001)) / (Q(0.75) − Q(0.25))``, per axis (outputs of up to
+:data:`AUTO_MAX_DIM` = 3 axes are mapped, every axis, when one axis asks for it):
 
 * outside :data:`AUTO_TAIL_RANGE` = [1.3, 6], always. A ratio above 6 means tails at least
   exponential, or a skew, or a spike on a wide slab (Laplace 9.0, Student-t₃ 13, log-normal 15,
@@ -43,6 +52,9 @@ by their tail ratio ``(Q(0.999) − Q(0.001)) / (Q(0.75) − Q(0.25))``:
 * Ratios in [1.3, 3] — laws with a bounded support (uniform 2.0, a clipped Gaussian with atoms
   1.5, the zoo's truncated mechanisms 1.9–2.2) — are never mapped: their KDE fits them, and
   their calibration stands.
+* Outputs of 2 or 3 axes are mapped, every axis, as soon as one axis would be in 1-D (outputs
+  whose every axis has a bounded support keep their KDE); more than 3 axes are not measured and
+  never mapped.
 
 Pilot ratios at 10⁴ a side: the zoo's Gaussian 3.9–5.4, Laplace 6.3–11.4 (50 keys each). With
 fewer pilot rows the ratio is noisier: of 4,000 Gaussian pilots at 10³ a side (250 pooled rows)
@@ -57,9 +69,11 @@ tightness of the rule: ``docs/calibration.md``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import jax.numpy as jnp
 import numpy as np
+from jax.scipy.special import ndtr, ndtri
 
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike, typed_jit
@@ -67,6 +81,7 @@ from rdpjax._typing import Array, ArrayLike, typed_jit
 __all__ = [
     "AUTO_GAUSSIAN_MAX_N",
     "AUTO_GAUSSIAN_RANGE",
+    "AUTO_MAX_DIM",
     "AUTO_MIN_N",
     "AUTO_TAIL_RANGE",
     "TRANSFORMS",
@@ -82,7 +97,8 @@ TRANSFORMS = (None, "quantile", "auto")
 """The values of ``lower_bound(..., transform=...)``."""
 
 AUTO_TAIL_RANGE = (1.3, 6.0)
-"""``transform="auto"`` maps 1-D outputs whose pilot :func:`tail_ratio` falls outside this range."""
+"""``transform="auto"`` maps outputs with an axis whose pilot :func:`tail_ratio` falls outside this
+range."""
 
 AUTO_GAUSSIAN_RANGE = (3.0, 6.0)
 """Pilot tail ratios of Gaussian-tailed outputs (a Gaussian has 4.6): ``transform="auto"`` maps
@@ -92,6 +108,9 @@ AUTO_GAUSSIAN_MAX_N = 2**21
 """The most samples a side at which ``transform="auto"`` maps Gaussian-tailed outputs: above it
 the map gains at most 1.2% of ε(λ) on the zoo's Gaussian-tailed mechanisms (0.4–1.2% at 10⁷)
 and costs four to five times the bound's time (``docs/calibration.md``)."""
+
+AUTO_MAX_DIM = 3
+"""``transform="auto"`` maps outputs of at most this many axes (1-, 2- and 3-D were measured)."""
 
 AUTO_MIN_N = 1000
 """``transform="auto"`` maps nothing below this many samples a side (the rule's measured range)."""
@@ -140,11 +159,20 @@ class QuantileMap:
       levels: list of the matching levels ``u_j`` in (0, 1).
     """
 
-    def __init__(self, knots: list[np.ndarray], levels: list[np.ndarray]) -> None:
-        self.knots, self.levels = knots, levels
+    def __init__(
+        self, knots: list[np.ndarray], levels: list[np.ndarray], unmix: np.ndarray | None = None
+    ) -> None:
+        self.knots, self.levels, self.unmix = knots, levels, unmix
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """``T(x)`` for ``(n, d)`` samples, float64 in (0, 1) (tails may round to 0 or 1)."""
+        out = self.marginal(x)
+        if self.unmix is None:
+            return out
+        return _by_chunks(_unmixed, out, self.unmix)
+
+    def marginal(self, x: np.ndarray) -> np.ndarray:
+        """The per-axis maps alone, ``(n, d)`` → ``(n, d)``."""
         x = np.asarray(x, np.float64).reshape(len(x), -1)
         out = np.empty_like(x)
         with float64():
@@ -162,6 +190,9 @@ class QuantileMap:
                     out[start : start + size, axis] = mapped[:size]
         return out
 
+
+SCORE_CLIP = 1e-12
+"""Mapped values are kept at least this far from 0 and 1 before their normal scores."""
 
 _MAP_CHUNK = 2**17
 """Values mapped per call of the compiled map (the last chunk padded)."""
@@ -219,7 +250,56 @@ def fit_quantile_map(pilot: np.ndarray) -> QuantileMap:
             )
         knots.append(xk)
         kept_levels.append(levels[first])
-    return QuantileMap(knots, kept_levels)
+    qmap = QuantileMap(knots, kept_levels)
+    if pilot.shape[1] > 1:
+        qmap.unmix = _unmixing(_normal_scores(qmap.marginal(pilot)))
+    return qmap
+
+
+def _normal_scores(u: np.ndarray) -> np.ndarray:
+    """``Φ⁻¹(u)`` of ``(m, d)`` mapped rows (host arrays)."""
+    return _by_chunks(_scores, u)
+
+
+@typed_jit()
+def _scores(u: ArrayLike) -> Array:
+    """``Φ⁻¹(u)``, with ``u`` kept inside ``[SCORE_CLIP, 1 − SCORE_CLIP]`` (finite scores)."""
+    return ndtri(jnp.clip(jnp.asarray(u), SCORE_CLIP, 1.0 - SCORE_CLIP))
+
+
+@typed_jit()
+def _unmixed(u: ArrayLike, unmix: ArrayLike) -> Array:
+    """``Φ(L⁻¹ Φ⁻¹(u))`` row by row (the unmixing of the module docstring)."""
+    return ndtr(_scores(u) @ jnp.asarray(unmix).T)
+
+
+def _by_chunks(fn: Callable[..., Array], rows: np.ndarray, *args: np.ndarray) -> np.ndarray:
+    """``fn`` of ``(n, d)`` rows, :data:`_MAP_CHUNK` rows a call (one compiled shape per d)."""
+    out = np.empty_like(rows)
+    with float64():
+        for start in range(0, len(rows), _MAP_CHUNK):
+            part = rows[start : start + _MAP_CHUNK]
+            size = len(part)
+            if size < _MAP_CHUNK:  # the padding rows (½: finite scores) are dropped
+                part = np.pad(part, ((0, _MAP_CHUNK - size), (0, 0)), constant_values=0.5)
+            out[start : start + size] = np.asarray(fn(part, *args))[:size]
+    return out
+
+
+def _unmixing(scores: np.ndarray) -> np.ndarray | None:
+    """``L⁻¹`` for the Cholesky factor L of the scores' correlation matrix (pilot rows).
+
+    ``None`` (no unmixing) when the matrix is not positive definite to working precision (an
+    axis that is a function of another on the pilot).
+    """
+    corr = np.corrcoef(scores, rowvar=False)
+    try:
+        chol = np.linalg.cholesky(corr)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(chol)) or np.min(np.diag(chol)) < 1e-6:
+        return None
+    return np.linalg.inv(chol)
 
 
 def tail_ratio(x: np.ndarray) -> float:
@@ -234,25 +314,31 @@ def tail_ratio(x: np.ndarray) -> float:
 def auto_transform(p: np.ndarray, q: np.ndarray) -> str | None:
     """What ``transform="auto"`` applies to continuous samples ``p``, ``q``: ``"quantile"`` or None.
 
-    The quantile map for 1-D samples of at least :data:`AUTO_MIN_N` rows a side whose pooled pilot
-    rows (:func:`pilot_split`, the rows the map would be fitted on) have a :func:`tail_ratio`
-    outside :data:`AUTO_TAIL_RANGE`; ``None`` otherwise, and when the pilot's interquartile range
-    is 0 (half the mass or more on one value: a map could not spread it). The decision reads
-    the pilot rows only (module docstring).
+    The quantile map for samples of at least :data:`AUTO_MIN_N` rows a side and at most
+    :data:`AUTO_MAX_DIM` axes when, on the pooled pilot rows (:func:`pilot_split`, the rows the
+    map would be fitted on), some axis has a :func:`tail_ratio` outside :data:`AUTO_TAIL_RANGE`,
+    or in :data:`AUTO_GAUSSIAN_RANGE` with at most :data:`AUTO_GAUSSIAN_MAX_N` rows a side; the
+    map then covers every axis. ``None`` otherwise, and when an axis of the pilot has an
+    interquartile range of 0 (half the mass or more on one value: a map could not spread it).
+    The decision reads the pilot rows only (module docstring).
     """
     p2, q2 = (np.asarray(x).reshape(len(x), -1) for x in (p, q))
-    if p2.shape[1] != 1 or min(len(p2), len(q2)) < AUTO_MIN_N:
+    if p2.shape[1] > AUTO_MAX_DIM or min(len(p2), len(q2)) < AUTO_MIN_N:
         return None
     # The pilot rows of pilot_split, without copying the rest.
-    ratio = tail_ratio(np.concatenate([x[:: _pilot_stride(len(x))] for x in (p2, q2)]))
-    low, high = AUTO_TAIL_RANGE
-    if not math.isfinite(ratio):
+    pilot = np.concatenate([x[:: _pilot_stride(len(x))] for x in (p2, q2)])
+    ratios = [tail_ratio(pilot[:, axis]) for axis in range(pilot.shape[1])]
+    if not all(math.isfinite(r) for r in ratios):
         return None
-    if ratio < low or ratio > high:
-        return "quantile"
+    small = max(len(p2), len(q2)) <= AUTO_GAUSSIAN_MAX_N
+    return "quantile" if any(_maps_axis(r, small) for r in ratios) else None
+
+
+def _maps_axis(ratio: float, small: bool) -> bool:
+    """Whether an axis's pilot tail ratio asks for the map (``small``: ≤ 2^21 rows a side)."""
+    low, high = AUTO_TAIL_RANGE
     gauss_low, gauss_high = AUTO_GAUSSIAN_RANGE
-    light = gauss_low < ratio <= gauss_high and max(len(p2), len(q2)) <= AUTO_GAUSSIAN_MAX_N
-    return "quantile" if light else None
+    return ratio < low or ratio > high or (small and gauss_low < ratio <= gauss_high)
 
 
 def quantile_transform(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, QuantileMap]:

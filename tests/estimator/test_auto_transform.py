@@ -12,6 +12,7 @@ from rdpjax.cli import main
 from rdpjax.estimator.transform import (
     AUTO_GAUSSIAN_MAX_N,
     AUTO_GAUSSIAN_RANGE,
+    AUTO_MAX_DIM,
     AUTO_MIN_N,
     AUTO_TAIL_RANGE,
     auto_transform,
@@ -127,7 +128,7 @@ def test_what_the_rule_leaves_alone():
     assert auto_transform(p, q) == "quantile"
     small = AUTO_MIN_N - 1
     assert auto_transform(p[:small], q[:small]) is None  # below the measured sizes
-    assert auto_transform(np.c_[p, q], np.c_[q, p]) is None  # d > 1: per-axis maps not calibrated
+    assert auto_transform(np.c_[(p,) * 4], np.c_[(q,) * 4]) is None  # d > 3: not measured
     for given in ({"bandwidth": 0.1}, {"floor": 1e-3}, {"beta": 100.0}, {"grid_size": 4096}):
         assert rdpjax.lower_bound(p, q, 2.0, **given).transform is None, given  # data units
     codes = rng.integers(0, 5, N)
@@ -136,6 +137,23 @@ def test_what_the_rule_leaves_alone():
     rng.shuffle(atom)  # 60% of the mass on one value, amid the rest: the quartiles coincide
     assert auto_transform(atom, atom[::-1]) is None
     assert AUTO_TAIL_RANGE[0] < 2.0 / 1.5 < AUTO_TAIL_RANGE[1]  # the clipped Gaussian's ≈ 1.48
+
+
+def test_vector_outputs_are_mapped_when_an_axis_asks_for_it():
+    rng = np.random.default_rng(4)
+    cauchy, normal, uniform = rng.standard_cauchy(N), rng.standard_normal(N), rng.uniform(size=N)
+    assert auto_transform(np.c_[uniform, cauchy], np.c_[uniform, cauchy][::-1]) == "quantile"
+    three = np.c_[normal, normal, normal]  # Gaussian tails, 3-D
+    assert auto_transform(three, three[::-1]) == "quantile"
+    both_bounded = np.c_[uniform, rng.uniform(size=N)]
+    assert auto_transform(both_bounded, both_bounded[::-1]) is None  # as in 1-D: the KDE fits
+    atom = np.where(rng.uniform(size=N) < 0.6, 0.0, normal)  # one axis: quartiles on one value
+    assert auto_transform(np.c_[atom, cauchy], np.c_[atom, cauchy][::-1]) is None
+    assert AUTO_MAX_DIM == 3
+    # The default applies it, and records it; per-axis bandwidths in the map's units.
+    bound = rdpjax.lower_bound(np.c_[cauchy + 0.5, uniform], np.c_[cauchy[::-1], uniform], 2.0)
+    assert bound.transform == "quantile"
+    assert bound.bandwidth.shape == (2,) and np.all(bound.bandwidth < 0.1)
 
 
 def _bimodal_exact(lam):
