@@ -1,6 +1,6 @@
 """2-D and 3-D outputs through the per-axis pilot quantile map: coverage and tightness.
 
-    python benchmarks/calibrate_multid_map.py [--reps 200] [--n 1e4 1e5] [--laws ...] [--out FILE]
+    python benchmarks/calibrate_multid_map.py [--reps 200] [--n 1e3 1e4 1e5] [--laws ...] [--out FILE]
     python benchmarks/calibrate_multid_map.py --table benchmarks/results/calibrate_multid_map.json
 
 This study measures what ``transform="quantile"`` (a map per axis, fitted on the pilot rows)
@@ -130,7 +130,7 @@ def format_table(cells: list[dict]) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200)
-    parser.add_argument("--n", type=float, nargs="+", default=[1e4, 1e5])
+    parser.add_argument("--n", type=float, nargs="+", default=[1e3, 1e4, 1e5])
     parser.add_argument("--laws", nargs="+", choices=list(CELLS), default=list(CELLS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS / "calibrate_multid_map.json")
