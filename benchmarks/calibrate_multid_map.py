@@ -1,6 +1,7 @@
 """2-D and 3-D outputs through the per-axis pilot quantile map: coverage and tightness.
 
-    python benchmarks/calibrate_multid_map.py [--reps 200] [--n 1e3 1e4 1e5] [--laws ...] [--out FILE]
+    python benchmarks/calibrate_multid_map.py [--reps 200] [--n 1e3 1e4 1e5] [--laws ...]
+        [--out FILE] [--resume]
     python benchmarks/calibrate_multid_map.py --table benchmarks/results/calibrate_multid_map.json
 
 This study measures what ``transform="quantile"`` (a map per axis, fitted on the pilot rows)
@@ -14,7 +15,8 @@ whose integrals ∫ p^a q^b are products of the axes' 1-D quadratures
 (``calibrate_offzoo.exact_and_oracle``); the oracle deficit is ``−Φ⁻¹(α/3) σ*/√n``. The
 Gaussian with shift 0.2 a side is issue 22's 2-D cell (σ = 1, shift (0.2, 0.2)). λ = 2, 5, 7,
 α = 0.05, simultaneous. Writes ``benchmarks/results/calibrate_multid_map.json`` unless ``--out``
-says otherwise.
+says otherwise, after every cell (``meta.complete`` is false until the last); ``--resume`` keeps
+the cells that file already holds and runs the rest.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _summary import summarize, table_cells, write_study  # noqa: E402
+from _summary import summarize, table_cells, write_json  # noqa: E402
 from calibrate_offzoo import ALPHA, LAWS, ORDERS, Law, exact_and_oracle  # noqa: E402
 
 import rdpjax  # noqa: E402
@@ -134,21 +136,33 @@ def main(argv=None) -> int:
     parser.add_argument("--laws", nargs="+", choices=list(CELLS), default=list(CELLS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS / "calibrate_multid_map.json")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the cells --out already holds (same reps, seed)"
+    )
     parser.add_argument("--table", type=Path, help="only print the markdown table of this JSON")
     args = parser.parse_args(argv)
     if args.table is not None:
         print(format_table(json.loads(args.table.read_text())["cells"]))
         return 0
-    cells = []
-    for name in args.laws:
-        for n in (int(v) for v in args.n):
-            cell = run_cell(name, n, args.reps, args.seed)
-            cells.append(cell)
-            print("\n".join(format_table([cell]).splitlines()[-2:]), flush=True)
     command = "python benchmarks/calibrate_multid_map.py " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
-    write_study(args.out, command, ORDERS, ALPHA, cells, format_table(cells))
+    meta = {"command": command, "orders": list(ORDERS), "alpha": ALPHA, "complete": False}
+    done = {}
+    if args.resume and args.out.exists():  # cells are seeded by (seed, law, n): resuming is exact
+        old = json.loads(args.out.read_text())
+        if old["meta"].get("seed", 0) == args.seed:
+            done = {(c["law"], c["n"]): c for c in old["cells"] if c["reps"] == args.reps}
+    meta["seed"] = args.seed
+    cells = []
+    for name in args.laws:
+        for n in (int(v) for v in args.n):
+            cell = done.get((name, n)) or run_cell(name, n, args.reps, args.seed)
+            cells.append(cell)
+            print("\n".join(format_table([cell]).splitlines()[-2:]), flush=True)
+            write_json(args.out, meta, cells=cells)  # an interrupted study keeps what it measured
+    print(format_table(cells))
+    write_json(args.out, meta | {"complete": True}, cells=cells)
     return 0
 
 

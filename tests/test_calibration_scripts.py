@@ -162,3 +162,12 @@ def test_multid_map_study_factorizes_the_exact_values_and_the_oracle(tmp_path):
     assert cell["exact"] == exact.tolist()
     assert cell["None"]["tightness"] != cell["quantile"]["tightness"]  # the same draws, two maps
     assert cell["quantile"]["auto_maps"] == 2  # a 2-D Gaussian at 2,000 a side: mapped
+    study = json.loads(out.read_text())
+    assert study["meta"]["complete"] is True
+    # --resume keeps what the file holds (marked here) and runs only the missing cell.
+    study["cells"][0]["None"]["seconds"] = -1.0
+    out.write_text(json.dumps(study))
+    assert bench.main(argv[:3] + ["2000", "1000"] + argv[4:] + ["--resume"]) == 0
+    kept, added = json.loads(out.read_text())["cells"]
+    assert kept["None"]["seconds"] == -1.0 and kept["n"] == 2000
+    assert added["n"] == 1000 and added["None"]["seconds"] > 0

@@ -157,6 +157,7 @@ class QuantileMap:
     Attributes:
       knots: list (one per axis) of strictly increasing knot values ``x_j``.
       levels: list of the matching levels ``u_j`` in (0, 1).
+      unmix: ``L⁻¹`` of the unmixing (2 or more axes; module docstring), or ``None``.
     """
 
     def __init__(
