@@ -16,7 +16,8 @@ whose integrals ∫ p^a q^b are products of the axes' 1-D quadratures
 Gaussian with shift 0.2 a side is issue 22's 2-D cell (σ = 1, shift (0.2, 0.2)). λ = 2, 5, 7,
 α = 0.05, simultaneous. Writes ``benchmarks/results/calibrate_multid_map.json`` unless ``--out``
 says otherwise, after every cell (``meta.complete`` is false until the last); ``--resume`` keeps
-the cells that file already holds and runs the rest.
+the cells that file already holds (same reps and seed, run by the same code: the flag cannot
+check that) and runs the rest.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def main(argv=None) -> int:
     done = {}
     if args.resume and args.out.exists():  # cells are seeded by (seed, law, n): resuming is exact
         old = json.loads(args.out.read_text())
-        if old["meta"].get("seed", 0) == args.seed:
+        if old["meta"].get("seed") == args.seed:  # files of this version of the study say it
             done = {(c["law"], c["n"]): c for c in old["cells"] if c["reps"] == args.reps}
     meta["seed"] = args.seed
     cells = []
