@@ -176,19 +176,11 @@ class QuantileMap:
         """The per-axis maps alone, ``(n, d)`` → ``(n, d)``."""
         x = np.asarray(x, np.float64).reshape(len(x), -1)
         out = np.empty_like(x)
-        with float64():
-            for axis, (xk, uk) in enumerate(zip(self.knots, self.levels, strict=True)):
-                k = len(xk)  # knots padded to MAX_KNOTS: one compiled map for every pilot
-                knots = np.r_[xk, np.full(MAX_KNOTS + 1 - k, np.inf)]
-                levels = np.r_[uk, np.full(MAX_KNOTS + 1 - k, uk[-1])]
-                column = x[:, axis]
-                for start in range(0, len(column), _MAP_CHUNK):  # one compiled shape for any n
-                    part = column[start : start + _MAP_CHUNK]
-                    size = len(part)
-                    if size < _MAP_CHUNK:  # only the last chunk is padded (np.pad copies)
-                        part = np.pad(part, (0, _MAP_CHUNK - size))
-                    mapped = np.asarray(_map_axis(part, knots, levels, k))
-                    out[start : start + size, axis] = mapped[:size]
+        for axis, (xk, uk) in enumerate(zip(self.knots, self.levels, strict=True)):
+            k = len(xk)  # knots padded to MAX_KNOTS: one compiled map for every pilot
+            knots = np.r_[xk, np.full(MAX_KNOTS + 1 - k, np.inf)]
+            levels = np.r_[uk, np.full(MAX_KNOTS + 1 - k, uk[-1])]
+            out[:, axis] = _by_chunks(_map_axis, x[:, axis], knots, levels, k)
         return out
 
 
@@ -274,15 +266,20 @@ def _unmixed(u: ArrayLike, unmix: ArrayLike) -> Array:
     return ndtr(_scores(u) @ jnp.asarray(unmix).T)
 
 
-def _by_chunks(fn: Callable[..., Array], rows: np.ndarray, *args: np.ndarray) -> np.ndarray:
-    """``fn`` of ``(n, d)`` rows, :data:`_MAP_CHUNK` rows a call (one compiled shape per d)."""
+def _by_chunks(fn: Callable[..., Array], rows: np.ndarray, *args: object) -> np.ndarray:
+    """``fn`` of ``(n, …)`` rows, :data:`_MAP_CHUNK` rows a call (one compiled shape for any n).
+
+    ``fn`` maps row by row; only the last chunk is padded (``np.pad`` copies), with rows of ½
+    (finite normal scores), and the padding is dropped.
+    """
     out = np.empty_like(rows)
     with float64():
         for start in range(0, len(rows), _MAP_CHUNK):
             part = rows[start : start + _MAP_CHUNK]
             size = len(part)
-            if size < _MAP_CHUNK:  # the padding rows (½: finite scores) are dropped
-                part = np.pad(part, ((0, _MAP_CHUNK - size), (0, 0)), constant_values=0.5)
+            if size < _MAP_CHUNK:
+                pad = [(0, _MAP_CHUNK - size)] + [(0, 0)] * (part.ndim - 1)
+                part = np.pad(part, pad, constant_values=0.5)
             out[start : start + size] = np.asarray(fn(part, *args))[:size]
     return out
 
