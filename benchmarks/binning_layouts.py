@@ -1,6 +1,7 @@
 """Linear binning inside the streamed scan: rdpjax's pair-row accumulator (in 1-D, one packed
 int64 scatter-add a sample) against the flat-grid ``(2,)*d`` window scatter it replaced, at
-d = 1, 2, 3.
+d = 1, 2, 3; in 1-D also against the packed scatter as it was up to d6523db (cell and fraction
+rounded apart: a floor, a subtraction and two conversions a sample, where rdpjax now rounds once).
 
 Each variant draws chunks of ``N(0, 25)`` samples (float32, as the stream's samplers do) and
 bins them in one ``lax.scan``, so the cost beyond the draws is what the stream pays per sample;
@@ -25,6 +26,7 @@ from jax import lax
 import rdpjax
 from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, fraction_bits
 from rdpjax.estimator.grid import Grid
+from rdpjax.estimator.packed import FIRST, SPLIT, packing
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SHAPES = {1: (4096,), 2: (256, 256), 3: (64, 64, 64)}
@@ -58,6 +60,33 @@ def window_bin_chunk(counts, outside, x, grid, interior):
     return grid_counts.reshape(-1), outside
 
 
+def two_roundings_bin_chunk(acc, outside, x, grid, interior):
+    """The packed 1-D binning up to d6523db: the cell by a floor, the fraction rounded apart."""
+    size = acc.shape[0] - 1
+    (lo, hi), (below, above) = interior[0], (size + 1, size + 2)
+    u = (x[:, 0].astype(jnp.float64) - grid.low[0]) / grid.spacing[0]
+    inside = jnp.clip(u, lo, hi)
+    cell = jnp.minimum(inside.astype(jnp.int32), size - 2)
+    frac = inside - cell.astype(inside.dtype)
+    row = jnp.where(u < lo - 1e-6, below, jnp.where(u > hi + 1e-6, above, cell))
+    row = jnp.where(jnp.isfinite(u), row, size)
+    bits, copies = packing(u.shape[0])
+    assert copies == 1, "chunks below 2^21 only"
+    shift = bits + row.shape[0].bit_length()
+    q = (frac * 2.0**bits + 0.5).astype(jnp.int32)
+    packed = (
+        jnp.zeros(size + 3, jnp.int64)
+        .at[row]
+        .add((jnp.int64(1) << shift) + q.astype(jnp.int64), mode="promise_in_bounds")
+    )
+    parts = jnp.stack([packed >> shift, packed & ((1 << shift) - 1)], axis=-1).astype(jnp.float64)
+    pairs = parts * FIRST + parts[:, 1:] * 2.0**-bits * SPLIT
+    off = pairs[below:].sum(axis=-1)
+    acc = (acc + pairs[:below]).at[lo, 0].add(off[0])
+    acc = acc.at[hi, 0].add(off[1]) if hi < size - 1 else acc.at[hi - 1, 1].add(off[1])
+    return acc, outside + off.sum()
+
+
 def variants(d: int, n: int, chunk: int):
     shape = SHAPES[d]
     grid = Grid(
@@ -86,7 +115,17 @@ def variants(d: int, n: int, chunk: int):
         init = (jnp.zeros(grid.size), jnp.zeros(()))
         return scan(lambda c, x: window_bin_chunk(*c, x, grid, interior), init, key)
 
-    return {"draw only": draw_only, "pair rows": pair_rows, "flat window": flat_window}
+    out = {"draw only": draw_only, "pair rows": pair_rows, "flat window": flat_window}
+    if d == 1:
+
+        @jax.jit
+        def two_roundings(key):
+            init = (bin_accumulator(grid), jnp.zeros(()))
+            acc, out = scan(lambda c, x: two_roundings_bin_chunk(*c, x, grid, interior), init, key)
+            return bin_counts(acc, grid), out
+
+        out["pair rows, two roundings"] = two_roundings
+    return out
 
 
 def main(argv=None):
@@ -113,6 +152,11 @@ def main(argv=None):
             outs = {name: jax.block_until_ready(fn(key)) for name, fn in fns.items()}
             diff = float(jnp.max(jnp.abs(outs["pair rows"][0] - outs["flat window"][0])))
             same_outside = float(outs["pair rows"][1]) == float(outs["flat window"][1])
+            if d == 1:  # one rounding or two: the same split of every sample
+                old = outs["pair rows, two roundings"]
+                assert bool(jnp.all(old[0] == outs["pair rows"][0])) and float(old[1]) == float(
+                    outs["pair rows"][1]
+                )
             t = best_times(
                 {name: lambda fn=fn: jax.block_until_ready(fn(key)) for name, fn in fns.items()},
                 args.repeats,
@@ -123,7 +167,7 @@ def main(argv=None):
                 "shape": SHAPES[d],
                 "ns_per_sample": ns,
                 "beyond_draws_ns": {
-                    k: ns[k] - ns["draw only"] for k in ("pair rows", "flat window")
+                    k: v - ns["draw only"] for k, v in ns.items() if k != "draw only"
                 },
                 "max_abs_count_difference": diff,
                 "same_outside": same_outside,
@@ -133,7 +177,14 @@ def main(argv=None):
             print(
                 f"d={d} grid {SHAPES[d]}: draws {ns['draw only']:.1f} ns/sample; binning beyond "
                 f"the draws: pair rows {b['pair rows']:.1f} ns, flat window {b['flat window']:.1f}"
-                f" ns ({b['flat window'] / b['pair rows']:.1f}×); counts differ by ≤ {diff:.1e}",
+                f" ns ({b['flat window'] / b['pair rows']:.1f}×)"
+                + (
+                    ", pair rows with two roundings (≤ d6523db) "
+                    f"{b['pair rows, two roundings']:.2f} ns (the same counts)"
+                    if d == 1
+                    else ""
+                )
+                + f"; counts differ by ≤ {diff:.1e}",
                 flush=True,
             )
             # In 1-D the pair rows round each cell fraction to b bits: a sample's split moves by

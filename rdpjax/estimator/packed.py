@@ -18,9 +18,9 @@ and above, whose counts give the number outside without a second pass over the c
 ``interior`` that mass then goes to the box's two ends, where clamping puts it. Measured on the
 2-core CPU: an integer scatter-add of one word costs far less than a float64 one of two (2^23
 samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample); beyond the draws inside
-a stream-like scan (``python benchmarks/binning_layouts.py``) this path takes 0.4–0.5 ns a
-sample against 2.8–3.3 ns for float64 pairs and 3.5–4.1 ns for the flat-grid window formulation
-the pair rows replaced, which at d = 2 and 3 cost about twice as much as the pair rows.
+a stream-like scan (``python benchmarks/binning_layouts.py``, chunks of 2^16–2^18) this path takes
+1.4–1.7 ns a sample against 4.1–4.4 ns for the flat-grid window formulation the pair rows
+replaced, which at d = 2 and 3 cost about three times as much as the pair rows.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import cast
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from rdpjax._typing import Array
 
@@ -46,6 +47,10 @@ SPREAD_SAMPLES = 2**18
 (:func:`packing`)."""
 FIRST = np.array([[1.0, 0.0]])  # (1, 2): broadcast over pair rows (numpy: no jax work at import)
 SPLIT = np.array([[-1.0, 1.0]])
+_SCATTER = lax.ScatterDimensionNumbers(
+    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+_IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
 
 
 def fraction_bits(chunk: int) -> int | None:
@@ -80,35 +85,49 @@ def packing(chunk: int) -> tuple[int, int]:
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
-def packed_pairs(row: Array, frac: Array, bits: int, rows: int, copies: int = 1) -> Array:
-    """Float64 pair rows ``(rows, 2)`` of 1-D samples in cell ``row`` at fraction ``frac`` ∈ [0, 1].
+def packed_pairs(row: Array, position: Array, bits: int, size: int, copies: int = 1) -> Array:
+    """Float64 pair rows ``(size + 3, 2)`` of 1-D samples at cell positions ``position``.
 
-    They come from one int64 scatter-add: each sample adds ``2^shift + q``,
+    A sample with ``row < 0`` is binned: it lies in cell ``⌊position⌋`` (``position`` ∈
+    ``[0, size − 1]``) at fraction ``frac = position − ⌊position⌋``; any other sample goes whole
+    to row ``row`` (one of the three rows past the grid's ``size``: the discard row, below,
+    above). They come from one int64 scatter-add: each sample adds ``2^shift + q``,
     ``q = ⌊frac · 2^bits + 1/2⌋``, so that a row's sum holds its count above bit ``shift`` and its
     Σq below (see :func:`fraction_bits`). Column 1 gets ``Σq / 2^bits``, column 0 the rest of the
     count, from integer sums (exact in float64 for chunks of 512 samples or more, where
     Σq < 2^(63 − L) ≤ 2^53; smaller chunks round Σq to float64's 2^-53); the two columns add up to
     the count.
 
-    Differentiable in ``frac`` as linear binning is (the rounding has no derivative to give):
-    the tangent is that of the float64 pairs ``(1 − frac, frac)`` (the pair search
-    differentiates the KDE through the samples' positions).
+    Cell and ``q`` come from one rounding, ``v = ⌊position · 2^bits + 1/2⌋ = cell · 2^bits + q``
+    (exact: ``position · 2^bits < 2^52``), as ``v >> bits`` and ``v mod 2^bits``; a fraction that
+    rounds up to 1 thus lands at fraction 0 of the next cell, the same split of the sample's mass.
+    One float64 → int64 conversion a sample, instead of a floor, a subtraction and two
+    conversions: the same counts, and inside the stream's scan on the 2-core CPU 1.4 / 1.7 /
+    1.5 ns a sample beyond the draws against 1.57 / 1.95 / 1.84 ns in chunks of 2^16 / 2^17 /
+    2^18 (``python benchmarks/binning_layouts.py --chunk …``, both in one process).
 
-    With ``copies`` > 1, sample ``i`` adds to copy ``i mod copies`` of the ``rows`` (each copy
+    Differentiable in ``position`` as linear binning is (the rounding has no derivative to
+    give): the tangent is that of the float64 pairs ``(1 − frac, frac)`` of cell
+    ``min(⌊position⌋, size − 2)`` (the pair search differentiates the KDE through the samples'
+    positions).
+
+    With ``copies`` > 1, sample ``i`` adds to copy ``i mod copies`` of the rows (each copy
     holding at most ``⌈c / copies⌉`` samples, which ``bits`` must fit: :func:`packing`), and
     the copies' integer parts are added after unpacking.
 
-    A row that takes a NaN fraction (e.g. the discard row) holds garbage (a NaN converts to some
+    A row that takes a NaN position (e.g. the discard row) holds garbage (a NaN converts to some
     integer; int64 sums wrap around); such rows must never be read.
     """
+    rows = size + 3
     shift = bits + (-(-row.shape[0] // copies)).bit_length()
-    q = (frac * 2.0**bits + 0.5).astype(jnp.int32)  # round half up; fits: bits ≤ 30
-    index = row if copies == 1 else row.astype(int) + (jnp.arange(row.shape[0]) % copies) * rows
-    packed = (
-        jnp.zeros(rows * copies, jnp.int64)
-        .at[index]
-        .add((jnp.int64(1) << shift) + q.astype(jnp.int64), mode="promise_in_bounds")
-    )
+    scaled = (position * 2.0**bits + 0.5).astype(jnp.int64)  # cell · 2^bits + q
+    index = jnp.where(row < 0, (scaled >> bits).astype(jnp.int32), row)
+    if copies > 1:
+        index = index + (jnp.arange(row.shape[0], dtype=jnp.int32) % copies) * rows
+    update = (jnp.int64(1) << shift) + (scaled & ((1 << bits) - 1))
+    packed = lax.scatter_add(
+        jnp.zeros(rows * copies, jnp.int64), index[:, None], update, _SCATTER, mode=_IN_BOUNDS
+    )  # every index in [0, rows · copies): the grid's cells, or the rows past it
     parts = jnp.stack([packed >> shift, packed & ((1 << shift) - 1)], axis=-1)
     if copies > 1:  # integer sums over the copies: exact while Σq < 2^63 (chunk · 2^bits)
         parts = parts.reshape(copies, rows, 2).sum(axis=0)
@@ -121,16 +140,17 @@ def packed_pairs(row: Array, frac: Array, bits: int, rows: int, copies: int = 1)
 
 @packed_pairs.defjvp
 def packed_pairs_jvp(
-    bits: int, rows: int, copies: int, primals: tuple[Array, Array], tangents: tuple[Array, Array]
+    bits: int, size: int, copies: int, primals: tuple[Array, Array], tangents: tuple[Array, Array]
 ) -> tuple[Array, Array]:
-    row, frac = primals
-    d_frac = tangents[1]
+    row, position = primals
+    d_position = tangents[1]
+    cell = jnp.minimum(jnp.floor(position), size - 2).astype(jnp.int32)
     d_pairs = (
-        jnp.zeros((rows, 2), jnp.float64)
-        .at[row]
-        .add(d_frac[:, None] * SPLIT, mode="promise_in_bounds")
+        jnp.zeros((size + 3, 2), jnp.float64)
+        .at[jnp.where(row < 0, cell, row)]
+        .add(d_position[:, None] * SPLIT, mode="promise_in_bounds")
     )
-    return cast(Array, packed_pairs(row, frac, bits, rows, copies)), d_pairs
+    return cast(Array, packed_pairs(row, position, bits, size, copies)), d_pairs
 
 
 def bin_1d(
@@ -155,15 +175,13 @@ def bin_1d(
     else:
         (lo, hi), slack = interior[0], EDGE_SLACK
     inside = jnp.clip(u, lo, hi)
-    cell = jnp.minimum(inside.astype(jnp.int32), size - 2)  # = floor, as inside ≥ 0
-    frac = inside - cell.astype(inside.dtype)  # ∈ [0, 1]
-    row = jnp.where(u < lo - slack, below, jnp.where(u > hi + slack, above, cell))
+    row = jnp.where(u < lo - slack, below, jnp.where(u > hi + slack, above, -1))  # −1: binned
     if interior is not None:  # non-finite samples are neither binned nor counted
         row = jnp.where(jnp.isfinite(u), row, discard)
     if valid is not None:
         row = jnp.where(valid, row, discard)
     bits, copies = packing(u.shape[0])
-    pairs = cast(Array, packed_pairs(row, frac, bits, size + 3, copies))
+    pairs = cast(Array, packed_pairs(row, inside, bits, size, copies))
     off = pairs[below:].sum(axis=-1)  # (below, above) counts, exact integers
     acc = acc + pairs[:below]
     if interior is not None:  # clamped onto the box: all of a sample's mass on its end point
