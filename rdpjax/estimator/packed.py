@@ -102,9 +102,9 @@ def packed_pairs(row: Array, position: Array, bits: int, size: int, copies: int 
     (exact: ``position · 2^bits < 2^52``), as ``v >> bits`` and ``v mod 2^bits``; a fraction that
     rounds up to 1 thus lands at fraction 0 of the next cell, the same split of the sample's mass.
     One float64 → int64 conversion a sample, instead of a floor, a subtraction and two
-    conversions: the same counts, and inside the stream's scan on the 2-core CPU 1.4 / 1.7 /
-    1.5 ns a sample beyond the draws against 1.57 / 1.95 / 1.84 ns in chunks of 2^16 / 2^17 /
-    2^18 (``python benchmarks/binning_layouts.py --chunk …``, both in one process).
+    conversions: the same counts, and inside the stream's scan on the 2-core CPU 1.4–1.7 ns a
+    sample beyond the draws against 1.6–2.0 ns, in chunks of 2^16–2^18 (four runs of
+    ``python benchmarks/binning_layouts.py [--chunk …]``, both formulations in one process).
 
     Differentiable in ``position`` as linear binning is (the rounding has no derivative to
     give): the tangent is that of the float64 pairs ``(1 − frac, frac)`` of cell
