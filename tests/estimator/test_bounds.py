@@ -292,6 +292,38 @@ def test_bandwidth_wider_than_the_data_gets_a_grid():
     assert float(b.bandwidth[0]) == 1000.0
 
 
+def test_large_host_buffers_are_reused_only_once_jax_let_them_go(x64):
+    """to_device keeps buffers of 4 MiB or more and hands one out again only when no jax array
+    shares it: an array still held keeps its values while later copies are made, and a
+    released buffer is taken again instead of a new one (at most KEEP_BYTES kept)."""
+    import gc
+
+    from rdpjax.estimator import inputs
+
+    rows = 2**21  # 8 MiB of float32 a copy
+    x = [np.full(rows - 5, float(k), np.float32) for k in range(4)]
+    held = inputs.to_device(x[0], np.float32, rows, fill=np.nan)
+    second = inputs.to_device(x[1], np.float32, rows, fill=np.nan)
+    assert np.asarray(held)[0] == 0.0 and np.asarray(second)[0] == 1.0  # not the same memory
+    kept = len(inputs._kept)
+    del second
+    gc.collect()
+    third = inputs.to_device(x[2], np.float32, rows, fill=np.nan)  # second's buffer, again
+    assert len(inputs._kept) == kept
+    np.testing.assert_array_equal(np.asarray(held)[: rows - 5], x[0])
+    assert np.isnan(np.asarray(held)[rows - 5 :]).all()
+    np.testing.assert_array_equal(np.asarray(third)[: rows - 5], x[2])
+    assert sum(b.nbytes for b in inputs._kept) <= inputs.KEEP_BYTES
+    # The bound is the same whether its copies come from kept buffers or fresh ones.
+    p = np.random.default_rng(6).normal(0.3, 1.0, 2**21).astype(np.float32)
+    q = np.random.default_rng(7).normal(0.0, 1.0, 2**21).astype(np.float32)
+    first = rdpjax.lower_bound(p, q, [2.0, 5.0])
+    gc.collect()
+    again = rdpjax.lower_bound(p, q, [2.0, 5.0])
+    np.testing.assert_array_equal(again.lower, first.lower)
+    assert len(inputs._kept) <= kept + 2
+
+
 def test_floor_must_be_a_single_number():
     with pytest.raises(ValueError, match="single number"):
         rdpjax.lower_bound(
