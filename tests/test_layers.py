@@ -7,9 +7,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "rdpjax"
 # Shared internals every layer may use (rdpjax/_*.py): scoped precision, the pytree decorator,
 # argument checks, JSON helpers, version workarounds, array aliases for annotations, the table
-# printer.
+# printer, the CPU fusion boundary.
 SHARED = {"rdpjax._precision", "rdpjax._pytree", "rdpjax._validation", "rdpjax._json"}
-SHARED |= {"rdpjax._workarounds", "rdpjax._typing", "rdpjax._table"}
+SHARED |= {"rdpjax._workarounds", "rdpjax._typing", "rdpjax._table", "rdpjax._fusion"}
 
 
 def _modules():

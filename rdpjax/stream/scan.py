@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from rdpjax._fusion import materialized
 from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, count_chunk
 from rdpjax.estimator.grid import Grid
 from rdpjax.sharding import sum_over_devices
@@ -62,7 +63,7 @@ def _stream_side(
         grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
         def step(carry, i):
-            x = sampler(jax.random.fold_in(key, i), chunk, args)
+            x = materialized(sampler(jax.random.fold_in(key, i), chunk, args), i)  # i ≥ 0
             if ids.shape[0] * mesh.size == full:  # no padding chunks
                 return add(carry, x, grid), None
             return add(carry, x, grid, valid=jnp.broadcast_to(i < full, (chunk,))), None

@@ -1,0 +1,49 @@
+"""A fusion boundary: samples drawn in a program written to memory once before they are binned.
+
+XLA's CPU backend fuses every elementwise consumer of an array with the elementwise ops that made
+it, duplicating those ops rather than writing the array out when they count as cheap. A
+``jax.random.normal`` sampler's tail (the inverse-erf polynomial: multiplies, adds and selects)
+is cheap in that sense, so the binning's scatter operands (indices, packed updates) each
+recomputed it. ``lax.optimization_barrier`` does not stop that (XLA's CPU pipeline removes
+barriers before fusing); a conditional does: its result is a buffer. Inside the stream's scan on
+the 2-core CPU, binning beyond the draws took, with the chunk written out first against fused
+with the draws, 0.2–0.7 against 1.4–2.0 ns a sample in 1-D, 3.5–3.8 against 7.5–7.9 in 2-D and
+8.5–9.6 against 20–23 in 3-D, with the same counts (two runs of
+``python benchmarks/binning_layouts.py``).
+
+Accelerators (GPU, TPU) get ``x`` untouched: there a recomputation is cheap next to a round trip
+through memory, and a conditional's predicate may cost a host synchronization.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import lax
+
+from rdpjax._typing import Array
+
+__all__ = ["materialized"]
+
+
+def materialized(x: Array, index: Array | None = None) -> Array:
+    """``x``, written to memory once on the CPU (a fusion boundary, nothing more).
+
+    The boundary is a conditional that returns ``x`` when its predicate holds and zeros
+    otherwise (two different branches, which no compiler may merge), with a predicate that
+    always holds but that the compiler cannot know:
+
+    * ``index ≥ 0`` for a given traced integer ``index`` that is never negative (a loop
+      counter, say);
+    * without ``index``, ``isnan(a) or a = a`` for the first value ``a`` of a floating ``x``,
+      true for every float (integer or empty arrays are returned as they are).
+    """
+    if index is None:
+        if not jnp.issubdtype(x.dtype, jnp.floating) or x.size == 0:
+            return x
+        first = x.reshape(-1)[0]
+        index = jnp.where(jnp.isnan(first) | (first == first), 0, -1)
+
+    def on_cpu(x: Array, index: Array) -> Array:
+        return lax.cond(index >= 0, lambda: x, lambda: jnp.zeros_like(x))
+
+    return lax.platform_dependent(x, index, cpu=on_cpu, default=lambda x, index: x)
