@@ -149,6 +149,22 @@ def test_packed_1d_binning_does_not_overflow(x64, chunk):
         assert float(outside) == (0.0 if value == 1.0 else chunk)
 
 
+def test_packed_1d_binning_on_a_grid_of_four_million_points(x64):
+    """Cell and fraction come from one rounding of position · 2^bits, exact below 2^52: on a grid
+    of 2^22 + 5 points the bits are lowered (30 → 29) so that the rounding stays exact, and the
+    counts stay within the rounding's bound of exact linear binning."""
+    size = 2**22 + 5
+    x = np.random.default_rng(8).uniform(0.0, size - 1.0, 3000)
+    grid = grid_from_range(jnp.zeros(1), jnp.full(1, size - 1.0), (size,), (0,))
+    counts, outside = linear_binning(jnp.asarray(x), grid, chunk_size=4096)
+    spacing = float(grid.spacing[0])
+    assert fraction_bits(4096) == 30 and float(outside) == 0.0
+    rounded = _rounded_binning_1d(x, 0.0, spacing, size, 29)
+    np.testing.assert_allclose(np.asarray(counts), rounded, rtol=0, atol=1e-12)
+    exact = _rounded_binning_1d(x, 0.0, spacing, size, 60)
+    np.testing.assert_allclose(np.asarray(counts), exact, rtol=0, atol=2.0**-29)
+
+
 def test_packing_spreads_large_chunks_over_copies():
     """The documented (bits, copies): one copy while 20 bits remain, then power-of-two copies
     of at most 2^18 samples each (so 25 bits), never fewer than 20 bits."""
