@@ -7,8 +7,8 @@ is cheap in that sense, so the binning's scatter operands (indices, packed updat
 recomputed it. ``lax.optimization_barrier`` does not stop that (XLA's CPU pipeline removes
 barriers before fusing); a conditional does: its result is a buffer. Inside the stream's scan on
 the 2-core CPU, binning beyond the draws took, with the chunk written out first against fused
-with the draws, 0.2–0.7 against 1.4–2.0 ns a sample in 1-D, 3.5–3.8 against 7.5–7.9 in 2-D and
-8.5–9.6 against 20–23 in 3-D, with the same counts (two runs of
+with the draws, 0.14–0.7 against 1.4–2.0 ns a sample in 1-D, 3.4–3.8 against 7.5–7.9 in 2-D and
+8.2–9.6 against 18.7–23 in 3-D, with the same counts (three runs of
 ``python benchmarks/binning_layouts.py``).
 
 The stream's scan uses it (:mod:`rdpjax.stream.scan`): the streamed audit at 10^7 a side took
