@@ -101,8 +101,8 @@ def packed_pairs(row: Array, position: Array, bits: int, size: int, copies: int 
 
     Cell and ``q`` come from one rounding, ``v = ⌊position · 2^bits + 1/2⌋ = cell · 2^bits + q``
     (exact while ``position · 2^bits < 2^52``: ``bits`` is lowered for grids of 2^22 points or
-    more), as ``v >> bits`` and ``v mod 2^bits``; a fraction that
-    rounds up to 1 thus lands at fraction 0 of the next cell, the same split of the sample's mass.
+    more), as ``v >> bits`` and ``v mod 2^bits``; a fraction that rounds up to 1 thus lands at
+    fraction 0 of the next cell, the same split of the sample's mass.
     One float64 → int64 conversion a sample, instead of a floor, a subtraction and two
     conversions: the same counts. Inside the stream's scan on the 2-core CPU, with the draws
     fused into the binning (as before :mod:`rdpjax._fusion`), 1.4–1.7 ns a sample beyond the
