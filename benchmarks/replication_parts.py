@@ -8,8 +8,11 @@ in batches, ``rdpjax.sharding.map_over_devices``, as ``throughput.py``'s ``vmap_
 ``rdpjax.coverage`` run them) stopped after one more stage: the draws alone (summed, so nothing
 is elided), then the pooled span, the settings (robust scale, bandwidth, floor), the binning,
 the whole bound. Differences of best-of-``repeats`` times (the variants' runs interleaved, so that
-a change of machine load hits all alike) are the stages' costs. Then the bound
-alone on binned replications, at several batch sizes, with and without the second-order terms.
+a change of machine load hits all alike) are the stages' costs. One more variant is the whole
+study compiled without the fusion boundary in front of the binning (``rdpjax._fusion``;
+``MATERIALIZE_ROWS = 0`` while it is traced), the samples fused into their readers as XLA does
+by default. Then the bound alone on binned replications, at several batch sizes, with and without
+the second-order terms.
 Issue 26 asks for the whole study within 2× its draws.
 """
 
@@ -50,6 +53,7 @@ def main(argv=None) -> int:
     jax.config.update("jax_num_cpu_devices", args.cpu_devices)  # before the first computation
 
     import rdpjax
+    from rdpjax.estimator import plan as plan_module
     from rdpjax.estimator.plan import _pooled_span
     from rdpjax.estimator.settings import continuous_settings
     from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
@@ -98,11 +102,21 @@ def main(argv=None) -> int:
             name: jax.jit(lambda ks, f=f: map_over_devices(f, mesh, ks, batch_size=batch))
             for name, f in stages.items()
         }
+        rows, plan_module.MATERIALIZE_ROWS = plan_module.MATERIALIZE_ROWS, 0
+        whole = stages["+ bound (whole study)"]  # a jit of its own, traced now without it
+        studies["whole study, no fusion boundary"] = (
+            jax.jit(lambda ks: map_over_devices(whole, mesh, ks, batch_size=batch))
+            .lower(keys)
+            .compile()
+        )
+        plan_module.MATERIALIZE_ROWS = rows
         times = _best_interleaved(studies, keys, args.repeats)
         for name, seconds in times.items():
             print(f"  {name:<24} {seconds:.3f} s", flush=True)
         whole_over_draws = times["+ bound (whole study)"] / times["draws"]
         print(f"  whole study / draws: {whole_over_draws:.2f}× (issue 26: ≤ 2×)")
+        unfused_over_draws = times["whole study, no fusion boundary"] / times["draws"]
+        print(f"  without the fusion boundary: {unfused_over_draws:.2f}×")
 
         counts = jax.jit(lambda ks: map_over_devices(lambda k: plan.bin(*draw(k)), mesh, ks,
                                                      batch_size=batch))(keys)  # fmt: skip
@@ -122,7 +136,7 @@ def main(argv=None) -> int:
     meta["load_average_at_end"] = list(os.getloadavg())
     write_json(
         Path(args.out), meta, stages_seconds=times, whole_over_draws=whole_over_draws,
-        bound_alone_seconds=alone,
+        no_fusion_boundary_over_draws=unfused_over_draws, bound_alone_seconds=alone,
     )  # fmt: skip
     return 0
 

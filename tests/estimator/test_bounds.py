@@ -86,6 +86,24 @@ def test_vmap_equals_loop():
         np.testing.assert_allclose(np.asarray(batched.lower[i]), np.asarray(b.lower), rtol=1e-9)
 
 
+def test_samples_drawn_in_the_program_give_the_same_bound_behind_the_fusion_boundary(
+    monkeypatch,
+):
+    """BoundPlan.bin writes samples drawn in the same program to memory first (a conditional,
+    rdpjax._fusion): the bounds of a vmapped study are those of the fused program."""
+    keys = jax.random.split(jax.random.key(5), 4)
+    with rdpjax.float64():
+        plan, _, _ = plan_bound(*_gauss(keys[0], 3000, 3000), ORDERS)
+
+        def study():
+            return jax.jit(jax.vmap(lambda k: plan(*_gauss(k, 3000, 3000)).lower))(keys)
+
+        behind = np.asarray(study())
+        monkeypatch.setattr(rdpjax.estimator.plan, "MATERIALIZE_ROWS", 0)
+        fused = np.asarray(study())
+    np.testing.assert_allclose(behind, fused, rtol=1e-12, atol=0)
+
+
 def _replicate(plan, draw, reps, seed):
     with rdpjax.float64():
         out = jax.jit(jax.vmap(lambda k: plan(*draw(k))))(
