@@ -1,10 +1,13 @@
 """How many points the pooled robust scale needs: coverage, tightness and bandwidth spread of the
-default bound with the scale taken on strided subsamples of 2^16 against 2^12 points a sample.
+default bound with the scale taken on strided subsamples of 2^16, 2^12 or 2^10 points a sample.
 
 The scale ``min(sd, IQR/1.349)`` (``rdpjax.estimator.settings``) sets the bandwidth h and the
 floor τ. Its quantiles need a sort, and in a vmapped replication study at n = 10^5 the two sorts
 of 2^16 points cost more than the draws (``python benchmarks/throughput.py``); 2^12 points cost
-a sixteenth of that. This study runs the same draws (same keys and seeds) under both settings:
+a sixteenth of that, and 2^10 points a third of 2^12's (33 against 95 µs a sort of float64 bit
+patterns). This study runs the same draws (same keys and seeds) under each number of points
+(``--points``; the first run compared 2^16 with 2^12, ``results/calibrate_scale.md``, the second
+2^12 with 2^10, ``results/calibrate_scale_1024.md``):
 
 * paper 000's zoo through ``benchmarks/calibrate.py``'s cells (Gaussian, Laplace, Gaussian null;
   one ``plan_bound`` per cell, vmapped replications, as ``rdpjax coverage`` runs them);
@@ -14,7 +17,7 @@ a sixteenth of that. This study runs the same draws (same keys and seeds) under 
 
 Coverage is simultaneous over λ = 2, 5, 7 (α = 0.05), with a Wilson 95% interval.
 
-    python benchmarks/calibrate_scale.py [--reps 200] [--out FILE]   # results/calibrate_scale.json
+    python benchmarks/calibrate_scale.py [--reps 200] [--points 4096 1024] [--out FILE]
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from rdpjax.estimator import settings  # noqa: E402
 from rdpjax.sharding import draw_mesh, replication_batch_size  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-POINTS = (2**16, 2**12)
+POINTS = (2**12, 2**10)
 ZOO = ("gaussian", "laplace", "gaussian_null")
 OFFZOO = ("bimodal", "spike_slab", "cauchy", "student_t3", "lognormal")
 
@@ -102,10 +105,12 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--zoo-n", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7])
     parser.add_argument("--offzoo-n", type=float, nargs="+", default=[1e4, 1e5])
-    parser.add_argument("--out", type=Path, default=RESULTS / "calibrate_scale.json")
+    parser.add_argument("--points", type=int, nargs="+", default=list(POINTS))
+    parser.add_argument("--out", type=Path, default=RESULTS / "calibrate_scale_1024.json")
     args = parser.parse_args(argv)
+    default_points = settings.SCALE_POINTS
     cells = []
-    for points in POINTS:
+    for points in args.points:
         settings.SCALE_POINTS = points
         key = jax.random.key(2024)
         for name in ZOO:
@@ -120,7 +125,7 @@ def main(argv=None) -> int:
         spread = {"points": points, "study": "spread", "n": 10**5}
         cells.append(spread | scale_spread(10**5, args.reps))
         print(json.dumps(cells[-1]), flush=True)
-    settings.SCALE_POINTS = POINTS[0]
+    settings.SCALE_POINTS = default_points
     meta = {
         "command": "python benchmarks/calibrate_scale.py " + " ".join(argv or sys.argv[1:]),
         "reps": args.reps,
@@ -139,7 +144,7 @@ def write_markdown(path: Path, meta: dict, cells: list[dict]) -> None:
     path.write_text(
         f"`{meta['command'].strip()}` (R = {meta['reps']} a cell, jax {meta['jax']}, "
         f"{meta['date']}): simultaneous coverage over λ = 2, 5, 7 [Wilson 95%] · mean "
-        "lower/exact at λ = 2 / 5 / 7 (the null: the mean bound), the same draws under both "
+        "lower/exact at λ = 2 / 5 / 7 (the null: the mean bound), the same draws under each of the "
         "numbers of scale points.\n\n" + format_table(cells) + "\n"
     )
 
@@ -148,13 +153,14 @@ def format_table(cells: list[dict]) -> str:
     """Markdown: per law and n, simultaneous coverage [Wilson] and lower/exact at λ = 2 / 5 / 7
     (for the null, the mean bound) under each number of scale points."""
     by = {(c["study"], c["law"], c["n"], c["points"]): c for c in cells if c["study"] != "spread"}
+    points = list(dict.fromkeys(c["points"] for c in cells))
     lines = [
-        "| law | n | " + " | ".join(f"{p:,} points: coverage · lower/exact" for p in POINTS) + " |",
-        "|---|---|" + "---|" * len(POINTS),
+        "| law | n | " + " | ".join(f"{p:,} points: coverage · lower/exact" for p in points) + " |",
+        "|---|---|" + "---|" * len(points),
     ]
     for study, law, n, _ in sorted({k[:3] + (0,) for k in by}, key=lambda k: (k[0], k[1], k[2])):
         parts = []
-        for p in POINTS:
+        for p in points:
             c = by.get((study, law, n, p))
             if c is None:
                 parts.append("—")

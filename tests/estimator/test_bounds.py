@@ -414,10 +414,12 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
     np.testing.assert_array_equal(again.lower, first.lower)
 
 
-def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_programs():
+def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_programs(monkeypatch):
     """Every sample of up to MIN_PADDED_ROWS outputs is padded to that length and the scale's
     subsample to SCALE_POINTS rows, so data sets of sizes in many buckets compile one settings
-    program and one binning program per grid layout (issue 20), and nothing on a repeat."""
+    program and one binning program per grid layout (issue 20), and nothing on a repeat. A
+    layout is the plan's grid shape, margin and kernel half-width (two sizes may share a shape
+    with different margins)."""
     from references import compilations
 
     from rdpjax.estimator import api as bounds
@@ -427,6 +429,13 @@ def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_progra
     programs = (bounds.padded_settings, bounds.bin_program, bounds.bound_program)
     for fn in programs:
         fn.clear_cache()
+    planned = set()
+
+    def recording(plan, *args):
+        planned.add((plan.shape, plan.pad, plan.half_width))
+        return programs[1](plan, *args)
+
+    monkeypatch.setattr(bounds, "bin_program", recording)
     rng = np.random.default_rng(12)
     sizes = [150, 900, 1_700, 3_100, 5_000, 9_000, 14_000, 21_000, MIN_PADDED_ROWS]
     assert len({grid.bucket_size(n) for n in sizes}) == len(sizes)
@@ -434,7 +443,8 @@ def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_progra
     # The outputs' own KDE (transform=None): the map would plan on the rows left by the pilot.
     first = [rdpjax.lower_bound(p, q, [2, 5, 7], transform=None) for p, q in data]
     settings, binning, bound = (fn._cache_size() for fn in programs)
-    layouts = len({b.grid_shape for b in first})
+    layouts = len(planned)
+    assert layouts >= len({b.grid_shape for b in first}) > 1
     assert (settings, binning, bound) == (1, layouts, layouts), (settings, binning, layouts)
     with compilations() as compiled:
         again = [rdpjax.lower_bound(p, q, [2, 5, 7], transform=None) for p, q in data]
