@@ -25,6 +25,7 @@ __all__ = [
     "as_samples",
     "finite_extremes",
     "to_device",
+    "to_device_with_extremes",
     "check_positive",
     "plan_options",
     "check_bandwidth",
@@ -63,7 +64,14 @@ def finite_extremes(arr: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]
     boolean temporary replace ``np.isfinite`` over every value (a third of its cost at 1e7).
     """
     arr2 = arr.reshape(len(arr), -1)
-    lo, hi = arr2.min(0).astype(np.float64), arr2.max(0).astype(np.float64)
+    return _checked(arr, arr2.min(0), arr2.max(0), name)
+
+
+def _checked(
+    arr: np.ndarray, lo: np.ndarray, hi: np.ndarray, name: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` as float64, or a ``ValueError`` with the number of non-finite values."""
+    lo, hi = lo.astype(np.float64), hi.astype(np.float64)
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
         bad = int(np.sum(~np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} non-finite value(s) (NaN or inf).")
@@ -103,6 +111,28 @@ def _host_buffer(nbytes: int) -> np.ndarray:
         return raw
 
 
+def _aligned_copy(x: np.ndarray, dtype: DTypeLike, rows: int | None, fill: float) -> np.ndarray:
+    """A 64-byte aligned ``dtype`` array of :func:`_host_buffer` for ``x``'s rows.
+
+    It has ``rows`` rows (default ``len(x)``), those past ``len(x)`` set to ``fill``; the caller
+    copies ``x`` into the first ones.
+    """
+    dtype = np.dtype(dtype)
+    shape = (x.shape[0] if rows is None else rows, *x.shape[1:])
+    nbytes = math.prod(shape) * dtype.itemsize
+    raw = _host_buffer(nbytes)
+    start = -raw.ctypes.data % ALIGN
+    out = raw[start : start + nbytes].view(dtype).reshape(shape)
+    del raw  # `out` refers to it; jax's reference to `out` keeps it from being handed out again
+    out[x.shape[0] :] = fill
+    return out
+
+
+def _to_jax(out: np.ndarray, sharding: jax.sharding.Sharding | None) -> Array:
+    """``out`` to jax (shared, not copied, on the CPU), laid out by ``sharding`` if given."""
+    return jax.device_put(out) if sharding is None else jax.device_put(out, sharding)
+
+
 def to_device(
     x: np.ndarray,
     dtype: DTypeLike,
@@ -122,16 +152,47 @@ def to_device(
     one kept from an earlier call whose arrays are gone: :func:`_host_buffer`), and handed to
     jax; on other backends ``device_put`` copies it to the device as usual.
     """
-    dtype = np.dtype(dtype)
-    shape = (x.shape[0] if rows is None else rows, *x.shape[1:])
-    nbytes = math.prod(shape) * dtype.itemsize
-    raw = _host_buffer(nbytes)
-    start = -raw.ctypes.data % ALIGN
-    out = raw[start : start + nbytes].view(dtype).reshape(shape)
-    del raw  # `out` refers to it; jax's reference to `out` keeps it from being handed out again
+    out = _aligned_copy(x, dtype, rows, fill)
     np.copyto(out[: x.shape[0]], x, casting="unsafe")  # the caller has checked the values
-    out[x.shape[0] :] = fill
-    return jax.device_put(out) if sharding is None else jax.device_put(out, sharding)
+    return _to_jax(out, sharding)
+
+
+COPY_BLOCK = 2**16
+"""Rows a block in :func:`to_device_with_extremes`: 1e7 float32 copied with their extremes
+took 2.6 ms in blocks of 2^16 rows against 3.0 (2^15), 2.8 (2^17), 2.9 (2^18) and 3.5 ms for
+the whole array's min, max and copy one after the other (2-core CPU, best of 41)."""
+
+
+def to_device_with_extremes(
+    x: np.ndarray,
+    name: str,
+    dtype: DTypeLike,
+    rows: int | None = None,
+    fill: float = 0,
+    sharding: jax.sharding.Sharding | None = None,
+) -> tuple[Array, tuple[np.ndarray, np.ndarray]]:
+    """:func:`to_device` of floating samples and their :func:`finite_extremes`, in one pass.
+
+    The copy goes block by block, each block's min and max read back while it is in the cache,
+    instead of two more passes over the input in memory. The extremes are those of the copy in
+    ``dtype``, which holds every floating input value exactly when ``dtype`` is at least as wide
+    (the callers' float32 → float32 or float64, anything else → float64).
+
+    Raises:
+      ValueError: if any value is NaN or infinite (as :func:`finite_extremes`).
+    """
+    out = _aligned_copy(x, dtype, rows, fill)
+    x2, out2 = x.reshape(len(x), -1), out.reshape(len(out), -1)
+    lo = np.full(x2.shape[1], np.inf, out.dtype)
+    hi = np.full(x2.shape[1], -np.inf, out.dtype)
+    for start in range(0, len(x2), COPY_BLOCK):
+        rows_in = x2[start : start + COPY_BLOCK]
+        block = out2[start : start + len(rows_in)]  # not the padding past len(x)
+        np.copyto(block, rows_in, casting="unsafe")
+        np.minimum(lo, block.min(0), out=lo)  # NaN propagates, as it does through min
+        np.maximum(hi, block.max(0), out=hi)
+    extremes = _checked(x, lo, hi, name)
+    return _to_jax(out, sharding), extremes
 
 
 def check_positive(

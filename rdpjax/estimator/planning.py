@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import jax
 import numpy as np
@@ -29,6 +29,7 @@ from rdpjax.estimator.inputs import (
     finite_extremes,
     plan_options,
     to_device,
+    to_device_with_extremes,
 )
 from rdpjax.estimator.plan import BoundPlan
 from rdpjax.estimator.settings import Defaults, padded_settings, scale_subsample
@@ -108,7 +109,13 @@ def plan_samples(
     """
     p = as_samples(p_samples, "p_samples")
     q = as_samples(q_samples, "q_samples")
-    extremes = [finite_extremes(x, name) for x, name in ((p, "p_samples"), (q, "q_samples"))]
+    names = ("p_samples", "q_samples")
+    # Floating samples bound by their own KDE have their extremes (and finiteness) taken while
+    # they are copied to jax, in one pass (inputs.to_device_with_extremes); every other path
+    # checks them here first, before looking at their values.
+    extremes = None
+    if p.dtype.kind != "f" or q.dtype.kind != "f" or discrete or support_size is not None:
+        extremes = [finite_extremes(x, name) for x, name in zip((p, q), names, strict=True)]
     if p.ndim != q.ndim or p.shape[1:] != q.shape[1:]:
         raise ValueError(
             "p_samples and q_samples must have the same dimension; "
@@ -122,7 +129,7 @@ def plan_samples(
             raise ValueError("support_size is for discrete codes; not with discrete=False.")
         discrete = True
     if discrete is None:
-        discrete = _discrete.looks_discrete(p, q)
+        discrete = _discrete.looks_discrete(p, q)  # on a strided subsample; NaN is one value
         if not discrete and p.dtype.kind in "iu" and p.ndim == 1:
             warnings.warn(
                 f"integer outputs with more than {_discrete.MAX_CATEGORIES} distinct values "
@@ -135,6 +142,8 @@ def plan_samples(
     if transform == "auto":  # only the outputs' own KDE takes settings in data units
         custom = any(v is not None for v in (bandwidth, floor, beta, grid_size))
         transform = None if discrete or custom else auto_transform(p, q)
+    if extremes is None and (discrete or transform is not None):
+        extremes = [finite_extremes(x, name) for x, name in zip((p, q), names, strict=True)]
     if transform is not None:
         if discrete:
             raise ValueError(
@@ -143,7 +152,7 @@ def plan_samples(
             )
         # Fitted on pilot rows set aside, applied to the rest (rdpjax.estimator.transform).
         p, q, _ = quantile_transform(p.reshape(len(p), -1), q.reshape(len(q), -1))
-        extremes = [finite_extremes(x, name) for x, name in ((p, "p_samples"), (q, "q_samples"))]
+        extremes = [finite_extremes(x, name) for x, name in zip((p, q), names, strict=True)]
     n_p, n_q = len(p), len(q)
     rows_p, rows_q = (padded_rows(n_p), padded_rows(n_q)) if pad else (n_p, n_q)
     common = plan_options(
@@ -189,7 +198,20 @@ def plan_samples(
         raise ValueError(
             f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
         )
-    for name, (x_min, x_max) in zip(("p_samples", "q_samples"), extremes, strict=True):
+    # float32 samples stay float32 on the device (half the copy and the reads; the binning
+    # converts each chunk to float64 exactly); every other dtype becomes float64.
+    dtype = np.float32 if p2.dtype == q2.dtype == np.float32 else np.float64
+    placed: list[tuple[jax.Array, tuple[np.ndarray, np.ndarray] | None]] = []
+    for x, name, rows in ((p2, "p_samples", rows_p), (q2, "q_samples", rows_q)):
+        sharding = _split(mesh, rows)
+        if extremes is None:  # NaN padding: off every grid
+            placed.append(to_device_with_extremes(x, name, dtype, rows, np.nan, sharding))
+        else:
+            placed.append((to_device(x, dtype, rows, fill=np.nan, sharding=sharding), None))
+    pj, qj = (a for a, _ in placed)
+    if extremes is None:  # taken while copying
+        extremes = [cast(tuple[np.ndarray, np.ndarray], e) for _, e in placed]
+    for name, (x_min, x_max) in zip(names, extremes, strict=True):
         spread = x_max - x_min
         if np.any(spread <= 0):
             raise ValueError(
@@ -198,11 +220,6 @@ def plan_samples(
             )
     bandwidth = check_bandwidth(bandwidth, d)
     check_grid_size(grid_size)
-    # float32 samples stay float32 on the device (half the copy and the reads; the binning
-    # converts each chunk to float64 exactly); every other dtype becomes float64.
-    dtype = np.float32 if p2.dtype == q2.dtype == np.float32 else np.float64
-    pj = to_device(p2, dtype, rows_p, fill=np.nan, sharding=_split(mesh, rows_p))  # NaN: off
-    qj = to_device(q2, dtype, rows_q, fill=np.nan, sharding=_split(mesh, rows_q))  # every grid
     # The settings from the samples' strided subsamples, padded to bucketed lengths: one
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).

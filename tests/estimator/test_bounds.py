@@ -250,6 +250,38 @@ def test_bad_input_raises_clear_error(kwargs, match):
         rdpjax.lower_bound(p, q, lam, **args)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("where", [0, 1, 70_000, -1])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_value_anywhere_is_named_with_the_sample(dtype, where, bad):
+    """Floating samples get their extremes and finiteness checked while they are copied to jax,
+    block by block (inputs.to_device_with_extremes): a bad value in the first row (which the
+    discrete check's and the quantile map's pilots read), in a later block or in the last row
+    gives the one clear error, before anything is bounded."""
+    rng = np.random.default_rng(3)
+    p, q = rng.normal(size=150_000).astype(dtype), rng.normal(size=140_000).astype(dtype)
+    q[where] = bad
+    with pytest.raises(ValueError, match=r"q_samples contains 1 non-finite value\(s\)"):
+        rdpjax.lower_bound(p, q, ORDERS)
+
+
+@pytest.mark.parametrize("shape", [(100_003,), (70_001, 2)])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_copy_with_extremes_equals_the_copy_and_the_extremes(shape, dtype, x64):
+    from rdpjax.estimator import inputs
+
+    x = (np.random.default_rng(4).standard_t(3, size=shape) * 100).astype(dtype)
+    target = np.float32 if dtype == np.float32 else np.float64
+    rows = shape[0] + 37  # padded, as lower_bound pads
+    copied, (lo, hi) = inputs.to_device_with_extremes(x, "x", target, rows, np.nan)
+    lo_ref, hi_ref = inputs.finite_extremes(x, "x")
+    np.testing.assert_array_equal(lo, lo_ref)
+    np.testing.assert_array_equal(hi, hi_ref)
+    out = np.asarray(copied).reshape(rows, -1)
+    np.testing.assert_array_equal(out[: shape[0]], x.reshape(shape[0], -1).astype(target))
+    assert np.isnan(out[shape[0] :]).all() and out.dtype == target
+
+
 def test_bound_is_a_pytree():
     p, q = _gauss(jax.random.key(14), 3000, 3000)
     b = rdpjax.lower_bound(p, q, ORDERS)
