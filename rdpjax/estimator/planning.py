@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -201,16 +201,18 @@ def plan_samples(
     # float32 samples stay float32 on the device (half the copy and the reads; the binning
     # converts each chunk to float64 exactly); every other dtype becomes float64.
     dtype = np.float32 if p2.dtype == q2.dtype == np.float32 else np.float64
-    placed: list[tuple[jax.Array, tuple[np.ndarray, np.ndarray] | None]] = []
-    for x, name, rows in ((p2, "p_samples", rows_p), (q2, "q_samples", rows_q)):
-        sharding = _split(mesh, rows)
-        if extremes is None:  # NaN padding: off every grid
-            placed.append(to_device_with_extremes(x, name, dtype, rows, np.nan, sharding))
+    placed: list[jax.Array] = []
+    taken: list[tuple[np.ndarray, np.ndarray]] = []  # extremes taken while copying
+    for x, name, rows in zip((p2, q2), names, (rows_p, rows_q), strict=True):
+        sharding = _split(mesh, rows)  # NaN padding: off every grid
+        if extremes is None:
+            xj, x_extremes = to_device_with_extremes(x, name, dtype, rows, np.nan, sharding)
+            taken.append(x_extremes)
         else:
-            placed.append((to_device(x, dtype, rows, fill=np.nan, sharding=sharding), None))
-    pj, qj = (a for a, _ in placed)
-    if extremes is None:  # taken while copying
-        extremes = [cast(tuple[np.ndarray, np.ndarray], e) for _, e in placed]
+            xj = to_device(x, dtype, rows, fill=np.nan, sharding=sharding)
+        placed.append(xj)
+    pj, qj = placed
+    extremes = taken if extremes is None else extremes
     for name, (x_min, x_max) in zip(names, extremes, strict=True):
         spread = x_max - x_min
         if np.any(spread <= 0):
