@@ -1,16 +1,15 @@
 """One process bounding data set after data set of new sizes: memory maps, peak memory, time.
 
     python benchmarks/many_datasets.py [--count 250] [--layout bucketed|exact] [--budget B]
-        [--program-cache]
+        [--compilation-cache]
 
 Draws ``count`` pairs of samples N(1, 25) vs N(0, 25) with sizes uniform in [1000, 20000] a side
 (seed 0), bounds each with :func:`rdpjax.lower_bound` at λ = 2, 5, 7, and prints every 10 data
 sets the process's memory-map count (``/proc/self/maps``), its peak resident memory, the number
 of XLA compilations so far (``jax.monitoring``) and the time so far. ``--budget`` sets
-``rdpjax.estimator.api.PROGRAM_BUDGET`` (``0``: no budget). ``--program-cache`` runs with the
-compilation cache and the kept traced programs on (``rdpjax.enable_compilation_cache`` on an empty
-temporary folder, as the command line has them; :mod:`rdpjax.program_cache`) and also prints the
-programs it keeps. Writes ``benchmarks/results/many_datasets_<layout>_<budget>[_cached].json``.
+``rdpjax.estimator.api.PROGRAM_BUDGET`` (``0``: no budget). ``--compilation-cache`` runs with the
+compilation cache on (``rdpjax.enable_compilation_cache`` on an empty temporary folder, as the
+command line has it). Writes ``benchmarks/results/many_datasets_<layout>_<budget>[_cached].json``.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ import jax
 import numpy as np
 
 import rdpjax
-from rdpjax import program_cache
 from rdpjax.estimator import api as bounds
 
 
@@ -42,10 +40,10 @@ def main(argv=None) -> int:
     parser.add_argument("--count", type=int, default=250)
     parser.add_argument("--layout", choices=("bucketed", "exact"), default="bucketed")
     parser.add_argument("--budget", type=int, default=bounds.PROGRAM_BUDGET)
-    parser.add_argument("--program-cache", action="store_true")
+    parser.add_argument("--compilation-cache", action="store_true")
     args = parser.parse_args(argv)
     folder = None
-    if args.program_cache:
+    if args.compilation_cache:
         folder = tempfile.mkdtemp(prefix="rdpjax-cache-")
         os.environ.pop("RDPJAX_NO_CACHE", None)
         os.environ["RDPJAX_CACHE_DIR"] = folder
@@ -107,16 +105,13 @@ def main(argv=None) -> int:
         flush=True,
     )
     if folder is not None:
-        kept = program_cache.program_folder()
-        new_size["kept_programs"] = len(list(kept.glob("*.program"))) if kept else 0
-        print(f"kept traced programs: {new_size['kept_programs']}")
         shutil.rmtree(folder, ignore_errors=True)
     cached = "_cached" if folder is not None else ""
     name = f"many_datasets_{args.layout}_{args.budget}{cached}.json"
     out = Path(__file__).resolve().parent / "results" / name
     command = "python benchmarks/many_datasets.py " + " ".join(
         [f"--count {args.count}", f"--layout {args.layout}", f"--budget {args.budget}"]
-        + (["--program-cache"] if folder is not None else [])
+        + (["--compilation-cache"] if folder is not None else [])
     )
     result = {"command": command, "rows": rows, "new_size_of_a_seen_bucket": new_size}
     out.write_text(json.dumps(result, indent=1) + "\n")

@@ -5,10 +5,8 @@ Setting* (arXiv:2212.04739v3). See ``README.md``; claims in ``docs/claims.md``.
 """
 
 import importlib as _importlib
-import sys as _sys
 
 from rdpjax import claims, databases, estimator, histogram, ldp, mechanisms
-from rdpjax._former_paths import FormerPaths
 from rdpjax._precision import float64
 from rdpjax._workarounds import cpu_pool_hang_workaround
 from rdpjax.auditing import AuditReport, audit
@@ -25,31 +23,6 @@ from rdpjax.report import write_report
 cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_workarounds.py
 del cpu_pool_hang_workaround
 
-# ``rdpjax.audit`` is the function; ``from rdpjax.audit import …`` (the module's former name,
-# now rdpjax.auditing) and ``from rdpjax.reproduce import …`` (rdpjax.reproduction) still work.
-_sys.modules["rdpjax.audit"] = _sys.modules["rdpjax.auditing"]
-if not any(isinstance(f, FormerPaths) for f in _sys.meta_path):
-    _sys.meta_path.append(FormerPaths())
-del FormerPaths
-
-# The import paths from before the estimator/ package name the same module objects (so that
-# ``from rdpjax.bounds import lower_bound`` and ``rdpjax.bounds.PROGRAM_BUDGET = …`` still work).
-for _old, _new in {
-    "bounds": "api",
-    "binning": "binning",
-    "discrete": "support",
-    "divergence": "divergence",
-    "grid": "grid",
-    "kde": "kde",
-    "second_order": "second_order",
-    "settings": "settings",
-    "variance": "variance",
-}.items():
-    globals()[_old] = _sys.modules[f"rdpjax.{_old}"] = _importlib.import_module(
-        f"rdpjax.estimator.{_new}"
-    )
-del _old, _new
-
 __version__ = "0.1.0"
 
 # Submodules with heavier imports, loaded on first use (PEP 562): ``rdpjax.stream`` and the rest
@@ -57,7 +30,6 @@ __version__ = "0.1.0"
 _LAZY_SUBMODULES = (
     "blackbox",
     "plots",
-    "reproduce",
     "reproduction",
     "search",
     "sequential",

@@ -25,7 +25,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from rdpjax import program_cache
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._table import markdown_table
@@ -329,7 +328,7 @@ def coverage(
                 fits = STUDY_GRID_POINTS // math.prod(plan.shape)
                 bound_batch = _divisor_at_most(chunk // mesh.size, min(batch, fits))
             results.append(
-                program_cache.call(_bounds, plan, p, q, batch_size=bound_batch, mesh=mesh)
+                _bounds(plan, p, q, batch_size=bound_batch, mesh=mesh)
             )
         est, se, lower = (
             np.concatenate([np.asarray(r[i]) for r in results])[1 : reps + 1] for i in range(3)

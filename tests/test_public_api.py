@@ -62,32 +62,6 @@ def test_no_module_is_named_like_a_function_it_exports():
     assert not clashes, clashes
 
 
-def test_renamed_modules_still_import_under_their_former_names():
-    code = (
-        "import sys, rdpjax; assert 'rdpjax.reproduction' not in sys.modules; "
-        "from rdpjax.audit import AuditReport, draw_outputs; "
-        "from rdpjax.reproduce import reproduce, EXPERIMENTS; "
-        "import rdpjax.reproduction as r, rdpjax.auditing as a; "
-        "assert reproduce is r.reproduce and rdpjax.reproduce is r and rdpjax.reproduction is r; "
-        "assert AuditReport is a.AuditReport and rdpjax.audit is a.audit; "
-        "assert r.__spec__.name == 'rdpjax.reproduction'"
-    )
-    _python(code)
-
-
-def test_the_former_module_paths_name_the_estimator_modules():
-    """``rdpjax.bounds``, ``rdpjax.kde``, … (before rdpjax/estimator/) are the same objects."""
-    import rdpjax.bounds
-    import rdpjax.discrete
-    import rdpjax.kde
-    from rdpjax.bounds import lower_bound
-
-    from rdpjax.estimator import api, kde, support
-
-    assert rdpjax.bounds is api and rdpjax.kde is kde and rdpjax.discrete is support
-    assert lower_bound is rdpjax.lower_bound is api.lower_bound
-
-
 # The public names of rdpjax/histogram.py and rdpjax/ldp.py before they became packages.
 HISTOGRAM_NAMES = {
     "STATUS_EMPTY_BUCKET", "STATUS_OK", "STATUS_OUTSIDE", "HistogramEstimate", "bucket_counts",

@@ -13,10 +13,6 @@ The data flow, in the order of the modules:
 * :mod:`~rdpjax.estimator.delta` — estimate, standard error and bias for every order;
 * :mod:`~rdpjax.estimator.plan` — ``Bound``, ``Binned``, ``BoundPlan``: the bound (16);
 * :mod:`~rdpjax.estimator.api` — ``plan_bound`` and ``lower_bound``, from samples.
-
-The import paths from before this package (``rdpjax.bounds`` for ``api``, ``rdpjax.discrete`` for
-``support``, ``rdpjax.kde``, ``rdpjax.grid``, …) name the same module objects
-(``rdpjax/__init__.py``).
 """
 
 from rdpjax.estimator.api import PROGRAM_BUDGET, lower_bound, plan_bound

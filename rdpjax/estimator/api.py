@@ -32,7 +32,6 @@ import jax
 import numpy as np
 from jax.sharding import Mesh
 
-from rdpjax import program_cache
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike, typed_jit
 from rdpjax.estimator.plan import Binned, Bound, BoundPlan
@@ -343,7 +342,7 @@ def lower_bound(
         )  # fmt: skip
         # Host numpy float64 leaves: arithmetic on the result after the float64 scope has
         # ended must not be truncated to float32 by JAX.
-        bound = jax.tree.map(np.asarray, program_cache.call(bound_program, plan, binned))
+        bound = jax.tree.map(np.asarray, bound_program(plan, binned))
         _check_finite(bound)
         applied = planned.transform
         return bound if applied is None else dataclasses.replace(bound, transform=applied)
