@@ -7,15 +7,15 @@ resident memory, ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` (and ``VmHWM``, w
 is its own:
 
 * ``stream``: ``rdpjax.stream.mechanism_streamed_bound(key, Gaussian(5.0), x, x', [2, 5, 7],
-  n=1e9, both_directions=True)`` on ``rdpjax.databases.paper_pair()``, one jax CPU device per
-  core; the time of a second call (everything compiled), against ``jax.random`` alone drawing
+  n=1e9, both_directions=True)`` on ``rdpjax.mechanisms.databases.paper_pair()``, one jax CPU device
+  per core; the time of a second call (everything compiled), against ``jax.random`` alone drawing
   the same 2e9 float64 normals (same keys and chunks, dealt to the devices the same way, reduced
   by a sum: ``benchmarks/throughput.py``'s baseline with the mechanism's sampler), the faster of
   one device and all; bounds against the exact λ/50.
 * ``audit``: the same through the front door, ``rdpjax.audit(Gaussian(5.0), x, x', [2, 5, 7],
   n=1e9, key=…)``, which must choose the streamed route by itself (same key, so the same draws
   and bounds as ``stream``).
-* ``blackbox``: ``rdpjax.blackbox.blackbox_bound`` on the numpy black box ``x.sum() + 5 *
+* ``blackbox``: ``rdpjax.stream.blackbox.blackbox_bound`` on the numpy black box ``x.sum() + 5 *
   rng.standard_normal(m)`` at n = 1e8 per side (batches of 1e6), against numpy drawing the 2e8
   normals alone (same batches) and the black box alone.
 * ``progress``: the stream of ``stream`` at n = 1e8 per side with and without ``progress=``
@@ -75,7 +75,7 @@ def _stream_setup():
     jax.config.update("jax_num_cpu_devices", os.cpu_count())  # as benchmarks/throughput.py
     import rdpjax
 
-    x, x_prime = rdpjax.databases.paper_pair()
+    x, x_prime = rdpjax.mechanisms.databases.paper_pair()
     return rdpjax.mechanisms.Gaussian(SCALE), x, x_prime
 
 
@@ -90,7 +90,7 @@ def _rng_baseline(mechanism, x, x_prime, n: int, chunk: int):
     from jax import lax
 
     import rdpjax
-    from rdpjax.sharding import draw_mesh, sum_over_devices
+    from rdpjax.estimator.sharding import draw_mesh, sum_over_devices
 
     @functools.partial(jax.jit, static_argnames=("mesh",))
     def rng_only(key_data, mechanism, x, x_prime, *, mesh):
@@ -188,11 +188,11 @@ def blackbox_child(n: int) -> dict:
     import jax
 
     import rdpjax
-    from rdpjax.blackbox import blackbox_bound
+    from rdpjax.stream.blackbox import blackbox_bound
 
     out["rss_after_import"] = peak_rss_mb()
     out["devices"] = len(jax.devices())
-    x, x_prime = (np.asarray(a, np.float64) for a in rdpjax.databases.paper_pair())
+    x, x_prime = (np.asarray(a, np.float64) for a in rdpjax.mechanisms.databases.paper_pair())
 
     def noisy_sum(rng, database, m):
         return database.sum() + SCALE * rng.standard_normal(m)

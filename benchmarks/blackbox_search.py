@@ -49,7 +49,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _summary import write_json  # noqa: E402  (benchmarks/_summary.py, beside this file)
 
-from rdpjax.databases import paper_pair  # noqa: E402
+from rdpjax.mechanisms.databases import paper_pair  # noqa: E402
 from rdpjax.search import certify, find_pair, search_keys  # noqa: E402
 
 ORDERS = (2.0, 5.0, 7.0)

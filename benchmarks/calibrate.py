@@ -42,11 +42,11 @@ import numpy as np
 from scipy import stats
 
 import rdpjax
-from rdpjax.databases import paper_pair
 from rdpjax.estimator import settings
 from rdpjax.estimator.api import Defaults, plan_bound
 from rdpjax.estimator.grid import LAYOUTS
-from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
+from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
+from rdpjax.mechanisms.databases import paper_pair
 
 ORDERS = (2.0, 5.0, 7.0)
 SCALE = 5.0

@@ -49,7 +49,7 @@ CANDIDATES = {2: (4, 6, 8, 16), 3: (3, 4, 6, 8)}
 
 def run_cell(name: str, d: int, make, cells: int, n: int, reps: int, seed: int) -> dict:
     grid_module.CELLS_PER_BANDWIDTH_BY_DIM[d] = cells
-    x, xp = rdpjax.databases.paper_pair(dim=d)
+    x, xp = rdpjax.mechanisms.databases.paper_pair(dim=d)
     start = time.perf_counter()
     r = coverage(make(), x, xp, ORDERS, n=n, reps=reps, key=jax.random.key(seed))
     seconds = time.perf_counter() - start

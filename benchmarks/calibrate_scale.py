@@ -38,7 +38,7 @@ import calibrate_offzoo  # noqa: E402
 
 import rdpjax  # noqa: E402
 from rdpjax.estimator import settings  # noqa: E402
-from rdpjax.sharding import draw_mesh, replication_batch_size  # noqa: E402
+from rdpjax.estimator.sharding import draw_mesh, replication_batch_size  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 POINTS = (2**12, 2**10)

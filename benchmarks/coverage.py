@@ -19,7 +19,7 @@ that a partial run is already a complete table at the smaller sizes.
         --out /tmp/coverage.json                                 # a minute: a smoke test
 
 A cell equals ``rdpjax coverage --experiment NAME --n N --reps R --seed S --json`` (the same
-keys: ``rdpjax.reproduction.cell_key``).
+keys: ``rdpjax.studies.reproduction.cell_key``).
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ from pathlib import Path
 
 import jax
 
-from rdpjax.databases import paper_pair
-from rdpjax.reproduction import (
+from rdpjax.mechanisms.databases import paper_pair
+from rdpjax.studies import format_coverage
+from rdpjax.studies.reproduction import (
     EXPERIMENTS,
     ORDERS,
     coverage_cells,
     experiment_slug,
     resolve_experiment,
 )
-from rdpjax.studies import format_coverage
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "coverage.json"

@@ -6,11 +6,11 @@ the noise scale.
 
 Mean cells: the zoo's ``Gaussian`` on databases of rows in [0, 1]^d whose sums differ by a random
 direction, its scale set so that the exact D_2 = 0.25; n = 10⁵ outputs a side *in total*. Each
-replication runs ``rdpjax.audit(..., lam=2, project="learn")`` (a first fifth of the n trains,
-grown by ``rdpjax.learn.training_size`` up to 3/5 where the direction is still noisy; the rest
-certifies) and, on the same key, the audit with the oracle projection ``v ↦ v·Δ`` (all n
-certify). Reported: the coverage of the learned bound (lower ≤ exact), the mean learned and oracle
-bounds and their ratio, the families chosen and the training outputs a side (min, mean, max).
+replication runs ``rdpjax.audit(..., lam=2, project="learn")`` (a first fifth of the n trains, grown
+by ``rdpjax.auditing.learn.training_size`` up to 3/5 where the direction is still noisy; the rest
+certifies) and, on the same key, the audit with the oracle projection ``v ↦ v·Δ`` (all n certify).
+Reported: the coverage of the learned bound (lower ≤ exact), the mean learned and oracle bounds and
+their ratio, the families chosen and the training outputs a side (min, mean, max).
 
 Scale cell: N(0, 1.3² I_10) against N(0, I_10), exact D_2 = 3.232 (no mean leak); the score
 learned from all families against one learned from the linear families only, on the same draws
@@ -35,8 +35,8 @@ from _summary import write_json
 from scipy import stats
 
 import rdpjax
-import rdpjax.learn
-from rdpjax.learn import learn_projection
+import rdpjax.auditing.learn
+from rdpjax.auditing.learn import learn_projection, selection
 from rdpjax.mechanisms import Gaussian
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -103,7 +103,8 @@ def scale_cell(reps: int, seed: int, d: int = 10, ratio: float = 1.3) -> dict:
             ratio * rng.standard_normal((N - N // 5, d)),
             rng.standard_normal((N - N // 5, d)),
         )
-        for name, families in (("all", rdpjax.learn.FAMILIES), ("linear", ("fisher", "logistic"))):
+        linear = ("fisher", "logistic")
+        for name, families in (("all", rdpjax.auditing.learn.FAMILIES), ("linear", linear)):
             lp = learn_projection(train_p, train_q, families=families)
             if name == "all":
                 chosen[lp.family] += 1
@@ -138,11 +139,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rdpjax.enable_compilation_cache()
     if args.fixed_share:
-        rdpjax.learn.TRAIN_FRACTION_MAX = 0.0  # read by audit(project="learn") at each call
+        selection.TRAIN_FRACTION_MAX = 0.0  # read by audit(project="learn") at each call
     rows = []
     if args.split:
         for share in (0.1, 0.2, 0.3, 0.5):
-            rdpjax.learn.TRAIN_FRACTION = share  # read by audit(project="learn") at each call
+            selection.TRAIN_FRACTION = share  # read by audit(project="learn") at each call
             row = {"train_fraction": share, **mean_cell(100, args.reps, args.seed)}
             rows.append(row)
             print(
@@ -180,8 +181,8 @@ def main(argv=None) -> int:
         + (f" --scale-reps {args.scale_reps}" if args.scale_reps else "")
         + (" --fixed-share" if args.fixed_share else ""),
         "n_per_side_total": N,
-        "train_fraction": None if args.split else rdpjax.learn.TRAIN_FRACTION,
-        "train_fraction_max": rdpjax.learn.TRAIN_FRACTION_MAX,
+        "train_fraction": None if args.split else rdpjax.auditing.learn.TRAIN_FRACTION,
+        "train_fraction_max": rdpjax.auditing.learn.TRAIN_FRACTION_MAX,
     }
     write_json(out, meta, rows=rows)
     return 0

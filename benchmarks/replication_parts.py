@@ -3,17 +3,16 @@
     python benchmarks/replication_parts.py [--n 1e5] [--reps 1000] [--repeats 5]
         [--out benchmarks/results/replication_parts.json]
 
-Each variant is the same compiled study (the replications split over the CPU devices and vmapped
-in batches, ``rdpjax.sharding.map_over_devices``, as ``throughput.py``'s ``vmap_section`` and
-``rdpjax.coverage`` run them) stopped after one more stage: the draws alone (summed, so nothing
-is elided), then the pooled span, the settings (robust scale, bandwidth, floor), the binning,
-the whole bound. Differences of best-of-``repeats`` times (the variants' runs interleaved, so that
-a change of machine load hits all alike) are the stages' costs. One more variant is the whole
-study compiled without the fusion boundary in front of the binning (``rdpjax._fusion``;
-``MATERIALIZE_ROWS = 0`` while it is traced), the samples fused into their readers as XLA does
-by default. Then the bound alone on binned replications, at several batch sizes, with and without
-the second-order terms.
-Issue 26 asks for the whole study within 2× its draws.
+Each variant is the same compiled study (the replications split over the CPU devices and vmapped in
+batches, ``rdpjax.estimator.sharding.map_over_devices``, as ``throughput.py``'s ``vmap_section`` and
+``rdpjax.coverage`` run them) stopped after one more stage: the draws alone (summed, so nothing is
+elided), then the pooled span, the settings (robust scale, bandwidth, floor), the binning, the whole
+bound. Differences of best-of-``repeats`` times (the variants' runs interleaved, so that a change of
+machine load hits all alike) are the stages' costs. One more variant is the whole study compiled
+without the fusion boundary in front of the binning (``rdpjax.stream._fusion``; ``MATERIALIZE_ROWS =
+0`` while it is traced), the samples fused into their readers as XLA does by default. Then the bound
+alone on binned replications, at several batch sizes, with and without the second-order terms. Issue
+26 asks for the whole study within 2× its draws.
 """
 
 from __future__ import annotations
@@ -53,10 +52,12 @@ def main(argv=None) -> int:
     jax.config.update("jax_num_cpu_devices", args.cpu_devices)  # before the first computation
 
     import rdpjax
-    from rdpjax.estimator import plan as plan_module
     from rdpjax.estimator.plan import _pooled_span
     from rdpjax.estimator.settings import continuous_settings
-    from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
+    from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
+    from rdpjax.stream import bound_of_draws
+    from rdpjax.stream import replicate as replicate_module
+    from rdpjax.stream._fusion import materialized
 
     n, reps = int(args.n), args.reps
     with rdpjax.float64():
@@ -78,8 +79,8 @@ def main(argv=None) -> int:
             )  # fmt: skip
             return h.sum() + span(p, q)
 
-        def binned(p, q):
-            b = plan.bin(p, q)
+        def binned(p, q):  # as bound_of_draws bins them: behind the fusion boundary
+            b = plan.bin(materialized(p), materialized(q))
             return b.counts_p.sum() + b.counts_q.sum() + b.bandwidth.sum()
 
         stages = {
@@ -87,7 +88,7 @@ def main(argv=None) -> int:
             "+ span": lambda k: span(*draw(k)),
             "+ settings": lambda k: settings(*draw(k)),
             "+ binning": lambda k: binned(*draw(k)),
-            "+ bound (whole study)": lambda k: plan(*draw(k)).lower,
+            "+ bound (whole study)": lambda k: bound_of_draws(plan, *draw(k)).lower,
         }
         mesh = draw_mesh()
         batch = replication_batch_size(n, reps, mesh)
@@ -102,14 +103,14 @@ def main(argv=None) -> int:
             name: jax.jit(lambda ks, f=f: map_over_devices(f, mesh, ks, batch_size=batch))
             for name, f in stages.items()
         }
-        rows, plan_module.MATERIALIZE_ROWS = plan_module.MATERIALIZE_ROWS, 0
+        rows, replicate_module.MATERIALIZE_ROWS = replicate_module.MATERIALIZE_ROWS, 0
         whole = stages["+ bound (whole study)"]  # a jit of its own, traced now without it
         studies["whole study, no fusion boundary"] = (
             jax.jit(lambda ks: map_over_devices(whole, mesh, ks, batch_size=batch))
             .lower(keys)
             .compile()
         )
-        plan_module.MATERIALIZE_ROWS = rows
+        replicate_module.MATERIALIZE_ROWS = rows
         times = _best_interleaved(studies, keys, args.repeats)
         for name, seconds in times.items():
             print(f"  {name:<24} {seconds:.3f} s", flush=True)
@@ -118,8 +119,12 @@ def main(argv=None) -> int:
         unfused_over_draws = times["whole study, no fusion boundary"] / times["draws"]
         print(f"  without the fusion boundary: {unfused_over_draws:.2f}×")
 
-        counts = jax.jit(lambda ks: map_over_devices(lambda k: plan.bin(*draw(k)), mesh, ks,
-                                                     batch_size=batch))(keys)  # fmt: skip
+        def binned_draws(k):
+            return plan.bin(*map(materialized, draw(k)))
+
+        counts = jax.jit(lambda ks: map_over_devices(binned_draws, mesh, ks, batch_size=batch))(
+            keys
+        )
         first_order = dataclasses.replace(plan, second_order=False)
         bounds = {
             f"{label}, batch {b}": jax.jit(

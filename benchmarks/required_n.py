@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--out", type=Path, default=RESULTS / "required_n.json")
     args = parser.parse_args(argv)
-    x, xp = rdpjax.databases.paper_pair()
+    x, xp = rdpjax.mechanisms.databases.paper_pair()
     cells = []
     for i, (name, make) in enumerate(MECHANISMS):
         rows, start = [], time.perf_counter()

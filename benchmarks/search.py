@@ -55,10 +55,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import rdpjax
-from rdpjax.databases import paper_pair
+from rdpjax.estimator.sharding import cpu_cores
 from rdpjax.mechanisms import from_sampler, reference_zoo
+from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.search import SearchSpace, certify, find_pair, search_keys, search_space
-from rdpjax.sharding import cpu_cores
 
 ORDERS = (2.0, 5.0, 7.0)
 ALPHA = 0.05

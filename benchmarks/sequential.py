@@ -5,7 +5,8 @@
 **Validity.** Four mechanisms whose exact curves are known, each audited against a claim equal
 to its exact curve (``rdpjax.claims.rdp(exact)``: the tightest true claim), with
 ``rdpjax.audit(…, sequential=True)`` on looks 100, 200, …, 32,000 per side, for every α-spending
-rule of :data:`rdpjax.sequential.SPENDING`, R replications each (fresh keys). A refutation is a
+rule of :data:`rdpjax.auditing.sequential.SPENDING`, R replications each (fresh keys). A refutation
+is a
 bound above the truth at some order of some look: it must happen in at most α = 0.05 of them.
 
 **Power.** Three false claims: the incorrect sparse-vector variant ``chen`` (claim ε = 1), a
@@ -39,9 +40,9 @@ from case import discrete_laplace_renyi  # noqa: E402  (the catalog's exact latt
 from scipy import stats
 
 import rdpjax
+from rdpjax.auditing.sequential import SPENDING, geometric_schedule
 from rdpjax.claims import pure_dp, rdp, zcdp
 from rdpjax.mechanisms import Gaussian, Laplace, RandomizedResponse, SparseVector, from_sampler
-from rdpjax.sequential import SPENDING, geometric_schedule
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.05

@@ -36,14 +36,14 @@ import rdpjax
 from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, linear_binning
 from rdpjax.estimator.grid import Grid, grid_from_range
 from rdpjax.estimator.kde import direct_kde, fft_kde, kernel_half_width
-from rdpjax.sharding import (
+from rdpjax.estimator.sharding import (
     AXIS,
     draw_mesh,
     map_over_devices,
     replication_batch_size,
     sum_over_devices,
 )
-from rdpjax.stream import DEFAULT_STREAM_CHUNK, streamed_bound
+from rdpjax.stream import DEFAULT_STREAM_CHUNK, bound_of_draws, streamed_bound
 
 ORDERS = (2.0, 5.0, 7.0)
 SCALE = 5.0  # paper 000's Gaussian mechanism: P = N(1, 25), Q = N(0, 25)
@@ -248,9 +248,8 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
 
     mesh = api.binning_mesh()  # lower_bound's: every local device
     options = dict(
-        pad=True, alpha=0.05, discrete=None, bandwidth=None, floor=None, beta=None,
-        grid_size=None, both_directions=False, variance="autodiff", second_order=True,
-        defaults=rdpjax.DEFAULTS, support_size=None, layout="bucketed", mesh=mesh,
+        pad=True, alpha=0.05, both_directions=False, options=rdpjax.BoundOptions(transform=None),
+        mesh=mesh,
     )  # fmt: skip
     with rdpjax.float64():
         planned = planning.plan_samples(p, q, ORDERS, **options)
@@ -504,7 +503,7 @@ def vmap_section(n: int, reps: int, repeats: int) -> dict:
 
         def one(k):
             kp, kq = jax.random.split(k)
-            b = plan(sample_p(kp, n), sample_q(kq, n))
+            b = bound_of_draws(plan, sample_p(kp, n), sample_q(kq, n))
             return b.lower
 
         def draws(k):

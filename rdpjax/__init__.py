@@ -6,42 +6,34 @@ Setting* (arXiv:2212.04739v3). See ``README.md``; claims in ``docs/claims.md``.
 
 import importlib as _importlib
 
-from rdpjax import claims, databases, estimator, histogram, ldp, mechanisms
+from rdpjax import claims, estimator, histogram, ldp, mechanisms
 from rdpjax._precision import float64
+from rdpjax._version import __version__ as __version__
 from rdpjax._workarounds import cpu_pool_hang_workaround
-from rdpjax.auditing import AuditReport, audit
+from rdpjax.auditing import AuditReport, audit, write_report
 from rdpjax.claims import Claim, ClaimCheck, check_claim
 from rdpjax.compilation_cache import enable_compilation_cache
 from rdpjax.estimator.api import DEFAULTS, Defaults, lower_bound, plan_bound
 from rdpjax.estimator.divergence import plugin_divergence, renyi_divergence, softmax_floor
 from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.kde import direct_kde, fft_kde
+from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Bound, BoundPlan
 from rdpjax.estimator.variance import variance_autodiff, variance_eq18
-from rdpjax.report import write_report
+from rdpjax.mechanisms import databases
 
 cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_workarounds.py
 del cpu_pool_hang_workaround
 
-__version__ = "0.1.0"
 
 # Submodules with heavier imports, loaded on first use (PEP 562): ``rdpjax.stream`` and the rest
 # work after a plain ``import rdpjax``, which does not pay for them.
-_LAZY_SUBMODULES = (
-    "blackbox",
-    "plots",
-    "reproduction",
-    "search",
-    "sequential",
-    "stream",
-    "studies",
-    "testing",
-)
+_LAZY_SUBMODULES = ("search", "stream", "studies", "testing")
 # Headline functions of those submodules, reachable as ``rdpjax.NAME`` the same way.
 _LAZY_NAMES = {
     "streamed_bound": "stream",
     "mechanism_streamed_bound": "stream",
-    "blackbox_bound": "blackbox",
+    "blackbox_bound": "stream",
     "find_pair": "search",
     "coverage": "studies",
 }
@@ -62,6 +54,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AuditReport",
     "Bound",
+    "BoundOptions",
     "BoundPlan",
     "Claim",
     "ClaimCheck",

@@ -56,9 +56,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rdpjax.auditing import audit
+from rdpjax.auditing.report import AuditReport
 from rdpjax.claims import as_claim
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.report import AuditReport
 
 __all__ = ["assert_claim_holds", "assert_claim_refuted"]
 

@@ -8,7 +8,8 @@ import pytest
 from scipy.special import logsumexp
 
 from rdpjax import claims
-from rdpjax.auditing import AuditReport, audit, draw_outputs
+from rdpjax.auditing import AuditReport, audit, draw_outputs, write_report
+from rdpjax.estimator.orders import CLAIM_ORDERS, DEFAULT_ORDERS, SMALL_N_CLAIM_ORDERS
 from rdpjax.mechanisms import (
     Gaussian,
     Laplace,
@@ -16,8 +17,6 @@ from rdpjax.mechanisms import (
     RandomizedResponse,
     SparseVector,
 )
-from rdpjax.orders import CLAIM_ORDERS, DEFAULT_ORDERS, SMALL_N_CLAIM_ORDERS
-from rdpjax.report import write_report
 
 
 def rr_curve(eps, lam):
@@ -208,8 +207,8 @@ def test_projection_is_applied_per_batch():
 def test_audit_streams_beyond_the_memory_budget():
     """memory_budget=0 routes a zoo mechanism through the stream and a numpy black box through
     blackbox_bound: the report is theirs, for the same key, and below the truth."""
-    from rdpjax.blackbox import blackbox_bound
     from rdpjax.stream import mechanism_streamed_bound
+    from rdpjax.stream.blackbox import blackbox_bound
 
     mech = Gaussian(5.0)
     x, xp = mech.reference_pair()

@@ -1,4 +1,4 @@
-"""Black-box bounds at any n (rdpjax.blackbox) and progress reports of the streamed bound.
+"""Black-box bounds at any n (rdpjax.stream.blackbox) and progress reports of the streamed bound.
 
 References are independent of the batched kernel: the documented draws rebuilt here from
 ``np.random.SeedSequence`` and materialized in memory, binned in one pass by
@@ -16,13 +16,13 @@ from references import compilations
 
 import rdpjax
 from rdpjax import mechanisms
-from rdpjax.blackbox import blackbox_bound
 from rdpjax.estimator.api import DEFAULTS, bound_program
 from rdpjax.estimator.binning import linear_binning
 from rdpjax.estimator.grid import grid_from_range, plan_layout
 from rdpjax.estimator.plan import Binned, BoundPlan
 from rdpjax.estimator.settings import continuous_settings
 from rdpjax.stream import mechanism_streamed_bound, streamed_bound
+from rdpjax.stream.blackbox import blackbox_bound
 
 FIELDS = ("estimate", "lower", "std_error", "bias")
 LAM = [2.0, 5.0, 7.0]

@@ -1,4 +1,5 @@
-"""rdpjax._fusion.materialized: the values pass unchanged, and on the CPU it is a fusion boundary
+"""rdpjax.stream._fusion.materialized: the values pass unchanged, and on the CPU it is a fusion
+boundary
 (a conditional in the compiled program) that the compiler does not fold away."""
 
 import jax
@@ -6,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rdpjax._fusion import materialized
+from rdpjax.stream._fusion import materialized
 
 
 @pytest.mark.parametrize(

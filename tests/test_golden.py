@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 import rdpjax
-from rdpjax.databases import paper_pair
-from rdpjax.reproduction import format_table, reproduce
+from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.stream import mechanism_streamed_bound
+from rdpjax.studies.reproduction import format_table, reproduce
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

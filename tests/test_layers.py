@@ -1,5 +1,5 @@
 """The package's shape: no module over about 450 lines, no private name (or private module)
-imported across subpackages, no import cycle among modules (static, module-level imports)."""
+imported across subpackages, no import cycle among modules (every import, wherever it stands)."""
 
 import ast
 from pathlib import Path
@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1] / "rdpjax"
 # argument checks, JSON helpers, version workarounds, array aliases for annotations, the table
 # printer, the CPU fusion boundary.
 SHARED = {"rdpjax._precision", "rdpjax._pytree", "rdpjax._validation", "rdpjax._json"}
-SHARED |= {"rdpjax._workarounds", "rdpjax._typing", "rdpjax._table", "rdpjax._fusion"}
+SHARED |= {"rdpjax._workarounds", "rdpjax._typing", "rdpjax._table", "rdpjax._version"}
 
 
 def _modules():
@@ -63,34 +63,112 @@ def test_no_private_import_across_subpackages():
     assert not bad, bad
 
 
-def test_no_import_cycle():
-    graph = {}
+def _imported_modules(name: str, is_init: bool, tree, names: set[str]):
+    """Every rdpjax module that module ``name`` imports, wherever the import stands.
+
+    Module level, inside functions, under ``if``/``try``, relative imports and
+    ``importlib.import_module("rdpjax…")`` calls alike; ``from pkg import name`` names the
+    submodule ``pkg.name`` when there is one, else ``pkg`` itself (its ``__init__``), so an
+    explicit import of a parent package's face counts too.
+    """
+    package = name.split(".") if is_init else name.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                module = ".".join([*base, module] if module else base)
+            if module.split(".")[0] != "rdpjax":
+                continue
+            for alias in node.names:
+                full = f"{module}.{alias.name}"
+                yield full if full in names else module
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.split(".")[0] == "rdpjax")
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+        ):
+            arg = node.args[0] if node.args else None
+            if isinstance(arg, ast.Constant) and str(arg.value).startswith("rdpjax"):
+                yield arg.value
+            elif isinstance(arg, ast.JoinedStr) and arg.values:
+                head = arg.values[0]
+                if isinstance(head, ast.Constant) and str(head.value).startswith("rdpjax."):
+                    # f"rdpjax.{name}" (a lazy __getattr__): every module that a string constant
+                    # of this module names under that prefix
+                    words = {c.value for c in ast.walk(tree) if isinstance(c, ast.Constant)}
+                    yield from (f"{head.value}{w}" for w in words if f"{head.value}{w}" in names)
+
+
+def _import_graph() -> dict[str, set[str]]:
     names = {name for name, _, _ in _modules()}
-    for name, path, _ in _modules():
-        edges = set()
-        for node in _top_level_imports(ast.parse(path.read_text())):
-            for alias in node.names:  # `from rdpjax.pkg import module` names a module
-                full = f"{node.module}.{alias.name}"
-                edges.add(full if full in names else node.module)
-        graph[name] = {e for e in edges if e in names and e != name}
-    # A package's __init__ re-exporting its own modules is the face, not a cycle.
-    for name in graph:
-        graph[name] = {e for e in graph[name] if not name.startswith(e + ".")}
-    state, cycles = {}, []
+    graph = {}
+    for name, path, is_init in _modules():
+        tree = ast.parse(path.read_text())
+        graph[name] = {m for m in _imported_modules(name, is_init, tree, names) if m in names}
+        graph[name].discard(name)
+    return graph
 
-    def visit(node, stack):
-        state[node] = "open"
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == "open":
-                cycles.append(" → ".join(stack[stack.index(nxt) :] + [nxt]))
-            elif nxt not in state:
-                visit(nxt, stack + [nxt])
-        state[node] = "done"
 
-    for name in sorted(graph):
-        if name not in state:
-            visit(name, [name])
-    assert not cycles, cycles
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle():
+    """No cycle over every import, function-level ones included: a lazy import may defer a
+    cost, never hide a cycle. (A submodule's implicit import of its parents is not an edge;
+    an explicit ``import rdpjax`` or ``from rdpjax.pkg import attribute`` is.)"""
+    assert not _cycles(_import_graph())
+
+
+def test_the_cycle_check_sees_function_level_and_relative_imports():
+    """The check itself: a cycle closed by an import inside a function, or by a relative one, is
+    found (two synthetic modules parsed by the same code)."""
+    names = {"rdpjax.a", "rdpjax.b", "rdpjax.pkg", "rdpjax.pkg.c"}
+    a = ast.parse("import numpy\nfrom rdpjax.b import f\n")
+    b = ast.parse("def f():\n    from rdpjax import a\n")
+    c = ast.parse("from . import helper\nfrom .. import a\n")
+    graph = {
+        "rdpjax.pkg": set(),
+        "rdpjax.a": set(_imported_modules("rdpjax.a", False, a, names)),
+        "rdpjax.b": set(_imported_modules("rdpjax.b", False, b, names)),
+        "rdpjax.pkg.c": set(_imported_modules("rdpjax.pkg.c", False, c, names)),
+    }
+    assert graph == {
+        "rdpjax.pkg": set(),
+        "rdpjax.a": {"rdpjax.b"},
+        "rdpjax.b": {"rdpjax.a"},
+        "rdpjax.pkg.c": {"rdpjax.pkg", "rdpjax.a"},
+    }
+    assert _cycles(graph) == [["rdpjax.a", "rdpjax.b"]]
 
 
 def test_estimator_fully_annotated():

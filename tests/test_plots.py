@@ -1,4 +1,4 @@
-"""rdpjax.plots: the plotted data are the bound's densities and the results passed in."""
+"""rdpjax.auditing.plots: the plotted data are the bound's densities and the results passed in."""
 
 import dataclasses
 import sys
@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import rdpjax  # noqa: E402
-from rdpjax import plots  # noqa: E402
+from rdpjax.auditing import plots  # noqa: E402
 from rdpjax.estimator.divergence import plugin_divergence  # noqa: E402
 from rdpjax.mechanisms import Laplace  # noqa: E402
 
@@ -223,5 +223,5 @@ def test_missing_matplotlib_is_reported_clearly(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match="pip install matplotlib"):
         plots.plot_bound_vs_lambda(None)
-    with pytest.raises(ImportError, match="rdpjax.plots needs matplotlib"):
+    with pytest.raises(ImportError, match="rdpjax.auditing.plots needs matplotlib"):
         plots.plot_densities([0.0, 1.0], [0.0, 1.0])

@@ -40,7 +40,7 @@ def test_core_pytrees_with_the_same_fields_have_different_structures():
 
 
 def test_one_jitted_function_samples_each_mechanism_from_its_own_law():
-    x, _ = rdpjax.databases.paper_pair()
+    x, _ = rdpjax.mechanisms.databases.paper_pair()
     draw = jax.jit(lambda mech, key: mech.sample(key, x, 200_000))
 
     def kurtosis(v):

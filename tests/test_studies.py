@@ -23,7 +23,7 @@ def test_wilson_interval_matches_statsmodels(k, n):
 
 def test_coverage_study_gaussian_and_randomized_response():
     """100 replications at n = 5000: if the true coverage were 0.95, P(≤ 88/100) = 0.6%."""
-    x, xp = rdpjax.databases.paper_pair()
+    x, xp = rdpjax.mechanisms.databases.paper_pair()
     for mech in (rdpjax.mechanisms.Gaussian(5.0), rdpjax.mechanisms.RandomizedResponse(1.5)):
         r = coverage(mech, x, xp, [2, 7], n=5000, reps=100, key=jax.random.key(0))
         assert r.lower.shape == (100, 2)
@@ -54,7 +54,7 @@ def test_coverage_compiles_its_study_once_per_shape():
     is fixed) compiles nothing new. For the Gaussian the grid follows each study's pilot draw;
     under the bucketed layout the pilots of keys 1 and 2 land on the same 768-point grid (key
     0's on 640 points, which compiles anew)."""
-    x, xp = rdpjax.databases.paper_pair()
+    x, xp = rdpjax.mechanisms.databases.paper_pair()
     cases = [
         (rdpjax.mechanisms.RandomizedResponse(1.5), rdpjax.mechanisms.RandomizedResponse(1.0), {}),
         (rdpjax.mechanisms.Gaussian(5.0), rdpjax.mechanisms.Gaussian(5.0), {"layout": "bucketed"}),
@@ -73,7 +73,7 @@ def test_mechanisms_with_one_layout_share_the_bound_program():
     study whose pilot plans the same layout as a Gaussian study's (checked here on the pilots
     themselves) draws with a program of its own and bounds with the Gaussian's (a 768-point
     grid for both)."""
-    x, xp = rdpjax.databases.paper_pair()
+    x, xp = rdpjax.mechanisms.databases.paper_pair()
     key, n = jax.random.key(1), 700
     g = rdpjax.mechanisms.Gaussian(5.0)
     mechs = (g, rdpjax.mechanisms.PoissonSubsampled(g, 0.5))
@@ -96,13 +96,13 @@ def test_chunked_study_equals_one_call(monkeypatch):
     """Drawn and bounded in chunks of replications (a small STUDY_CHUNK_SAMPLES), a study
     returns exactly what one call returns: each replication's key is fixed (one replication a
     batch, so that a chunk can hold as few as three)."""
-    x, xp = rdpjax.databases.paper_pair()
+    x, xp = rdpjax.mechanisms.databases.paper_pair()
     mech = rdpjax.mechanisms.Laplace(2.0)
     study = functools.partial(
         coverage, mech, x, xp, [2, 5], n=600, reps=9, key=jax.random.key(4), batch_size=1
     )
     whole = study()
-    monkeypatch.setattr(rdpjax.studies, "STUDY_CHUNK_SAMPLES", 3 * 600)
+    monkeypatch.setattr(rdpjax.studies.coverage_study, "STUDY_CHUNK_SAMPLES", 3 * 600)
     chunked, names = _compiled(study)
     assert "jit(_draws)" in names  # a new chunk size: the chunks really ran
     np.testing.assert_array_equal(chunked.lower, whole.lower)
@@ -143,7 +143,7 @@ def test_wilson_interval_ends_are_exact():
     ],
 )
 def test_coverage_rejects_bad_arguments_before_any_work(kwargs, message):
-    x, xp = rdpjax.databases.paper_pair()
+    x, xp = rdpjax.mechanisms.databases.paper_pair()
     args = dict(lam=[2.0], n=100, reps=2, key=jax.random.key(0)) | kwargs
     with pytest.raises(ValueError, match=message):
         coverage(rdpjax.mechanisms.Gaussian(5.0), x, xp, **args)
@@ -159,12 +159,12 @@ def test_coverage_needs_a_known_truth():
 def test_large_grids_are_bounded_in_smaller_batches(monkeypatch):
     """With few grid points allowed per batch (STUDY_GRID_POINTS), the bounds run one
     replication a batch and agree with the default batches (to rounding: a batch is a vmap)."""
-    x, xp = rdpjax.databases.paper_pair()
+    x, xp = rdpjax.mechanisms.databases.paper_pair()
     study = functools.partial(
         coverage, rdpjax.mechanisms.Gaussian(4.0), x, xp, [2], n=800, reps=6, key=jax.random.key(5)
     )
     whole = study()
-    monkeypatch.setattr(rdpjax.studies, "STUDY_GRID_POINTS", 1)
+    monkeypatch.setattr(rdpjax.studies.coverage_study, "STUDY_GRID_POINTS", 1)
     single, names = _compiled(study)
     assert "jit(_bounds)" in names and "jit(_draws)" not in names  # a new bound batch only
     np.testing.assert_allclose(single.lower, whole.lower, rtol=1e-10, atol=1e-12)

@@ -46,7 +46,7 @@ def test_entry_points_take_numpy_ints():
     """Sizes read from arrays (np.int64) work where a Python int does; paper_pair and coverage
     had refused them with a message that showed the valid-looking value."""
     m = np.arange(5)[-1]  # np.int64(4)
-    x, x_prime = rdpjax.databases.paper_pair(m)
+    x, x_prime = rdpjax.mechanisms.databases.paper_pair(m)
     assert x.shape == x_prime.shape == (4,)
     # n, reps and batch_size pass as np.int64; the order λ = 0.5, checked after them, does not.
     with pytest.raises(ValueError, match="every order lam must be finite and > 1"):

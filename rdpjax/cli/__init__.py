@@ -41,7 +41,7 @@ __all__ = ["CliError", "UserCodeError", "build_parser", "console_main", "main", 
 def build_parser() -> Parser:
     """The ``rdpjax`` argument parser with every subcommand."""
     import rdpjax
-    from rdpjax.reproduction import EXPERIMENTS, experiment_slug
+    from rdpjax.studies.reproduction import EXPERIMENTS, experiment_slug
 
     parser = Parser(
         prog="rdpjax",

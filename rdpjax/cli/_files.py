@@ -140,7 +140,7 @@ _NOT_SETTINGS = ("func", "argv", "command")
 
 def settings(args) -> dict:
     """Every option of the command as parsed (JSON-ready), keyed by its ``dest``."""
-    from rdpjax.report import json_ready
+    from rdpjax.auditing.report import json_ready
 
     return {k: json_ready(v) for k, v in vars(args).items() if k not in _NOT_SETTINGS}
 

@@ -12,7 +12,8 @@
 ``FUNCTION`` is a JAX sampler ``sample(key, database, n)`` (wrapped by
 :func:`rdpjax.mechanisms.from_sampler`) or, with ``--numpy``, a black box ``sample(rng, database,
 n)`` called with a ``numpy.random.Generator``. ``--until-refuted`` audits sequentially (looks of
-growing size up to ``--max-n``, stopping at the first refutation; :mod:`rdpjax.sequential`), its
+growing size up to ``--max-n``, stopping at the first refutation;
+:mod:`rdpjax.auditing.sequential`), its
 draws checkpointed in the ``--report`` folder, from which ``--resume DIR`` continues. Exit
 status: 0, or 1 when the claim is refuted, 2 on an input error or an error raised by the user's
 code (its traceback is printed), 130 when interrupted.
@@ -106,11 +107,11 @@ def _plot(report, path) -> None:
     import matplotlib.pyplot as plt
 
     if report.looks:  # a sequential audit: the bound and the claim at every look
-        from rdpjax.sequential.plot import plot_looks
+        from rdpjax.auditing.sequential.plot import plot_looks
 
         ax = plot_looks(report)
     else:
-        from rdpjax.plots import plot_bound_vs_lambda
+        from rdpjax.auditing.plots import plot_bound_vs_lambda
 
         ax = plot_bound_vs_lambda(report, title=f"{report.mechanism}, n = {report.n:,}")
     try:
@@ -217,7 +218,7 @@ def run(args) -> int:
         if not quiet:
             print(f"wrote {plot}")
     if report_dir is not None:
-        from rdpjax.report import write_report
+        from rdpjax.auditing.writer import write_report
 
         meta = run_meta(args, **settings(args))
         try:
@@ -301,7 +302,8 @@ def add_command(sub):
         a,
         parse=order,
         default=None,
-        note="2 5 7, or with a claim the wide grid 1.5 … 30 of rdpjax.orders.CLAIM_ORDERS",
+        note="2 5 7, or with a claim the wide grid 1.5 … 30 "
+        "of rdpjax.estimator.orders.CLAIM_ORDERS",
     )
     a.add_argument("--n", type=count, default=None, help="outputs per database (default 1e6)")
     seq = a.add_argument_group("sequential audit (stop as soon as the claim is refuted)")

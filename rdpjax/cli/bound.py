@@ -57,7 +57,7 @@ def read_samples(path: str | Path) -> np.ndarray:
 def run(args) -> int:
     """Handler of ``rdpjax bound``; input errors raise :class:`CliError`."""
     import rdpjax
-    from rdpjax.orders import default_orders
+    from rdpjax.estimator.orders import default_orders
 
     claim = claim_from_args(args)
     try:
@@ -127,7 +127,8 @@ def add_command(sub):
     add_lam(
         b,
         default=None,
-        note="2 5 7, or with a claim the wide grid 1.5 … 30 of rdpjax.orders.CLAIM_ORDERS",
+        note="2 5 7, or with a claim the wide grid 1.5 … 30 "
+        "of rdpjax.estimator.orders.CLAIM_ORDERS",
     )
     b.add_argument(
         "--alpha",

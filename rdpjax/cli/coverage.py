@@ -27,8 +27,8 @@ __all__ = ["add_command", "run"]
 
 def _targets(args) -> list[tuple[str, object, object, object]]:
     """``(label, mechanism, x, x')`` for each mechanism or experiment the command names."""
-    from rdpjax.databases import paper_pair
-    from rdpjax.reproduction import EXPERIMENTS, resolve_experiment
+    from rdpjax.mechanisms.databases import paper_pair
+    from rdpjax.studies.reproduction import EXPERIMENTS, resolve_experiment
 
     if args.all or args.experiment:
         if args.mechanism is not None:
@@ -58,9 +58,9 @@ def _targets(args) -> list[tuple[str, object, object, object]]:
 
 def run(args) -> int:
     """Handler of ``rdpjax coverage``; input errors raise :class:`CliError`."""
-    from rdpjax.auditing import exact_divergences
-    from rdpjax.reproduction import coverage_cells
+    from rdpjax.auditing.draws import exact_divergences
     from rdpjax.studies import format_coverage
+    from rdpjax.studies.reproduction import coverage_cells
 
     targets = _targets(args)
     lam = list(dict.fromkeys(args.lam))

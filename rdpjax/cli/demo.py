@@ -10,7 +10,7 @@ __all__ = ["add_command", "run"]
 
 def run(args) -> int:
     """Handler of ``rdpjax demo``."""
-    from rdpjax.demo import run_demo
+    from rdpjax.studies.demo import run_demo
 
     run_demo(n=args.n, seed=args.seed, as_json=args.json)
     return 0

@@ -23,7 +23,7 @@ __all__ = ["add_command", "run"]
 
 def run(args) -> int:
     """Handler of ``rdpjax reproduce``; input errors raise :class:`CliError`."""
-    from rdpjax.reproduction import format_table, reproduce, write_results
+    from rdpjax.studies.reproduction import format_table, reproduce, write_results
 
     if args.quick:
         n, n_reps, coverage_n = args.n or [10**5], args.reps or 50, args.coverage_n or 10**4

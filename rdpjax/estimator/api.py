@@ -34,13 +34,15 @@ from jax.sharding import Mesh
 
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike, typed_jit
+from rdpjax.estimator.options import BoundOptions, resolve_options
+from rdpjax.estimator.orders import DEFAULT_ORDERS
 from rdpjax.estimator.plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.planning import plan_samples
 from rdpjax.estimator.settings import DEFAULTS, Defaults, padded_settings
-from rdpjax.orders import DEFAULT_ORDERS
-from rdpjax.sharding import draw_mesh  # pyright: ignore[reportUnknownVariableType]  # jax.Device is Unknown to the checker
+from rdpjax.estimator.sharding import draw_mesh  # pyright: ignore[reportUnknownVariableType]  # jax.Device is Unknown to the checker
 
 __all__ = [
+    "BoundOptions",
     "Defaults",
     "DEFAULTS",
     "Bound",
@@ -57,60 +59,48 @@ def plan_bound(
     lam: ArrayLike | Sequence[float],
     *,
     alpha: float = 0.05,
-    discrete: bool | None = None,
-    bandwidth: ArrayLike | None = None,
-    floor: ArrayLike | None = None,
-    beta: ArrayLike | None = None,
-    grid_size: int | None = None,
     both_directions: bool = False,
-    variance: str = "autodiff",
-    second_order: bool = True,
-    defaults: Defaults = DEFAULTS,
+    options: BoundOptions | None = None,
     support_size: int | None = None,
-    layout: str = "bucketed",
-    transform: str | None = None,
+    **fields: Any,
 ) -> tuple[BoundPlan, Array, Array]:
     """Validate inputs and fix the static layout of a bound computation (host-side).
 
-    Arguments as in :func:`lower_bound` (which describes them in full), plus ``defaults`` and
-    ``support_size``.
+    Arguments as in :func:`lower_bound` (which describes them in full), plus ``support_size``;
+    the options' ``transform`` defaults to ``None`` here.
 
     Args:
       p_samples: ``(n,)`` or ``(n, d)`` samples of P (outputs on x).
       q_samples: ``(n,)`` or ``(n, d)`` samples of Q (outputs on x'); sizes may differ.
       lam: an order λ > 1 or a sequence of orders.
       alpha: family-wise error level in (0, 0.5).
-      discrete: ``True`` for relative frequencies, ``False`` for KDE, ``None`` to decide from data.
-      bandwidth: KDE bandwidth in data units (scalar or per axis); default from ``defaults``.
-      floor: τ of the softmax floor; default from ``defaults``.
-      beta: β of the softmax floor; default ``1/τ``.
-      grid_size: KDE grid points per axis; default about 16 per bandwidth over the data range.
       both_directions: also bound ``D_λ(Q‖P)``.
-      variance: ``"autodiff"`` (default) or ``"eq18"``.
-      second_order: apply the second-order bias and variance correction (default).
-      defaults: the :class:`Defaults` tuning rules for (h, τ, β) (:data:`DEFAULTS` by default).
+      options: the estimator's :class:`~rdpjax.estimator.options.BoundOptions` (default
+        ``BoundOptions(transform=None)``).
       support_size: for discrete data already coded as integers in ``[0, support_size)``
         (e.g. a mechanism's full output alphabet), skip the encoding and plan for that support,
         so that the plan fits every replication, not only the pilot's observed values.
-      layout: ``"bucketed"`` (default): the grid size (about 16 cells per bandwidth over the
-        data range) rounded up to one of four sizes per octave and the margin to a multiple
-        of 16 cells, so that bounds on other data or other n mostly share one compiled
-        :meth:`BoundPlan.bound`; or ``"exact"``: the size itself. The bucketed grid is at most
-        25% finer; on the calibration study's 36 continuous cells (Gaussian, Laplace, Gaussian
-        null × n = 10⁴ … 10⁷ × λ = 2, 5, 7, R = 200, the same draws) every coverage was the
-        same and the mean lower/exact moved by at most 2.4·10⁻⁵ relative
-        (``docs/calibration.md``). Ignored with ``grid_size``. For discrete data the bucketed
-        layout pads the observed support with empty cells the same way (the bound is unchanged:
-        an empty cell adds nothing to any term); ``support_size`` is kept as given.
-      transform: ``None`` (default) or ``"quantile"`` as in :func:`lower_bound`; the returned
-        samples are then the transformed rows that remain after the pilot split. Not
-        ``"auto"``: a plan is reused on other draws, whose map must be fixed in advance.
+      **fields: fields of :class:`~rdpjax.estimator.options.BoundOptions` that replace those of
+        ``options`` (``bandwidth=…``, ``layout=…``). On ``layout``: ``"bucketed"`` (default): the
+        grid size (about 16 cells per bandwidth over the data range) rounded up to one of four sizes
+        per octave and the margin to a multiple of 16 cells, so that bounds on other data or other n
+        mostly share one compiled :meth:`BoundPlan.bound`; or ``"exact"``: the size itself. The
+        bucketed grid is at most 25% finer; on the calibration study's 36 continuous cells
+        (Gaussian, Laplace, Gaussian null × n = 10⁴ … 10⁷ × λ = 2, 5, 7, R = 200, the same draws)
+        every coverage was the same and the mean lower/exact moved by at most 2.4·10⁻⁵ relative
+        (``docs/calibration.md``). Ignored with ``grid_size``. For discrete data the bucketed layout
+        pads the observed support with empty cells the same way (the bound is unchanged: an empty
+        cell adds nothing to any term); ``support_size`` is kept as given. On ``transform``:
+        ``None`` (default) or ``"quantile"`` as in :func:`lower_bound`; the returned samples are
+        then the transformed rows that remain after the pilot split. Not ``"auto"``: a plan is
+        reused on other draws, whose map must be fixed in advance.
 
     Returns:
       ``(plan, p, q)``: the :class:`BoundPlan` and the samples in the form it takes (float
       arrays for continuous data, int32 codes for discrete data).
     """
-    if transform == "auto":
+    options = resolve_options(options, fields, caller="plan_bound", base=_PLAN_DEFAULTS)
+    if options.transform == "auto":
         raise ValueError(
             "transform='auto' is lower_bound's: a plan is reused on other draws, so pass "
             "transform=None or 'quantile' to plan_bound."
@@ -122,21 +112,15 @@ def plan_bound(
             lam,
             pad=False,
             alpha=alpha,
-            discrete=discrete,
-            bandwidth=bandwidth,
-            floor=floor,
-            beta=beta,
-            grid_size=grid_size,
             both_directions=both_directions,
-            variance=variance,
-            second_order=second_order,
-            defaults=defaults,
+            options=options,
             support_size=support_size,
-            layout=layout,
-            transform=transform,
         )
     return planned.plan, planned.p, planned.q
 
+
+_PLAN_DEFAULTS = BoundOptions(transform=None)
+""":func:`plan_bound`'s options when none are given: a plan's map is fixed in advance or absent."""
 
 PROGRAM_BUDGET = 64
 """Compiled programs of one kind (settings, binning, bound) that :func:`lower_bound` keeps.
@@ -224,16 +208,9 @@ def lower_bound(
     lam: ArrayLike | Sequence[float] | None = None,
     *,
     alpha: float = 0.05,
-    discrete: bool | None = None,
-    bandwidth: ArrayLike | None = None,
-    floor: ArrayLike | None = None,
-    beta: ArrayLike | None = None,
-    grid_size: int | None = None,
     both_directions: bool = False,
-    variance: str = "autodiff",
-    second_order: bool = True,
-    layout: str = "bucketed",
-    transform: str | None = "auto",
+    options: BoundOptions | None = None,
+    **fields: Any,
 ) -> Bound:
     """A statistical lower bound on ``D_λ(P‖Q)``, hence on ε(λ), from samples of P and Q.
 
@@ -248,10 +225,16 @@ def lower_bound(
       p_samples: ``(n,)`` or ``(n, d)`` array of outputs on x (d ≤ 3 for continuous data).
       q_samples: the same for the outputs on x'; the sizes of the two may differ.
       lam: an order λ > 1 or a sequence of orders; ``None``: λ = 2, 5, 7
-        (:data:`rdpjax.orders.DEFAULT_ORDERS`). To check a claim, pass the result to
+        (:data:`rdpjax.estimator.orders.DEFAULT_ORDERS`). To check a claim, pass the result to
         :func:`rdpjax.claims.check_claim`.
       alpha: family-wise error level in (0, 0.5); every reported bound holds with probability
         ≥ 1 − alpha, simultaneously when there are several (Bonferroni).
+      both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
+      options: the estimator's :class:`~rdpjax.estimator.options.BoundOptions` (default
+        ``BoundOptions()``).
+      **fields: fields of :class:`~rdpjax.estimator.options.BoundOptions` that replace those of
+        ``options``, by name; any other name is a ``TypeError``. They are:
+
       discrete: ``True`` for relative frequencies, ``False`` for KDE, ``None`` to decide from
         the data (:func:`rdpjax.estimator.support.looks_discrete`: 1-D outputs with at most 64
         distinct values → frequencies; more values are treated as ordinal, e.g. noisy counts,
@@ -262,7 +245,6 @@ def lower_bound(
       floor: τ of the softmax floor (a density for continuous data, a probability for discrete).
       beta: β of the softmax floor; default ``1/τ``.
       grid_size: KDE grid points per axis; default about 16 per bandwidth over the data range.
-      both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
       variance: ``"autodiff"`` (the delta method at the actual h, default: the gradient of the
         plug-in by automatic differentiation, or with ``second_order`` its closed form (S3),
         which the tests hold equal to it) or ``"eq18"`` (the paper's formula, its h → 0 limit).
@@ -310,6 +292,7 @@ def lower_bound(
       >>> bool(np.all(b.lower <= np.array([0.04, 0.10])))
       True
     """
+    options = resolve_options(options, fields, caller="lower_bound")
     if lam is None:
         lam = DEFAULT_ORDERS
     mesh = binning_mesh()
@@ -320,18 +303,8 @@ def lower_bound(
             lam,
             pad=True,
             alpha=alpha,
-            discrete=discrete,
-            bandwidth=bandwidth,
-            floor=floor,
-            beta=beta,
-            grid_size=grid_size,
             both_directions=both_directions,
-            variance=variance,
-            second_order=second_order,
-            defaults=DEFAULTS,
-            support_size=None,
-            layout=layout,
-            transform=transform,
+            options=options,
             mesh=mesh,
         )
         plan, p, q = planned.plan, planned.p, planned.q

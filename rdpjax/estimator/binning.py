@@ -47,7 +47,7 @@ from rdpjax._precision import require_float64
 from rdpjax._typing import Array, typed_jit
 from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.packed import EDGE_SLACK, FIRST, SPLIT, bin_1d, fraction_bits, packing
-from rdpjax.sharding import sum_over_blocks  # pyright: ignore[reportUnknownVariableType]  # sharding is outside the strict scope
+from rdpjax.estimator.sharding import sum_over_blocks  # pyright: ignore[reportUnknownVariableType]  # sharding is outside the strict scope
 
 __all__ = [
     "DEFAULT_CHUNK",
@@ -264,7 +264,8 @@ def linear_binning(
       grid: the grid.
       chunk_size: samples per scan step (static).
       method: ``"scatter"`` or ``"sort"`` (module docstring).
-      mesh: optional one-axis mesh (:func:`rdpjax.sharding.draw_mesh`). Each of its D devices
+      mesh: optional one-axis mesh (:func:`rdpjax.estimator.sharding.draw_mesh`). Each of its D
+      devices
         bins one contiguous block of ``⌊n / D⌋`` samples and one ``psum`` adds the
         accumulators (the last ``n mod D`` samples are binned after it): the same counts up to
         the order of floating-point additions. Meant for several accelerators, or a

@@ -1,7 +1,7 @@
 """The bound's inputs: samples checked and copied to the device, the options every plan shares.
 
 Used by :mod:`rdpjax.estimator.api` (``plan_bound``, ``lower_bound``) and by the streamed and
-black-box pipelines (:mod:`rdpjax.stream`, :mod:`rdpjax.blackbox`), so that every entry point
+black-box pipelines (:mod:`rdpjax.stream`, :mod:`rdpjax.stream.blackbox`), so that every entry point
 rejects the same inputs with the same messages, before anything is traced.
 """
 

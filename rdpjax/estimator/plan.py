@@ -19,7 +19,6 @@ import numpy as np
 from jax.scipy.special import ndtri
 from jax.sharding import Mesh
 
-from rdpjax._fusion import materialized
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._table import Column, text_table
 from rdpjax._typing import Array, ArrayLike
@@ -38,8 +37,6 @@ IN_MEMORY_CHUNK = 2**18
 """Samples per scan step when :meth:`BoundPlan.bin_padded` bins samples held in memory: 1e7
 float32 samples onto 10,240 points took 0.024 s in chunks of 2^18 against 0.030 s of 2^16 and
 0.053 s of 2^14 (2-core CPU, one device, best of 5; 25 fraction bits: ``binning.packing``)."""
-MATERIALIZE_ROWS = 2**21
-"""Samples of up to this many rows are written to memory before :meth:`BoundPlan.bin` reads them."""
 
 
 @pytree_dataclass(
@@ -243,19 +240,14 @@ class BoundPlan:
 
         The settings come from the samples; the grid spans the pooled data range plus the kernel
         margin. Samples outside the grid or support are counted in ``outside`` and not binned.
-        Continuous samples of up to :data:`MATERIALIZE_ROWS` are first written to memory on the
-        CPU (:func:`rdpjax._fusion.materialized`): drawn in the same program, as in a
-        replication study, they were otherwise recomputed by each step that reads them. Larger
-        ones are not: given in memory, their copy cost more than it saves (10^7 a side: 39 against
-        26 ms; 10^5 and 10^6: the same time either way).
+        Samples drawn in the same program (a replication study) are best passed through
+        :func:`rdpjax.stream.bound_of_draws`, which writes them to memory first on the CPU.
         """
         n_p, n_q = p.shape[0], q.shape[0]
         if self.discrete:
             floor, beta = discrete_settings(min(n_p, n_q), self.floor, self.beta, self.defaults)
             return self.bin_padded(p, q, n_p, n_q, (None, floor, beta))
         p, q = p.reshape(n_p, -1), q.reshape(n_q, -1)
-        if max(n_p, n_q) <= MATERIALIZE_ROWS:  # drawn here, they'd be recomputed by each reader
-            p, q = materialized(p), materialized(q)
         settings = continuous_settings(p, q, self.bandwidth, self.floor, self.beta, self.defaults)
         return self.bin_padded(p, q, n_p, n_q, settings)
 

@@ -31,10 +31,11 @@ from rdpjax.estimator.inputs import (
     to_device,
     to_device_with_extremes,
 )
+from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import BoundPlan
-from rdpjax.estimator.settings import Defaults, padded_settings, scale_subsample
+from rdpjax.estimator.settings import padded_settings, scale_subsample
+from rdpjax.estimator.sharding import AXIS
 from rdpjax.estimator.transform import TRANSFORMS, auto_transform, quantile_transform
-from rdpjax.sharding import AXIS
 
 MIN_PADDED_ROWS = 2**15
 """The fewest rows :func:`rdpjax.lower_bound` pads a sample to (else :func:`bucket_size` of n).
@@ -87,18 +88,9 @@ def plan_samples(
     *,
     pad: bool,
     alpha: float,
-    discrete: bool | None,
-    bandwidth: ArrayLike | None,
-    floor: ArrayLike | None,
-    beta: ArrayLike | None,
-    grid_size: int | None,
     both_directions: bool,
-    variance: str,
-    second_order: bool,
-    defaults: Defaults,
-    support_size: int | None,
-    layout: str,
-    transform: str | None = None,
+    options: BoundOptions,
+    support_size: int | None = None,
     mesh: Mesh | None = None,
 ) -> Planned:
     """The planner of :func:`plan_bound`, with optional padding (``pad``) and placement (``mesh``).
@@ -107,6 +99,10 @@ def plan_samples(
     out-of-support code) for :meth:`BoundPlan.bin_padded`; with ``mesh`` continuous samples are
     placed split over its devices, where ``bin_padded`` bins them.
     """
+    discrete, bandwidth = options.discrete, options.bandwidth
+    floor, beta = options.floor, options.beta
+    grid_size, variance, second_order = options.grid_size, options.variance, options.second_order
+    layout, transform, defaults = options.layout, options.transform, options.defaults
     p = as_samples(p_samples, "p_samples")
     q = as_samples(q_samples, "q_samples")
     names = ("p_samples", "q_samples")

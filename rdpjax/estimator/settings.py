@@ -357,7 +357,7 @@ def scheduled_settings(
     entry of ``sizes`` (``(K,)``).
 
     Returns ``h`` ``(K, d)``, ``τ`` ``(K,)`` and ``β`` ``(K,)``: the defaults of a fixed-n bound
-    at every look of a sequential audit (:mod:`rdpjax.sequential`), fixed before its draws.
+    at every look of a sequential audit (:mod:`rdpjax.auditing.sequential`), fixed before its draws.
     """
     scale = _pooled_scale(p, q)
 

@@ -19,7 +19,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import Mechanism, OutputSpec, continuous, pytree_dataclass
 from rdpjax.mechanisms.checks import (
@@ -30,6 +29,7 @@ from rdpjax.mechanisms.checks import (
     param_value,
     scalar_param,
 )
+from rdpjax.mechanisms.databases import paper_pair
 
 __all__ = ["AdditiveNoise", "Gaussian", "Laplace"]
 

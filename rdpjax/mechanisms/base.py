@@ -28,7 +28,6 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-import importlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -289,21 +288,3 @@ class Mechanism(abc.ABC):
 @functools.partial(jax.jit, static_argnums=3)
 def _sample_kernel(mechanism: Mechanism, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
     return mechanism._sample(key, database, n)
-
-
-# --------------------------------------------------------------------------------------------
-# User-defined mechanisms (rdpjax/mechanisms/user.py), reachable from here as before. They are
-# loaded on first use (PEP 562): user.py imports this module, so importing it here would be
-# circular.
-
-_USER_NAMES = ("SamplerMechanism", "from_sampler")
-
-
-def __getattr__(name: str):
-    if name in _USER_NAMES:
-        return getattr(importlib.import_module("rdpjax.mechanisms.user"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_USER_NAMES])

@@ -18,7 +18,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import Mechanism, OutputSpec, continuous, pytree_dataclass, static_field
 from rdpjax.mechanisms.checks import (
@@ -30,6 +29,7 @@ from rdpjax.mechanisms.checks import (
     host_database,
     scalar_param,
 )
+from rdpjax.mechanisms.databases import paper_pair
 
 __all__ = ["NoisyGradientDescent", "paper_closed_form"]
 

@@ -17,7 +17,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact, _random
 from rdpjax.mechanisms.base import Mechanism, OutputSpec, binary_vector_output, pytree_dataclass
 from rdpjax.mechanisms.checks import (
@@ -29,6 +28,7 @@ from rdpjax.mechanisms.checks import (
     param_value,
     scalar_param,
 )
+from rdpjax.mechanisms.databases import paper_pair
 
 __all__ = ["RandomizedResponse", "binary_database", "randomized_response_bits"]
 

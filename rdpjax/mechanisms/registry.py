@@ -2,7 +2,7 @@
 
 Every place that names a zoo mechanism reads it from here: the command line (``rdpjax audit
 laplace --param scale=2``), the seven experiments of paper 000
-(:data:`rdpjax.reproduction.EXPERIMENTS`) and the table of ``python -m rdpjax.mechanisms``
+(:data:`rdpjax.studies.reproduction.EXPERIMENTS`) and the table of ``python -m rdpjax.mechanisms``
 (:func:`rdpjax.mechanisms.zoo.reference_zoo`).
 
 Each :class:`Entry` declares its parameters as :class:`Param` with a type (a real number in an
@@ -186,8 +186,8 @@ class Entry:
     Attributes:
       name: the command-line name (``"subsampled-laplace"``).
       title: the short display name (``"Subsampled Laplace"``); for paper 000 it is also the
-        experiment's name (:data:`rdpjax.reproduction.EXPERIMENTS`, whose random streams are keyed
-        by it).
+        experiment's name (:data:`rdpjax.studies.reproduction.EXPERIMENTS`, whose random streams are
+        keyed by it).
       paper: ``"000"``, ``"001"``, ``"003"`` or ``"classic"`` (the DP-testing literature).
       params: the typed parameters, each with its paper's value as default.
       build: keyword parameters → the mechanism.

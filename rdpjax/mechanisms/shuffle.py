@@ -19,11 +19,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import _exact
 from rdpjax.mechanisms._sampling import uniform_arrangement
 from rdpjax.mechanisms.base import Mechanism, OutputSpec, count_ones, discrete, pytree_dataclass
 from rdpjax.mechanisms.checks import check_lam, check_range, param_value, scalar_param
+from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.mechanisms.randomized_response import (
     _log_poisson_binomial,
     binary_database,

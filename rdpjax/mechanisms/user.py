@@ -12,7 +12,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms.base import (
     Mechanism,
     OutputSpec,
@@ -23,6 +22,7 @@ from rdpjax.mechanisms.base import (
     static_field,
 )
 from rdpjax.mechanisms.checks import check_range
+from rdpjax.mechanisms.databases import paper_pair
 
 __all__ = ["SamplerMechanism", "from_sampler"]
 

@@ -13,9 +13,9 @@ from typing import NamedTuple
 import jax
 
 from rdpjax._table import Column, text_table
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import registry
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.mechanisms.databases import paper_pair
 
 __all__ = ["ORDERS", "ZooEntry", "format_table", "reference_zoo"]
 

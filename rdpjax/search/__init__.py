@@ -38,10 +38,10 @@ needs no correction: the choice never sees the certification draws.
 **Numpy black boxes** ``sample(rng, database, m)`` have no gradient and no known output law: for
 them :func:`find_pair` takes the database domain explicitly (``m`` entries in ``domain = (low,
 high)``) and the neighbouring relation (``neighbours="replace-one"`` or ``"add-remove"``), runs
-``restarts`` optuna studies (TPE, seeded from the key) of ``trials`` trials each, every trial a
-pair scored by the plug-in estimate on ``search_n`` draws with common random numbers, re-scores
-the best trials and their variants on independent selection draws, and certifies the pair kept
-with :func:`rdpjax.blackbox.blackbox_bound` on fresh draws at the same simultaneous level. The
+``restarts`` optuna studies (TPE, seeded from the key) of ``trials`` trials each, every trial a pair
+scored by the plug-in estimate on ``search_n`` draws with common random numbers, re-scores the best
+trials and their variants on independent selection draws, and certifies the pair kept with
+:func:`rdpjax.stream.blackbox.blackbox_bound` on fresh draws at the same simultaneous level. The
 relation is recorded in :attr:`SearchResult.neighbours`.
 
 Cost: ``steps × restarts × L`` evaluations of the objective (``× population`` for the evolutionary

@@ -19,10 +19,10 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int, check_orders
-from rdpjax.blackbox import blackbox_bound
 from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.stream.blackbox import blackbox_bound
 from rdpjax.stream.plan import DEFAULT_PILOT
 
 __all__ = ["SearchKeys", "certify", "search_keys"]
@@ -46,7 +46,7 @@ class SearchKeys:
     A numpy black box's search uses them alike: ``init`` seeds the optuna samplers (one seed
     per restart, ``jax.random.randint(init, (R,), 0, 2**31 - 1)``); restart r scores every
     trial on draws from ``jax.random.split(search, R)[r]``; ``select`` and ``certify`` are the
-    keys of :func:`rdpjax.blackbox.blackbox_bound` for the selection and the certification.
+    keys of :func:`rdpjax.stream.blackbox.blackbox_bound` for the selection and the certification.
     """
 
     def __init__(self, key: jax.Array):
@@ -73,12 +73,12 @@ def certify(
 ) -> Bound:
     """Lower bounds on ``D_λ(law A(x) ‖ law A(x'))`` from ``n`` fresh draws per side.
 
-    Draws x with ``jax.random.split(key)[0]`` and x' with ``[1]``, applies the canonical encoding
-    of discrete outputs, and calls :func:`rdpjax.lower_bound`; a numpy black box is drawn and
-    bounded by :func:`rdpjax.blackbox.blackbox_bound` with ``key`` (its pilot: ``min(n, 2^16)``
-    draws per side, then the ``n`` draws). Every bound is computed at level ``alpha /
-    family_size`` (Bonferroni), where ``family_size`` counts *all* bounds of the report this call
-    is part of (default: the ``len(lam) × directions`` bounds of this call).
+    Draws x with ``jax.random.split(key)[0]`` and x' with ``[1]``, applies the canonical encoding of
+    discrete outputs, and calls :func:`rdpjax.lower_bound`; a numpy black box is drawn and bounded
+    by :func:`rdpjax.stream.blackbox.blackbox_bound` with ``key`` (its pilot: ``min(n, 2^16)`` draws
+    per side, then the ``n`` draws). Every bound is computed at level ``alpha / family_size``
+    (Bonferroni), where ``family_size`` counts *all* bounds of the report this call is part of
+    (default: the ``len(lam) × directions`` bounds of this call).
 
     The bound is valid for any pair that was fixed before the draws from ``key`` existed, e.g.
     one chosen by a search that never used ``key``.
@@ -94,7 +94,8 @@ def certify(
       family_size: number of bounds in the whole report, at least ``len(lam) × directions``.
       both_directions: also bound ``D_λ(Q‖P)`` and keep the larger bound per λ.
       options: black box only: more keyword arguments of
-        :func:`rdpjax.blackbox.blackbox_bound` (``discrete``, ``support_size``, ``project``, …).
+        :func:`rdpjax.stream.blackbox.blackbox_bound` (``discrete``, ``support_size``, ``project``,
+        …).
 
     Returns:
       The :class:`rdpjax.Bound`; its ``level`` is ``alpha / family_size``.

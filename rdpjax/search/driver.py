@@ -72,15 +72,14 @@ def find_pair(
 
     **Numpy black box** ``sample(rng, database, m)`` (any callable that is not a
     :class:`~rdpjax.mechanisms.Mechanism`; ``rng`` a ``numpy.random.Generator``): its domain is
-    explicit — ``m`` entries in ``domain = (low, high)`` (optionally on ``levels`` values) under
-    the relation ``neighbours`` (``"replace-one"`` or ``"add-remove"``,
-    :mod:`rdpjax.search.neighbours`). ``restarts`` optuna studies of ``trials`` trials each
-    (TPE, seeded from ``key``) score candidate pairs by the plug-in estimate on ``search_n``
-    draws per side; the ``top`` trials of each study and their variants are scored again on
-    ``select_n`` independent selection draws and one pair is kept
-    (:mod:`rdpjax.search.derivative_free`); it is certified with
-    :func:`rdpjax.blackbox.blackbox_bound` on ``n`` fresh draws per side at level ``alpha / (L
-    · directions)`` (Bonferroni over orders and directions).
+    explicit — ``m`` entries in ``domain = (low, high)`` (optionally on ``levels`` values) under the
+    relation ``neighbours`` (``"replace-one"`` or ``"add-remove"``,
+    :mod:`rdpjax.search.neighbours`). ``restarts`` optuna studies of ``trials`` trials each (TPE,
+    seeded from ``key``) score candidate pairs by the plug-in estimate on ``search_n`` draws per
+    side; the ``top`` trials of each study and their variants are scored again on ``select_n``
+    independent selection draws and one pair is kept (:mod:`rdpjax.search.derivative_free`); it is
+    certified with :func:`rdpjax.stream.blackbox.blackbox_bound` on ``n`` fresh draws per side at
+    level ``alpha / (L · directions)`` (Bonferroni over orders and directions).
 
     **Why the certified bound is valid**: the pair is a function of the search and selection
     draws only; it is fixed before the certifying draws (from ``SearchKeys.certify``, a key the
@@ -129,7 +128,8 @@ def find_pair(
         baseline).
       progress: black box: a tqdm bar on stderr over the trials; ``None`` shows it once the
         search has taken 2 s, ``False`` never.
-      options: black box: more keyword arguments of :func:`rdpjax.blackbox.blackbox_bound` for
+      options: black box: more keyword arguments of :func:`rdpjax.stream.blackbox.blackbox_bound`
+      for
         every bound (``discrete``, ``support_size``, ``project``, …).
 
     Returns:
@@ -139,7 +139,7 @@ def find_pair(
       ValueError: on invalid arguments (a black box without its domain or relation, or with an
         invalid one), a mechanism whose adjacency is not "one entry differs"
         (:func:`~rdpjax.search.search_space`), ``method="gradient"`` with discrete outputs, or
-        anything :func:`rdpjax.lower_bound` (:func:`rdpjax.blackbox.blackbox_bound`) rejects.
+        anything :func:`rdpjax.lower_bound` (:func:`rdpjax.stream.blackbox.blackbox_bound`) rejects.
       ModuleNotFoundError: for a black box when optuna is not installed
         (``pip install 'rdpjax[search]'``).
 

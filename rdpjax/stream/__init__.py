@@ -10,7 +10,7 @@ drawn inside the computation instead, from a *sampler* ``sample_fn(key, m) -> (m
   Kutta, Askin, Dunsche, arXiv:2212.04739v3 computed from the two histograms
   (:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound` computes it from the same
   draws binned on the same grid. The chunks can be dealt out to several devices
-  (:mod:`rdpjax.sharding`); one device and D devices draw the same samples.
+  (:mod:`rdpjax.estimator.sharding`); one device and D devices draw the same samples.
 * :func:`replicated_bounds` runs R replications of an audit at n per side, on P database pairs,
   for L orders, as one compiled, vmapped call; a second call with the same shapes reuses it.
 
@@ -46,16 +46,18 @@ same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
   draw;
 * :mod:`rdpjax.stream.plan`: argument checks, the pilot → plan/grid step (``fix_settings``) and
   the counts → bound step (``bound_from_counts``), both shared with the black-box bound of
-  :mod:`rdpjax.blackbox`;
+  :mod:`rdpjax.stream.blackbox`;
 * :mod:`rdpjax.stream.progress`: progress reports from inside the scan;
 * :mod:`rdpjax.stream.scan`: the compiled draw-and-bin scan over chunks;
 * :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`mechanism_streamed_bound`,
   :func:`streamed_samples`;
-* :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`.
+* :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`, :func:`bound_of_draws`;
+* :mod:`rdpjax.stream.blackbox`: :func:`blackbox_bound`, numpy black boxes batch by batch.
 """
 
+from rdpjax.stream.blackbox import blackbox_bound
 from rdpjax.stream.plan import DEFAULT_PILOT
-from rdpjax.stream.replicate import replicated_bounds
+from rdpjax.stream.replicate import bound_of_draws, replicated_bounds
 from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
 from rdpjax.stream.streamed import mechanism_streamed_bound, streamed_bound, streamed_samples
 
@@ -66,4 +68,6 @@ __all__ = [
     "streamed_samples",
     "mechanism_streamed_bound",
     "replicated_bounds",
+    "bound_of_draws",
+    "blackbox_bound",
 ]

@@ -1,4 +1,4 @@
-"""The steps before and after the draws, shared with :mod:`rdpjax.blackbox`.
+"""The steps before and after the draws, shared with :mod:`rdpjax.stream.blackbox`.
 
 Before: argument checks, and the pilot → plan/grid step (:func:`fix_settings`), which fixes
 every shape and setting before the certifying draws exist (:class:`Fixed`, with the

@@ -3,7 +3,7 @@
 Chunk ``i < n // chunk`` of a side is ``sampler(fold_in(key, i), chunk)``, binned as it is drawn
 (:func:`rdpjax.estimator.binning.bin_chunk`, :func:`rdpjax.estimator.binning.count_chunk`) inside
 one ``lax.scan``; the chunks are dealt out to the devices of a mesh
-(:func:`rdpjax.sharding.sum_over_devices`), and the last ``n mod chunk`` draws come from
+(:func:`rdpjax.estimator.sharding.sum_over_devices`), and the last ``n mod chunk`` draws come from
 ``fold_in(key, n // chunk)``. Memory O(chunk + grid) per device. :func:`_materialize` makes exactly
 the same draws in memory.
 """
@@ -16,10 +16,10 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from rdpjax._fusion import materialized
 from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, count_chunk
 from rdpjax.estimator.grid import Grid
-from rdpjax.sharding import sum_over_devices
+from rdpjax.estimator.sharding import sum_over_devices
+from rdpjax.stream._fusion import materialized
 from rdpjax.stream.progress import _report_every, _scan_with_reports
 
 DEFAULT_STREAM_CHUNK = 2**17

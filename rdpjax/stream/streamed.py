@@ -21,8 +21,8 @@ from rdpjax.estimator.api import DEFAULTS, Defaults
 from rdpjax.estimator.binning import BINNING_METHODS
 from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.plan import Bound
+from rdpjax.estimator.sharding import draw_mesh
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.sharding import draw_mesh
 from rdpjax.stream.plan import (
     DEFAULT_PILOT,
     as_key,
@@ -215,7 +215,8 @@ def streamed_bound(
       support_size: discrete: codes lie in ``[0, support_size)``; default the pilot's largest
         code + 1.
       outside: ``"clip"`` (clamp and count, default) or ``"raise"`` for draws off the range.
-      devices: devices to split the draws over (:func:`rdpjax.sharding.draw_mesh`): a list,
+      devices: devices to split the draws over (:func:`rdpjax.estimator.sharding.draw_mesh`): a
+      list,
         a count, or ``None`` for all of ``jax.devices()``.
       binning: ``"scatter"`` (default) or ``"sort"`` (a workaround for slow GPU scatter-adds;
         :mod:`rdpjax.estimator.binning`).

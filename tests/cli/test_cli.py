@@ -181,8 +181,8 @@ def test_audit_command_errors(capsys, argv, message):
 def test_reproduce_writes_results_and_figures(tmp_path, capsys):
     """A miniature `rdpjax reproduce --out` (the full one lives in benchmarks/paper_000.py)."""
     from rdpjax.auditing import audit
-    from rdpjax.databases import paper_pair
-    from rdpjax.reproduction import EXPERIMENTS, ORDERS, cell_key
+    from rdpjax.mechanisms.databases import paper_pair
+    from rdpjax.studies.reproduction import EXPERIMENTS, ORDERS, cell_key
 
     argv = ["reproduce", "--n", "2000", "5e3", "--reps", "3", "--coverage-n", "2000"]
     argv += ["--experiment", "gaussian", "--experiment", "Shuffled RR", "--out", str(tmp_path)]

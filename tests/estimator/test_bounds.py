@@ -10,6 +10,7 @@ from references import ORDERS, B, gaussian_exact, laplace_exact, run_script
 
 import rdpjax
 from rdpjax.estimator.api import plan_bound
+from rdpjax.stream import bound_of_draws
 
 
 def _gauss(key, n_p, n_q):
@@ -89,19 +90,22 @@ def test_vmap_equals_loop():
 def test_samples_drawn_in_the_program_give_the_same_bound_behind_the_fusion_boundary(
     monkeypatch,
 ):
-    """BoundPlan.bin writes samples drawn in the same program to memory first (a conditional,
-    rdpjax._fusion): the bounds of a vmapped study are those of the fused program."""
+    """bound_of_draws writes samples drawn in the same program to memory first (a conditional,
+    rdpjax.stream._fusion): the bounds of a vmapped study are those of the fused program."""
+    import rdpjax.stream.replicate  # noqa: F401  (the module whose setting is patched)
+
     keys = jax.random.split(jax.random.key(5), 4)
     with rdpjax.float64():
         plan, _, _ = plan_bound(*_gauss(keys[0], 3000, 3000), ORDERS)
 
         def study():  # a new jit each call: traced with MATERIALIZE_ROWS as it is then
-            compiled = jax.jit(jax.vmap(lambda k: plan(*_gauss(k, 3000, 3000)).lower))
+            draw_and_bound = lambda k: bound_of_draws(plan, *_gauss(k, 3000, 3000)).lower  # noqa: E731
+            compiled = jax.jit(jax.vmap(draw_and_bound))
             compiled = compiled.lower(keys).compile()
             return np.asarray(compiled(keys)), compiled.as_text().count("conditional(")
 
         behind, boundaries = study()
-        monkeypatch.setattr(rdpjax.estimator.plan, "MATERIALIZE_ROWS", 0)
+        monkeypatch.setattr(rdpjax.stream.replicate, "MATERIALIZE_ROWS", 0)
         fused, no_boundaries = study()
     np.testing.assert_allclose(behind, fused, rtol=1e-12, atol=0)
     if jax.default_backend() == "cpu":  # the boundary is CPU-only

@@ -206,7 +206,7 @@ _SHARDED_BINNING = textwrap.dedent(
     import rdpjax
     from rdpjax.estimator.binning import linear_binning
     from rdpjax.estimator.grid import grid_from_range
-    from rdpjax.sharding import AXIS, draw_mesh
+    from rdpjax.estimator.sharding import AXIS, draw_mesh
     x, shape = np.asarray(json.loads(sys.argv[1])), tuple(json.loads(sys.argv[2]))
     d, mesh, out = len(shape), draw_mesh(4), {}
     with rdpjax.float64():

@@ -1,4 +1,5 @@
-"""Learned projections (rdpjax.learn, audit(project="learn")): the score families, the choice on
+"""Learned projections (rdpjax.auditing.learn, audit(project="learn")): the score families, the
+choice on
 held-out draws, and the certified bound on fresh draws (small fixed-key versions of
 benchmarks/learned_projection.py)."""
 
@@ -9,8 +10,8 @@ import numpy as np
 import pytest
 
 import rdpjax
+from rdpjax.auditing.learn import FAMILIES, fit_score, learn_projection, training_size
 from rdpjax.cli import main
-from rdpjax.learn import FAMILIES, fit_score, learn_projection, training_size
 from rdpjax.mechanisms import Gaussian
 
 
@@ -189,12 +190,12 @@ def test_training_grows_where_the_direction_is_noisy_and_only_there():
 def test_growing_the_training_part_raises_the_bound_in_high_dimension(monkeypatch):
     """d = 200, n = 20,000 a side in total, D_2 = 0.25, three keys: the grown training part gives
     a higher mean bound than a fixed fifth on the same keys, and every bound stays ≤ exact."""
-    import rdpjax.learn
+    import rdpjax.auditing.learn
 
     mech, x, x_prime = _gaussian_pair(200, seed=4)
     lows = {}
-    for label, share_max in (("grown", rdpjax.learn.TRAIN_FRACTION_MAX), ("fixed", 0.0)):
-        monkeypatch.setattr(rdpjax.learn, "TRAIN_FRACTION_MAX", share_max)
+    for label, share_max in (("grown", rdpjax.auditing.learn.TRAIN_FRACTION_MAX), ("fixed", 0.0)):
+        monkeypatch.setattr(rdpjax.auditing.learn.selection, "TRAIN_FRACTION_MAX", share_max)
         reports = [
             rdpjax.audit(mech, x, x_prime, 2.0, n=20_000, key=jax.random.key(r), project="learn")
             for r in range(3)
@@ -210,9 +211,9 @@ def test_growing_the_training_part_raises_the_bound_in_high_dimension(monkeypatc
 
 
 def test_the_training_part_is_capped(monkeypatch):
-    import rdpjax.learn
+    import rdpjax.auditing.learn
 
-    monkeypatch.setattr(rdpjax.learn, "TRAIN_MAX", 50)
+    monkeypatch.setattr(rdpjax.auditing.learn.selection, "TRAIN_MAX", 50)
     mech, x, x_prime = _gaussian_pair(3)
     report = rdpjax.audit(mech, x, x_prime, 2.0, n=1000, key=jax.random.key(2), project="learn")
     assert report.to_dict()["settings"]["projection"]["n_train"] == 50 and report.n == 950

@@ -11,8 +11,8 @@ from dp_accounting.rdp import rdp_privacy_accountant as rdp
 from scipy import integrate, stats
 from zoo_testing import assert_ks, draw, key
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import Gaussian, Laplace
+from rdpjax.mechanisms.databases import paper_pair
 
 ORDERS = (2, 5, 7)
 # docs/methods.md §3, reference values (b = 5, pair (21)).

@@ -9,7 +9,6 @@ import pytest
 from scipy import stats
 from zoo_testing import assert_ks, key
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import (
     Gaussian,
     KaryRandomizedResponse,
@@ -30,6 +29,7 @@ from rdpjax.mechanisms import (
     from_sampler,
 )
 from rdpjax.mechanisms.__main__ import main
+from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.mechanisms.zoo import matches_paper, reference_zoo
 
 

@@ -9,8 +9,8 @@ import pytest
 from scipy import stats
 from zoo_testing import assert_ks, draw, key
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import NoisyGradientDescent
+from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.mechanisms.noisy_gd import paper_closed_form
 
 TABLE = (0.0072547, 0.0181367, 0.0253913)  # docs/methods.md §3: η = 0.2, b = 1, K = 10, m = 10

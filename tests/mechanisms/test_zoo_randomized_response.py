@@ -11,8 +11,8 @@ from scipy import stats
 from scipy.special import comb
 from zoo_testing import assert_chi2, draw
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import RandomizedResponse, ShuffledRandomizedResponse
+from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.mechanisms.shuffle import paper_closed_form
 
 RR_TABLE = (1.309634, 1.449647, 1.466431)  # docs/methods.md §3, ε0 = 1.5

@@ -10,8 +10,8 @@ from dp_accounting.rdp import rdp_privacy_accountant as rdp
 from scipy import integrate, stats
 from zoo_testing import assert_ks, draw, key
 
-from rdpjax.databases import paper_pair
 from rdpjax.mechanisms import Gaussian, Laplace, PoissonSubsampled
+from rdpjax.mechanisms.databases import paper_pair
 
 TABLE = {  # docs/methods.md §3 (b = 5, γ = 0.5, pair (21)), at λ = 2, 5, 7
     "Laplace": (0.009383, 0.023060, 0.031493),

@@ -125,7 +125,7 @@ def test_default_partitionable_prng_path():
     """The library default PRNG mode (slow to compile on CPU, see conftest) works the same way."""
     from zoo_testing import check_jit_and_vmap
 
-    from rdpjax.databases import paper_pair
+    from rdpjax.mechanisms.databases import paper_pair
 
     check_jit_and_vmap(mechanisms.Laplace(2.0), paper_pair()[0])
 

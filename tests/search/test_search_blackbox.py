@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 from rdpjax import mechanisms
-from rdpjax.blackbox import blackbox_bound
-from rdpjax.databases import paper_pair
+from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.search import certify, find_pair, search_keys
 from rdpjax.search.neighbours import pair, reference_params, variants
 from rdpjax.search.space import SearchSpace
+from rdpjax.stream.blackbox import blackbox_bound
 
 pytest.importorskip("optuna")  # the `search` extra (and the `test` extra) install it
 

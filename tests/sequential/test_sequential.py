@@ -1,4 +1,5 @@
-"""Sequential audits (rdpjax.sequential): schedules, looks against fixed-n references, validity,
+"""Sequential audits (rdpjax.auditing.sequential): schedules, looks against fixed-n references,
+validity,
 checkpoints and resumption, errors."""
 
 from __future__ import annotations
@@ -10,15 +11,15 @@ import numpy as np
 import pytest
 
 import rdpjax
-from rdpjax.claims import pure_dp, rdp, zcdp
-from rdpjax.mechanisms import Gaussian, RandomizedResponse
-from rdpjax.sequential import (
+from rdpjax.auditing.sequential import (
     CHECKPOINT,
     SPENDING,
     Schedule,
     geometric_schedule,
     spend,
 )
+from rdpjax.claims import pure_dp, rdp, zcdp
+from rdpjax.mechanisms import Gaussian, RandomizedResponse
 from rdpjax.stream.batches import generators
 
 
@@ -190,7 +191,7 @@ def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
 def test_jax_mechanism_interrupted_and_resumed(tmp_path, monkeypatch):
     """A JAX sampler's batch j is drawn from fold_in(key, j): a run stopped by Ctrl-C resumes to
     the uninterrupted looks."""
-    from rdpjax.sequential import sources
+    from rdpjax.auditing.sequential import sources
 
     mech = Gaussian(2.0)
     x, xp = mech.reference_pair()

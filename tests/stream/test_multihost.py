@@ -1,4 +1,5 @@
-"""Several processes, one computation: rdpjax.sharding across ``jax.distributed`` processes.
+"""Several processes, one computation: rdpjax.estimator.sharding across ``jax.distributed``
+processes.
 
 Two local processes with two forced CPU devices each join one ``jax.distributed`` run on
 127.0.0.1 (gloo CPU collectives) and compute, over the four devices of ``jax.devices()``, a
@@ -41,7 +42,7 @@ _WORKER = textwrap.dedent(
     from rdpjax import mechanisms
     from rdpjax.estimator.binning import linear_binning
     from rdpjax.estimator.grid import grid_from_range
-    from rdpjax.sharding import draw_mesh
+    from rdpjax.estimator.sharding import draw_mesh
     from rdpjax.stream import replicated_bounds, streamed_bound
     from rdpjax.studies import coverage
     warnings.simplefilter("ignore")

@@ -1,4 +1,5 @@
-"""Streamed bounds, device splitting and compiled-once studies (rdpjax.stream, rdpjax.sharding).
+"""Streamed bounds, device splitting and compiled-once studies (rdpjax.stream,
+rdpjax.estimator.sharding).
 
 References are independent of the streamed kernel: the in-memory ``rdpjax.lower_bound`` on the
 same draws (materialized through the public ``mechanism.sample`` or ``streamed_samples``), with
@@ -23,7 +24,7 @@ import rdpjax
 from rdpjax import mechanisms
 from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts
 from rdpjax.estimator.grid import grid_from_range
-from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
+from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.stream import (
     mechanism_streamed_bound,
     replicated_bounds,
@@ -157,7 +158,7 @@ _SHARDED = textwrap.dedent(
         reps = replicated_bounds(jax.random.key(8), mech, pairs, [2.0, 5.0], n=500, reps=6,
                                  second_order=False)
         out["replicated"] = {k: getattr(reps, k).tolist() for k in ("estimate", "lower")}
-        from rdpjax.sharding import draw_mesh, map_over_devices  # 3 entries on 4 devices
+        from rdpjax.estimator.sharding import draw_mesh, map_over_devices  # 3 entries on 4 devices
         f = jax.jit(lambda xs, a: map_over_devices(lambda x, a: (x, x * a), draw_mesh(), xs, a,
                                                    batch_size=1))
         out["mapped"] = [v.tolist() for v in f(np.arange(3.0), 10.0)]

@@ -29,7 +29,8 @@ from rdpjax._pytree import pytree_dataclass
 __all__ = ["FAMILIES", "Score", "fit_score", "standardize"]
 
 FAMILIES = ("mean_difference", "fisher", "logistic", "quadratic")
-"""The score families :func:`fit_score` knows, in the order :func:`rdpjax.learn.learn_projection`
+"""The score families :func:`fit_score` knows, in the order
+:func:`rdpjax.auditing.learn.learn_projection`
 tries them."""
 
 _STEPS = 300

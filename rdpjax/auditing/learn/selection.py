@@ -1,11 +1,11 @@
 """Choose a score on held-out training draws, then freeze it (``project="learn"``).
 
-The training draws are split in two halves: every family of :data:`rdpjax.learn.FAMILIES` is
-fitted on the first, and each fitted score is judged on the second by the lower bound it gives
-there (λ = 2, both directions, :func:`rdpjax.lower_bound`) — the quantity the certification
-will report. The best family is refitted on all training draws and frozen. Nothing here sees the
+The training draws are split in two halves: every family of :data:`rdpjax.auditing.learn.FAMILIES`
+is fitted on the first, and each fitted score is judged on the second by the lower bound it gives
+there (λ = 2, both directions, :func:`rdpjax.lower_bound`) — the quantity the certification will
+report. The best family is refitted on all training draws and frozen. Nothing here sees the
 certifying draws, which :func:`rdpjax.audit` draws afterwards from an independent key, so the
-certified bound is valid whatever was chosen (data processing, :mod:`rdpjax.learn.scores`).
+certified bound is valid whatever was chosen (data processing, :mod:`rdpjax.auditing.learn.scores`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import numpy as np
 
 from rdpjax._json import json_floats
 from rdpjax._precision import float64
+from rdpjax.auditing.draws import draw_outputs
+from rdpjax.auditing.learn.scores import FAMILIES, Score, fit_score, standardize
 from rdpjax.estimator.api import lower_bound
-from rdpjax.learn.scores import FAMILIES, Score, fit_score, standardize
+from rdpjax.mechanisms.base import Mechanism
 
 __all__ = [
     "TRAIN_FRACTION",
@@ -50,7 +52,7 @@ class LearnedProjection:
     """A frozen score and how it was chosen.
 
     Attributes:
-      score: the :class:`~rdpjax.learn.scores.Score` applied to the certifying draws.
+      score: the :class:`~rdpjax.auditing.learn.scores.Score` applied to the certifying draws.
       family: its family.
       criteria: held-out lower bound on D_2 (both directions) of every family tried.
       n_train: training outputs per side.
@@ -83,7 +85,7 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
     Args:
       p: ``(m, d)`` training outputs on x (m ≥ 20).
       q: ``(m, d)`` training outputs on x' (m ≥ 20).
-      families: the families to try (default all of :data:`rdpjax.learn.FAMILIES`).
+      families: the families to try (default all of :data:`rdpjax.auditing.learn.FAMILIES`).
 
     Returns:
       A :class:`LearnedProjection`.
@@ -126,14 +128,14 @@ def training_size(p, q, n: int, cap: int) -> int:
     """How many training outputs a side to use in all, judged on a first training part.
 
     A direction estimated from m draws a side, ``u = Δ + e``, has ``E‖e‖² ∝ 1/m``, and the
-    divergence of the projected laws is ``cos²θ`` times the full one (docs/methods.md §2.7), so
-    more training raises what can be certified while leaving fewer draws to certify it. On the
-    first part (``len(p)`` a side, standardized as :func:`~rdpjax.learn.scores.fit_score` does)
-    the mean differences ``u_A``, ``u_B`` of its two halves give ``‖Δ‖² ≈ u_A·u_B`` and, at
-    half size, ``E‖e‖² ≈ (‖u_A‖² + ‖u_B‖²)/2 − u_A·u_B``. The held-out half's bound along
-    ``u_A`` (λ = 2, both directions) gives the estimate D̂ (bias removed), its standard error and
-    critical value z. The size chosen maximises the predicted certified bound
-    ``D̂·cos²θ(m')/cos²θ(m/2) − z·se·√(m/2)/√(n − m')`` over ``m' ∈ [len(p), cap]``.
+    divergence of the projected laws is ``cos²θ`` times the full one (docs/methods.md §2.7), so more
+    training raises what can be certified while leaving fewer draws to certify it. On the first part
+    (``len(p)`` a side, standardized as :func:`~rdpjax.auditing.learn.scores.fit_score` does) the
+    mean differences ``u_A``, ``u_B`` of its two halves give ``‖Δ‖² ≈ u_A·u_B`` and, at half size,
+    ``E‖e‖² ≈ (‖u_A‖² + ‖u_B‖²)/2 − u_A·u_B``. The held-out half's bound along ``u_A`` (λ = 2, both
+    directions) gives the estimate D̂ (bias removed), its standard error and critical value z. The
+    size chosen maximises the predicted certified bound ``D̂·cos²θ(m')/cos²θ(m/2) − z·se·√(m/2)/√(n
+    − m')`` over ``m' ∈ [len(p), cap]``.
 
     Only training draws are used, so the choice cannot affect validity, only tightness. Where
     the halves show no mean shift (``u_A·u_B ≤ 0``: e.g. a leak in the noise scale) or no
@@ -177,12 +179,12 @@ def training_size(p, q, n: int, cap: int) -> int:
 def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: int):
     """:func:`rdpjax.audit`'s ``project="learn"``: draw a training part, learn and freeze a score.
 
-    A first training part of ``n`` outputs a side (``rdpjax.learn.TRAIN_FRACTION``, at most
-    ``rdpjax.learn.TRAIN_MAX``, read at each call, so that setting them on the package takes
+    A first training part of ``n`` outputs a side (``rdpjax.auditing.TRAIN_FRACTION``, at most
+    ``rdpjax.auditing.TRAIN_MAX``, read at each call, so that setting them on the package takes
     effect) is drawn from a key folded off ``key`` (so no draw is shared with the
     certification); the score is chosen by :func:`learn_projection`. Where
     :func:`training_size` finds the direction still noisy, more training outputs are drawn (up
-    to ``rdpjax.learn.TRAIN_FRACTION_MAX`` of ``n``, from another folded key) and the chosen
+    to ``rdpjax.auditing.TRAIN_FRACTION_MAX`` of ``n``, from another folded key) and the chosen
     family is refitted on them all.
 
     Returns:
@@ -190,16 +192,14 @@ def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: in
     """
     import jax
 
-    from rdpjax import learn  # the package's TRAIN_MAX, TRAIN_FRACTION: settable, read per call
-
     if project != "learn":
         raise ValueError(f"project must be a function or 'learn'; got {project!r}.")
-    n_train = min(learn.TRAIN_MAX, max(20, round(learn.TRAIN_FRACTION * n)))
+    n_train = min(TRAIN_MAX, max(20, round(TRAIN_FRACTION * n)))
     if n - n_train < 80:
         raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
     p, q = _draw_pair(mechanism, jax.random.fold_in(key, 0x1EA2), x, x_prime, n_train, batch_size)
     learned = learn_projection(p, q)
-    cap = min(learn.TRAIN_MAX, n - 80, round(learn.TRAIN_FRACTION_MAX * n))
+    cap = min(TRAIN_MAX, n - 80, round(TRAIN_FRACTION_MAX * n))
     total = training_size(p, q, n, cap)
     if total > n_train:
         more_p, more_q = _draw_pair(
@@ -220,9 +220,6 @@ def _rows(x) -> np.ndarray:
 def _draw_pair(mechanism, key, x, x_prime, m: int, batch_size: int):
     """``m`` outputs a side on ``x`` and ``x'`` (float64 rows) from two keys split off ``key``."""
     import jax
-
-    from rdpjax.auditing import draw_outputs
-    from rdpjax.mechanisms.base import Mechanism
 
     kp, kq = jax.random.split(key)
     if isinstance(mechanism, Mechanism):

@@ -14,17 +14,18 @@ array-like`` — numpy code or another library's DP mechanism — called in batc
 memory and bounded by :func:`rdpjax.lower_bound`. Beyond it they are binned as they are drawn, on a
 grid fixed beforehand from an independent pilot draw: JAX samplers inside one compiled scan
 (:func:`rdpjax.stream.mechanism_streamed_bound`), numpy black boxes batch by batch
-(:func:`rdpjax.blackbox.blackbox_bound`). Mass off the pilot's grid is clamped onto its edge and
-counted (``Bound.outside``), never dropped. Both routes give valid bounds; they differ in the grid.
+(:func:`rdpjax.stream.blackbox.blackbox_bound`). Mass off the pilot's grid is clamped onto its edge
+and counted (``Bound.outside``), never dropped. Both routes give valid bounds; they differ in the
+grid.
 
 **Claims.** ``claim`` is an :class:`rdpjax.claims.Claim` (ε-DP, zCDP, GDP, an RDP curve, a
 dp_accounting event); without one a zoo mechanism's own claim is used. ``lam=None`` chooses the
-orders (:func:`rdpjax.orders.default_orders`): λ = 2, 5, 7 without a claim, a wide grid with one.
+orders (:func:`rdpjax.estimator.orders.default_orders`): λ = 2, 5, 7 without a claim, a wide grid
+with one.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -33,13 +34,14 @@ import jax
 import numpy as np
 
 from rdpjax._validation import check_int
+from rdpjax.auditing.draws import draw_outputs, exact_divergences, progress_bar
+from rdpjax.auditing.report import AuditReport, json_ready
 from rdpjax.estimator.api import lower_bound
+from rdpjax.estimator.orders import default_orders
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.mechanisms.user import from_sampler
-from rdpjax.orders import default_orders
-from rdpjax.report import AuditReport, json_ready
 
-__all__ = ["AuditReport", "audit", "draw_outputs", "exact_divergences", "DEFAULT_MEMORY_BUDGET"]
+__all__ = ["audit", "DEFAULT_MEMORY_BUDGET"]
 
 DEFAULT_MEMORY_BUDGET = 2**29
 """Bytes the in-memory draws may take (512 MiB) before :func:`audit` streams them instead. The
@@ -48,89 +50,6 @@ working copies (``lower_bound`` at n = 4·10⁶ per side added 2.5 × 8 bytes pe
 resident memory; at 1.6·10⁷, 1.7 ×)."""
 
 _BYTES_PER_OUTPUT = 24
-
-
-def _seed_from_key(key) -> int:
-    data = np.asarray(jax.random.key_data(key)).ravel()
-    return int(np.uint64(data[-1]) | (np.uint64(data[0]) << np.uint64(32)))
-
-
-def progress_bar(total: int, progress: bool | None, desc: str):
-    """:func:`rdpjax.stream.progress.progress_bar`, imported on first use.
-
-    ``rdpjax.stream`` is not loaded by ``import rdpjax``.
-    """
-    from rdpjax.stream.progress import progress_bar as bar
-
-    return bar(total, progress, desc)
-
-
-def draw_outputs(
-    sample: Callable,
-    key,
-    database,
-    n: int,
-    *,
-    batch_size: int = 10**6,
-    progress: bool | None = None,
-    bar=None,
-    transform: Callable | None = None,
-) -> np.ndarray:
-    """Draw ``n`` outputs from a black-box ``sample(rng, database, n) -> array-like``.
-
-    Called in batches of at most ``batch_size`` with one ``numpy.random.Generator`` seeded from
-    ``key``; a progress bar goes to stderr when a run takes longer than two seconds (always with
-    ``progress=True``, never with ``progress=False``; ``bar``: a tqdm bar to advance instead).
-    ``transform`` (a projection) is applied to each batch as it arrives, so only its outputs are
-    kept.
-
-    Raises:
-      ValueError: if a batch has the wrong length or a different shape from the others.
-    """
-    rng = np.random.default_rng(_seed_from_key(key))
-    parts, drawn, shape = [], 0, None
-    with contextlib.ExitStack() as stack:
-        if bar is None:
-            bar = stack.enter_context(progress_bar(n, progress, "drawing"))
-        while drawn < n:
-            size = min(batch_size, n - drawn)
-            out = np.asarray(sample(rng, database, size))
-            if out.ndim == 0 or out.shape[0] != size:
-                raise ValueError(
-                    f"sample(rng, database, {size}) returned shape {out.shape}; "
-                    f"expected ({size}, ...)."
-                )
-            if shape is None:
-                shape = out.shape[1:]
-            elif out.shape[1:] != shape:
-                raise ValueError(f"sample returned outputs of shape {shape}, then {out.shape[1:]}.")
-            if transform is not None:
-                out = np.asarray(transform(out))
-                if out.ndim == 0 or out.shape[0] != size:
-                    raise ValueError(
-                        f"project returned shape {out.shape} for {size} outputs; "
-                        f"expected ({size}, ...)."
-                    )
-            parts.append(out)
-            drawn += size
-            bar.update(size)
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
-
-
-def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions: bool):
-    """The exact value of what the bound bounds, per order, or ``None``.
-
-    That is ``D_λ(P‖Q)``, or the larger of both directions; ``None`` when the mechanism does not
-    know it for some order.
-    """
-    values = []
-    for lam_ in orders:
-        fwd = mechanism.divergence(lam_, x, x_prime)
-        rev = mechanism.divergence(lam_, x_prime, x) if both_directions else fwd
-        if fwd is None or rev is None:
-            return None
-        values.append(max(fwd, rev))
-    return np.asarray(values, np.float64)
 
 
 def _resolve_claim(claim, claimed_epsilon, mechanism):
@@ -215,7 +134,8 @@ def audit(
       x: the first of the two adjacent databases.
       x_prime: the second, adjacent to ``x``.
       lam: one order λ > 1 or several; ``None`` chooses them
-        (:func:`rdpjax.orders.default_orders`: 2, 5, 7 without a claim, a wide grid with one).
+        (:func:`rdpjax.estimator.orders.default_orders`: 2, 5, 7 without a claim, a wide grid with
+        one).
       n: outputs per database (an integer ≥ 2; ``1e6`` is accepted; default 10⁶). Not with
         ``sequential``.
       key: a JAX PRNG key (the only source of randomness).
@@ -223,8 +143,9 @@ def audit(
       both_directions: also bound ``D_λ(Q‖P)`` (ε(λ) is a supremum over *ordered* pairs).
       project: a fixed function applied to the outputs (arrays in, array out) before bounding;
         it must be a JAX function when a JAX sampler is streamed. ``"learn"``: learn one
-        (:mod:`rdpjax.learn`) on a training part of the n outputs a side
-        (:data:`rdpjax.learn.TRAIN_FRACTION`, grown by :func:`rdpjax.learn.training_size`,
+        (:mod:`rdpjax.auditing.learn`) on a training part of the n outputs a side
+        (:data:`rdpjax.auditing.learn.TRAIN_FRACTION`, grown by
+        :func:`rdpjax.auditing.learn.training_size`,
         drawn in memory from keys of its own), freeze it and certify on the rest, with
         ``transform="quantile"`` unless given; the report's ``n`` is the certifying part and its
         settings name the family chosen.
@@ -240,19 +161,20 @@ def audit(
         :func:`rdpjax.write_report`'s figure): one more pass over the draws; only for draws in
         memory with 1-D or discrete outputs (else ``None``).
       sequential: draw in looks of growing size up to ``max_n`` per database and stop at the
-        first look whose bound refutes the claim (:mod:`rdpjax.sequential`): every look's
+        first look whose bound refutes the claim (:mod:`rdpjax.auditing.sequential`): every look's
         bounds hold together at 1 − α, so a true claim is refuted with probability ≤ α however
         early the audit stops. The report's ``n`` is the last look's and ``looks`` lists them.
       max_n: outputs per database at the last look (``sequential`` only).
       schedule: ``sequential`` only: the looks and their levels
-        (:func:`rdpjax.sequential.geometric_schedule`; default from ``max_n`` and ``alpha``).
+        (:func:`rdpjax.auditing.sequential.geometric_schedule`; default from ``max_n`` and
+        ``alpha``).
       checkpoint: ``sequential`` only: a folder where the draws so far (binned) and the looks
         are saved after every batch, so that an interrupted audit can be resumed.
       resume: ``sequential`` only: continue the audit saved in ``checkpoint`` (same arguments,
         same key); the result equals the uninterrupted audit's.
       **estimator_options: passed to :func:`rdpjax.lower_bound` (``bandwidth``, ``floor``,
         ``transform``, …), or to the streamed estimators (``transform`` needs the draws in
-        memory); a sequential audit takes those of :data:`rdpjax.sequential.OPTIONS`.
+        memory); a sequential audit takes those of :data:`rdpjax.auditing.sequential.OPTIONS`.
 
     Returns:
       An :class:`rdpjax.AuditReport`.
@@ -270,7 +192,7 @@ def audit(
     if progress not in (None, True, False):
         raise ValueError(f"progress must be None, True or False; got {progress!r}.")
     if sequential:
-        from rdpjax.sequential.audit import from_audit
+        from rdpjax.auditing.sequential.audit import from_audit
 
         return from_audit(
             mechanism,
@@ -308,7 +230,7 @@ def audit(
     claim = _resolve_claim(claim, claimed_epsilon, mechanism)
     learned = None
     if isinstance(project, str):
-        from rdpjax.learn import train_projection
+        from rdpjax.auditing.learn import train_projection
 
         learned, n = train_projection(project, mechanism, key, x, x_prime, n, batch_size)
         project = learned
@@ -352,7 +274,7 @@ def audit(
             ),
         )
     elif streamed:
-        from rdpjax.blackbox import blackbox_bound
+        from rdpjax.stream.blackbox import blackbox_bound
 
         bound = _under_bar(
             n,
@@ -398,7 +320,7 @@ def audit(
     refuted = np.zeros(lower.shape, bool) if claimed is None else lower > claimed
     settings = {
         "lam": orders,
-        "lam_chosen_by": "user" if lam is not None else "rdpjax.orders.default_orders",
+        "lam_chosen_by": "user" if lam is not None else "rdpjax.estimator.orders.default_orders",
         "alpha": float(alpha),
         "both_directions": bool(both_directions),
         "batch_size": batch_size,
@@ -438,11 +360,11 @@ def _support_notes(p, q) -> tuple[str, ...]:
 
 
 def _density_curves(p, q, orders, options, bound):
-    """The densities behind ``bound`` (``rdpjax.plots.density_curves``), or ``None``.
+    """The densities behind ``bound`` (``rdpjax.auditing.plots.density_curves``), or ``None``.
 
     ``None`` is for continuous outputs of d > 1, which have no 1-D picture.
     """
-    from rdpjax.plots import density_curves
+    from rdpjax.auditing.plots import density_curves
 
     try:
         return density_curves(p, q, lam=orders, bound=bound, **options)

@@ -29,12 +29,12 @@ import jax
 import numpy as np
 
 from rdpjax._table import markdown_table
-from rdpjax.auditing import exact_divergences
-from rdpjax.databases import paper_pair
+from rdpjax.auditing.draws import exact_divergences
 from rdpjax.estimator.api import lower_bound
 from rdpjax.mechanisms import registry
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.studies import coverage
+from rdpjax.mechanisms.databases import paper_pair
+from rdpjax.studies.coverage_study import coverage
 
 __all__ = [
     "EXPERIMENTS",
@@ -195,7 +195,7 @@ def _write_figures(folder: Path, name: str, p, q, bounds: dict, exact, alpha: fl
     """Densities and bound vs λ at the largest n; bound vs n when there are several."""
     import matplotlib.pyplot as plt
 
-    from rdpjax import plots
+    from rdpjax.auditing import plots
 
     folder.mkdir(parents=True, exist_ok=True)
     slug = experiment_slug(name)

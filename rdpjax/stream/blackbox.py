@@ -162,7 +162,7 @@ def blackbox_bound(
 
     Example:
       >>> import jax, numpy as np
-      >>> from rdpjax.blackbox import blackbox_bound
+      >>> from rdpjax.stream.blackbox import blackbox_bound
       >>> def noisy_sum(rng, db, m):
       ...     return np.sum(db) + 5.0 * rng.standard_normal(m)
       >>> b = blackbox_bound(noisy_sum, jax.random.key(0), np.array([1.0, 0.0]),

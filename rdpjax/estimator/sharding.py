@@ -97,7 +97,7 @@ def draw_mesh(devices: Sequence[jax.Device] | int | None = None) -> Mesh:
     return Mesh(np.asarray(devices), (AXIS,))
 
 
-def sum_over_devices(task: Callable, num_tasks: int, mesh: Mesh, *args):
+def sum_over_devices(task: Callable[..., Any], num_tasks: int, mesh: Mesh, *args: Any) -> Any:
     """Run ``task(ids, *args)`` on every device of ``mesh`` and sum the results.
 
     Device ``k`` gets the task indices ``k·b, …, k·b + b − 1`` with ``b = ⌈num_tasks / D⌉``
@@ -136,7 +136,7 @@ def sum_over_blocks(fn: Callable[[Any], Any], mesh: Mesh, x: Any) -> Any:
     return _summed(fn, mesh, PartitionSpec(AXIS))(x)
 
 
-def _summed(fn: Callable, mesh: Mesh, in_specs):
+def _summed(fn: Callable[..., Any], mesh: Mesh, in_specs: Any) -> Callable[..., Any]:
     """``fn`` under ``jax.shard_map`` over ``mesh`` with its outputs ``psum``-med over devices."""
 
     def local(*local_args):
@@ -199,7 +199,9 @@ def replication_batch_size(n: int, reps: int, mesh: Mesh, pairs: int = 1) -> int
     return -(-per_device // batches)
 
 
-def map_over_devices(fn: Callable, mesh: Mesh, xs, *args, batch_size: int, gather: bool = True):
+def map_over_devices(
+    fn: Callable[..., Any], mesh: Mesh, xs: Any, *args: Any, batch_size: int, gather: bool = True
+) -> Any:
     """``fn(x, *args)`` for every ``x`` along the leading axis of ``xs``, split over devices.
 
     Device ``k`` of ``mesh`` gets the contiguous block ``k·b, …, k·b + b − 1`` and maps ``fn``

@@ -4,7 +4,8 @@ A lower bound is valid when it lands at or below the truth with probability ≥ 
 mechanism (pure JAX sampler, exact divergence known) this is measured directly: draw R
 independent replications of both samples, bound each, and count how often ``lower ≤ exact``.
 The replications are split over the devices and each device runs its share inside
-``jax.lax.map`` over keys, vmapped in small batches (:func:`rdpjax.sharding.map_over_devices`).
+``jax.lax.map`` over keys, vmapped in small batches
+(:func:`rdpjax.estimator.sharding.map_over_devices`).
 One program draws them (one compilation per mechanism type and shapes; the pilot that plans
 the grid is its first key) and one bounds the samples where they were drawn (one compilation
 per grid layout, shared by every mechanism whose pilot plans that layout), chunk by chunk of
@@ -29,10 +30,10 @@ from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._table import markdown_table
 from rdpjax._validation import check_int, check_orders
-from rdpjax.auditing import exact_divergences
+from rdpjax.auditing.draws import exact_divergences
 from rdpjax.estimator.api import plan_bound
+from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.mechanisms.base import Mechanism, identity_code
-from rdpjax.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.stream.samplers import Sampler, mechanism_fn
 
 __all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
@@ -274,9 +275,9 @@ def coverage(
       alpha: family-wise level.
       both_directions: bound both directions; the truth is then the larger divergence.
       batch_size: replications vmapped together on each device (default:
-        :func:`rdpjax.sharding.replication_batch_size`).
+        :func:`rdpjax.estimator.sharding.replication_batch_size`).
       devices: the devices to split the replications over (default: every device; see
-        :func:`rdpjax.sharding.map_over_devices`).
+        :func:`rdpjax.estimator.sharding.map_over_devices`).
       **estimator_options: passed to :func:`rdpjax.plan_bound`.
 
     Raises:
@@ -327,9 +328,7 @@ def coverage(
                 )
                 fits = STUDY_GRID_POINTS // math.prod(plan.shape)
                 bound_batch = _divisor_at_most(chunk // mesh.size, min(batch, fits))
-            results.append(
-                _bounds(plan, p, q, batch_size=bound_batch, mesh=mesh)
-            )
+            results.append(_bounds(plan, p, q, batch_size=bound_batch, mesh=mesh))
         est, se, lower = (
             np.concatenate([np.asarray(r[i]) for r in results])[1 : reps + 1] for i in range(3)
         )

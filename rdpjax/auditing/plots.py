@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
-from rdpjax.auditing import AuditReport
+from rdpjax.auditing.report import AuditReport
 from rdpjax.estimator.api import lower_bound, plan_bound
 from rdpjax.estimator.binning import linear_binning
 from rdpjax.estimator.divergence import softmax_floor
@@ -52,8 +52,8 @@ def _pyplot():
         import matplotlib.pyplot as plt
     except ImportError as err:
         raise ImportError(
-            "rdpjax.plots needs matplotlib, which is not a dependency of rdpjax; install it "
-            "with `pip install matplotlib` (or `pip install 'rdpjax[bench]'`)."
+            "rdpjax.auditing.plots needs matplotlib, which is not a dependency of rdpjax; install "
+            "it with `pip install matplotlib` (or `pip install 'rdpjax[bench]'`)."
         ) from err
     return plt
 
@@ -229,7 +229,7 @@ def plot_densities(
 
     Example:
       >>> import numpy as np
-      >>> from rdpjax import plots
+      >>> from rdpjax.auditing import plots
       >>> rng = np.random.default_rng(0)
       >>> ax = plots.plot_densities(1 + 5 * rng.standard_normal(10**4),
       ...                           5 * rng.standard_normal(10**4))

@@ -1,25 +1,25 @@
 """The sequential audit: draw in growing batches, bound at every look, stop at the first refutation.
 
-**Looks and levels** (:mod:`rdpjax.sequential.schedule`): look ``k`` bounds ε(λ) from the first
-``n_k`` certifying outputs per side at family-wise level ``α_k``; ``Σ α_k ≤ α``, so a true claim is
-refuted at some look with probability ≤ α however the audit stops.
+**Looks and levels** (:mod:`rdpjax.auditing.sequential.schedule`): look ``k`` bounds ε(λ) from the
+first ``n_k`` certifying outputs per side at family-wise level ``α_k``; ``Σ α_k ≤ α``, so a true
+claim is refuted at some look with probability ≤ α however the audit stops.
 
-**Settings fixed in advance.** Every setting of look ``k`` is a function of an independent pilot
-and of ``n_k`` alone, both fixed before the certifying draws: the bandwidth, floor and β are the
+**Settings fixed in advance.** Every setting of look ``k`` is a function of an independent pilot and
+of ``n_k`` alone, both fixed before the certifying draws: the bandwidth, floor and β are the
 defaults of a fixed-n bound at ``n_k`` (:class:`rdpjax.Defaults`) with the pilot's pooled robust
 scale (:func:`rdpjax.estimator.settings.scheduled_settings`); the orders are
-:func:`rdpjax.orders.default_orders` at ``n_k`` unless given; the grid is fixed once, from the
-pilot's range widened by ``margin`` widths, fine enough for the last look's bandwidth and with a
+:func:`rdpjax.estimator.orders.default_orders` at ``n_k`` unless given; the grid is fixed once, from
+the pilot's range widened by ``margin`` widths, fine enough for the last look's bandwidth and with a
 margin wide enough for the first's. Look ``k``'s bound is therefore exactly a fixed-n bound (as
-:func:`rdpjax.blackbox.blackbox_bound` computes it) on ``n_k`` outputs with data-independent
-settings, valid at its level; the union over looks does the rest. Discrete outputs (integer
-codes) need no pilot: the frequencies live on the codes seen (empty cells add nothing to the
-estimate or its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``. Real outputs whose pilot
-takes few values (:func:`rdpjax.estimator.support.looks_discrete`, as :func:`rdpjax.lower_bound`
-decides) are counted the same way, on a table of the values seen.
+:func:`rdpjax.stream.blackbox.blackbox_bound` computes it) on ``n_k`` outputs with data-independent
+settings, valid at its level; the union over looks does the rest. Discrete outputs (integer codes)
+need no pilot: the frequencies live on the codes seen (empty cells add nothing to the estimate or
+its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``. Real outputs whose pilot takes few
+values (:func:`rdpjax.estimator.support.looks_discrete`, as :func:`rdpjax.lower_bound` decides) are
+counted the same way, on a table of the values seen.
 
 **Incremental counts.** Each batch is binned once onto the fixed grid (linear binning, the same
-kernel as :mod:`rdpjax.blackbox`) or counted (codes), and added to float64 totals: no draw is
+kernel as :mod:`rdpjax.stream.blackbox`) or counted (codes), and added to float64 totals: no draw is
 redrawn or rebinned; a look costs one bound on the grid, independent of n.
 """
 
@@ -34,6 +34,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
+from rdpjax.auditing.sequential.schedule import Schedule
 from rdpjax.estimator.api import DEFAULTS
 from rdpjax.estimator.grid import (
     CELLS_PER_BANDWIDTH,
@@ -48,7 +49,6 @@ from rdpjax.estimator.inputs import check_bandwidth, plan_options
 from rdpjax.estimator.plan import Bound, BoundPlan
 from rdpjax.estimator.settings import discrete_settings, scheduled_settings
 from rdpjax.estimator.support import looks_discrete
-from rdpjax.sequential.schedule import Schedule
 from rdpjax.stream.batches import batch_counts, bin_batch
 from rdpjax.stream.plan import Fixed, Layout, bound_from_counts, discrete_fixed
 

@@ -1,6 +1,7 @@
 """The result of an audit and its report files: a table, JSON, Markdown and figures.
 
-:class:`AuditReport` is what :func:`rdpjax.audit` returns; :func:`write_report` writes it to a
+:class:`AuditReport` is what :func:`rdpjax.audit` returns; :func:`rdpjax.write_report` writes it to
+a
 folder (``rdpjax audit … --report DIR``): ``report.json`` (every number, every setting, the
 versions, :data:`SCHEMA_VERSION`), ``report.md`` (the table and the verdict, for a person or a CI
 log) and, when matplotlib is installed, ``bounds.png`` (bounds and claim against λ).
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from rdpjax._pytree import pytree_dataclass
 from rdpjax._table import Column, markdown_table, text_table
 from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
 
-__all__ = ["SCHEMA_VERSION", "AuditReport", "Look", "json_ready", "write_report"]
+__all__ = ["SCHEMA_VERSION", "AuditReport", "Look", "json_ready"]
 
 SCHEMA_VERSION = 3
 """Version of the JSON layout of :meth:`AuditReport.to_dict` (1: before claims existed; 2:
@@ -53,7 +53,7 @@ def _list(value):
 
 @dataclasses.dataclass(frozen=True)
 class Look:
-    """One look of a sequential audit (:mod:`rdpjax.sequential`).
+    """One look of a sequential audit (:mod:`rdpjax.auditing.sequential`).
 
     Attributes:
       k: the look's number (1, 2, …).
@@ -120,7 +120,8 @@ class AuditReport:
       projected: whether a user projection was applied.
       streamed: whether the draws were binned batch by batch instead of held in memory.
       settings: the audit's settings, a JSON object (text, so that the report stays hashable).
-      densities: the :class:`rdpjax.plots.DensityCurves` behind the bound (p̂, q̂, q̂_τ on its
+      densities: the :class:`rdpjax.auditing.plots.DensityCurves` behind the bound (p̂, q̂, q̂_τ on
+      its
         grid) when :func:`rdpjax.audit` was asked for them (``densities=True``) and could keep
         them (draws in memory, 1-D or discrete outputs); else ``None``.
       looks: a sequential audit's :class:`Look` s, in order (the report's numbers are the last
@@ -300,79 +301,6 @@ class AuditReport:
             lines += ["", "## Settings", ""]
             lines += [f"- {k}: {json.dumps(v)}" for k, v in settings.items()]
         return "\n".join(lines) + "\n"
-
-
-def write_report(report: AuditReport, directory, *, meta: dict | None = None) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and (with matplotlib) figures to ``directory``.
-
-    The figures: ``bounds.png`` (bounds, estimates and the claim against λ), when the report
-    has them ``densities.png`` (p̂, q̂, the floored q̂_τ and τ behind the bound), and for a
-    sequential audit ``looks.png`` (the bound and the claim at every look, against n).
-
-    Args:
-      report: an :class:`AuditReport`.
-      directory: the folder (created with its parents when missing).
-      meta: extra records for the JSON (the command, the seed, versions); rdpjax's and jax's
-        versions are added.
-
-    Returns:
-      The paths written.
-
-    Raises:
-      ValueError: if ``directory`` exists and is not a folder, or cannot be written.
-    """
-    import jax
-
-    import rdpjax
-
-    directory = Path(directory)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError, PermissionError) as err:
-        raise ValueError(f"cannot write the report to {directory}: {err}") from err
-    record = report.to_dict()
-    record["meta"] = {"rdpjax": rdpjax.__version__, "jax": jax.__version__, **(meta or {})}
-    paths = [directory / "report.json", directory / "report.md"]
-    paths[0].write_text(json.dumps(record, indent=1) + "\n")
-    paths[1].write_text(report.to_markdown())
-    try:
-        import matplotlib
-    except ImportError:
-        return paths
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from rdpjax.plots import plot_bound_vs_lambda
-
-    figure = directory / "bounds.png"
-    ax = plot_bound_vs_lambda(report, path=figure)
-    plt.close(ax.figure)
-    paths.append(figure)
-    lines = ["", "![bounds and claim against λ](bounds.png)"]
-    if report.looks:
-        from rdpjax.sequential.plot import plot_looks
-
-        figure = directory / "looks.png"
-        ax = plot_looks(report, path=figure)
-        plt.close(ax.figure)
-        paths.append(figure)
-        lines.append("![the bound and the claim at every look](looks.png)")
-    if report.densities is not None:
-        from rdpjax.plots import plot_density_curves
-
-        figure = directory / "densities.png"
-        ax = plot_density_curves(report.densities, path=figure)
-        plt.close(ax.figure)
-        paths.append(figure)
-        lines.append("![the densities behind the bound](densities.png)")
-    elif not report.looks:
-        lines.append(
-            "(No density figure: the draws were not kept; `rdpjax.audit(…, densities=True)` "
-            "keeps them for in-memory audits of 1-D or discrete outputs.)"
-        )
-    with paths[1].open("a") as f:
-        f.write("\n".join(lines) + "\n")
-    return paths
 
 
 def _sequential_line(report: AuditReport) -> str:

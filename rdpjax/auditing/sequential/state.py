@@ -47,7 +47,7 @@ class State:
     """The mutable state of a sequential audit (host values only).
 
     Attributes:
-      fingerprint: JSON-ready description of the audit (:mod:`rdpjax.sequential.state`).
+      fingerprint: JSON-ready description of the audit (:mod:`rdpjax.auditing.sequential.state`).
       setup: the settings fixed before the certifying draws (kind, grid, per-look h, τ, β).
       counts: ``[P, Q]`` float64 accumulators (discrete counts, or linear-binning pairs).
       outside: ``[P, Q]`` numbers of outputs clamped onto the edge of the grid.
@@ -55,7 +55,7 @@ class State:
       pieces: ``[P, Q]`` batches drawn (a JAX sampler's batch ``j`` uses ``fold_in(key, j)``).
       rng: ``[P, Q]`` numpy bit-generator states (black boxes), or ``None``.
       pilot: outputs per side drawn for the pilot (0 for discrete outputs).
-      looks: one dict per look taken (:func:`rdpjax.sequential.sequential_audit`).
+      looks: one dict per look taken (:func:`rdpjax.auditing.sequential.sequential_audit`).
     """
 
     fingerprint: dict

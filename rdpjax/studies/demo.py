@@ -14,9 +14,9 @@ import jax
 import numpy as np
 
 from rdpjax._table import Column, text_table
-from rdpjax.databases import paper_pair
 from rdpjax.estimator.api import lower_bound
 from rdpjax.mechanisms import Gaussian, Laplace
+from rdpjax.mechanisms.databases import paper_pair
 
 ORDERS = (2.0, 5.0, 7.0)
 SCALE = 5.0

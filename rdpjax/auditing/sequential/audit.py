@@ -1,11 +1,11 @@
 """:func:`sequential_audit`: the look loop, its checkpoints, and the report.
 
-The loop draws batches of at most ``batch_size`` outputs per side, alternating the sides, until
-both hold the next look's ``n_k``; then it bounds (:func:`rdpjax.sequential.engine.look_bound`),
-records the look, and stops when the bound exceeds the claim at some order or after the last
-look. With a ``checkpoint`` folder the state is saved after batches and at every look
-(:mod:`rdpjax.sequential.state`); an interruption (Ctrl-C, an exception in the user's sampler, a
-killed process) loses at most the batch under way (and a few seconds of cheap batches).
+The loop draws batches of at most ``batch_size`` outputs per side, alternating the sides, until both
+hold the next look's ``n_k``; then it bounds (:func:`rdpjax.auditing.sequential.engine.look_bound`),
+records the look, and stops when the bound exceeds the claim at some order or after the last look.
+With a ``checkpoint`` folder the state is saved after batches and at every look
+(:mod:`rdpjax.auditing.sequential.state`); an interruption (Ctrl-C, an exception in the user's
+sampler, a killed process) loses at most the batch under way (and a few seconds of cheap batches).
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ import numpy as np
 
 from rdpjax._json import json_floats
 from rdpjax._validation import check_int
+from rdpjax.auditing.draws import exact_divergences
+from rdpjax.auditing.report import AuditReport, Look, json_ready
+from rdpjax.auditing.sequential.engine import add_batch, empty_counts, look_bound, setup_looks
+from rdpjax.auditing.sequential.schedule import Schedule, geometric_schedule
+from rdpjax.auditing.sequential.sources import make_source
+from rdpjax.auditing.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
+from rdpjax.estimator.orders import default_orders
 from rdpjax.estimator.support import support_gap
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.orders import default_orders
-from rdpjax.report import AuditReport, Look, json_ready
-from rdpjax.sequential.engine import add_batch, empty_counts, look_bound, setup_looks
-from rdpjax.sequential.schedule import Schedule, geometric_schedule
-from rdpjax.sequential.sources import make_source
-from rdpjax.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
 from rdpjax.stream.plan import as_key
 from rdpjax.stream.progress import progress_bar
 
@@ -36,8 +37,8 @@ __all__ = ["OPTIONS", "from_audit", "sequential_audit"]
 
 OPTIONS = ("bandwidth", "floor", "beta", "variance", "second_order", "margin", "pilot", "discrete")
 """Estimator options a sequential audit takes (``pilot``: outputs per side of the pilot of
-continuous outputs, default :data:`rdpjax.sequential.engine.DEFAULT_PILOT`; ``margin``: widening
-of its range, in multiples of its width per side, default 0.5; the others as in
+continuous outputs, default :data:`rdpjax.auditing.sequential.engine.DEFAULT_PILOT`; ``margin``:
+widening of its range, in multiples of its width per side, default 0.5; the others as in
 :func:`rdpjax.lower_bound`)."""
 
 
@@ -91,11 +92,12 @@ def sequential_audit(
         ``sample(rng, database, n)``.
       x: the first of the two adjacent databases.
       x_prime: the second, adjacent to ``x``.
-      lam: one order λ > 1 or several; ``None``: :func:`rdpjax.orders.default_orders` at each
+      lam: one order λ > 1 or several; ``None``: :func:`rdpjax.estimator.orders.default_orders` at
+      each
         look's n.
       key: a JAX PRNG key (the only source of randomness).
       max_n: outputs per side at the last look (with the default schedule).
-      schedule: the looks (:func:`rdpjax.sequential.geometric_schedule`); default
+      schedule: the looks (:func:`rdpjax.auditing.sequential.geometric_schedule`); default
         ``geometric_schedule(max_n, alpha=alpha)``. Its levels replace ``alpha``.
       alpha: family-wise error level shared by every look's bounds (default schedule only).
       claim: the :class:`rdpjax.claims.Claim` to refute, or ``None``.
@@ -106,7 +108,7 @@ def sequential_audit(
       batch_size: outputs per side drawn in one batch.
       progress: ``None``: a progress bar on stderr once drawing has run 2 s; ``True``: always;
         ``False``: never.
-      checkpoint: a folder for the checkpoint (:data:`rdpjax.sequential.state.CHECKPOINT`);
+      checkpoint: a folder for the checkpoint (:data:`rdpjax.auditing.sequential.state.CHECKPOINT`);
         ``None``: none is kept.
       resume: continue from the checkpoint in ``checkpoint`` (which must exist and belong to
         the same audit); without it an existing checkpoint is an error.
@@ -120,7 +122,9 @@ def sequential_audit(
             raise ValueError("a sequential audit needs max_n (or a schedule).")
         schedule = geometric_schedule(max_n, alpha=alpha)
     elif not isinstance(schedule, Schedule):
-        raise ValueError(f"schedule must be a rdpjax.sequential.Schedule; got {schedule!r}.")
+        raise ValueError(
+            f"schedule must be a rdpjax.auditing.sequential.Schedule; got {schedule!r}."
+        )
     elif max_n is not None and int(max_n) != schedule.max_n:
         raise ValueError(f"max_n={max_n} differs from the schedule's last look {schedule.max_n}.")
     unknown = sorted(set(options) - set(OPTIONS))
@@ -197,8 +201,6 @@ def from_audit(mechanism, x, x_prime, lam, *, n, claim, project, densities, opti
     The checks are those of its other arguments; the exact values are those of a mechanism that
     knows them.
     """
-    from rdpjax.auditing import exact_divergences
-
     if n is not None:
         raise ValueError(
             "a sequential audit draws up to max_n outputs per database; pass max_n= instead of n=."
@@ -304,7 +306,7 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
     last = state.looks[-1]
     settings = {
         "lam": [float(v) for v in lam],
-        "lam_chosen_by": "rdpjax.orders.default_orders at each look"
+        "lam_chosen_by": "rdpjax.estimator.orders.default_orders at each look"
         if state.fingerprint["lam"] is None
         else "user",
         "alpha": schedule.alpha,

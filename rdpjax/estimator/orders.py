@@ -44,7 +44,7 @@ at n = 3·10³ in 2%. The cut depends on n alone, fixed before any draw, so it k
 valid."""
 
 
-def default_orders(claim=None, n: int | None = None) -> np.ndarray:
+def default_orders(claim: object | None = None, n: int | None = None) -> np.ndarray:
     """The orders to bound for ``claim`` (an ``rdpjax.claims.Claim`` or ``None``) at ``n``.
 
     Args:

@@ -8,15 +8,15 @@ training draws, freeze it, and bound the scores of fresh draws. The map is fixed
 certifying draws exist, so the bound is valid by data processing whatever was learned
 (``rdpjax.audit(..., project="learn")``, ``rdpjax audit … --project learn``).
 
-* :mod:`~rdpjax.learn.scores` — the families (mean difference, shrunk Fisher discriminant,
+* :mod:`~rdpjax.auditing.learn.scores` — the families (mean difference, shrunk Fisher discriminant,
   logistic and quadratic logistic regression with optax) and :func:`fit_score`;
-* :mod:`~rdpjax.learn.selection` — :func:`learn_projection`: fit, choose on held-out draws,
+* :mod:`~rdpjax.auditing.learn.selection` — :func:`learn_projection`: fit, choose on held-out draws,
   refit, freeze;
   :func:`training_size`: how much to train on.
 """
 
-from rdpjax.learn.scores import FAMILIES, Score, fit_score
-from rdpjax.learn.selection import (
+from rdpjax.auditing.learn.scores import FAMILIES, Score, fit_score
+from rdpjax.auditing.learn.selection import (
     TRAIN_FRACTION,
     TRAIN_FRACTION_MAX,
     TRAIN_MAX,

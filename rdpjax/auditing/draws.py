@@ -1,0 +1,102 @@
+"""Draws from a numpy black box, and the exact values a zoo mechanism knows.
+
+A black box is any callable ``sample(rng, database, n) -> array-like`` (numpy code, another
+library's DP mechanism) called with a ``numpy.random.Generator`` seeded from a JAX key; a zoo
+mechanism (:class:`rdpjax.mechanisms.Mechanism`) draws with JAX and may know ``D_λ`` exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+import jax
+import numpy as np
+
+from rdpjax.mechanisms.base import Mechanism
+
+__all__ = ["draw_outputs", "exact_divergences", "progress_bar", "seed_from_key"]
+
+
+def progress_bar(total: int, progress: bool | None, desc: str):
+    """:func:`rdpjax.stream.progress.progress_bar`, imported on first use.
+
+    ``import rdpjax`` does not load :mod:`rdpjax.stream`.
+    """
+    from rdpjax.stream.progress import progress_bar as bar
+
+    return bar(total, progress, desc)
+
+
+def seed_from_key(key) -> int:
+    """A numpy seed from a JAX PRNG key (its first and last 32-bit words)."""
+    data = np.asarray(jax.random.key_data(key)).ravel()
+    return int(np.uint64(data[-1]) | (np.uint64(data[0]) << np.uint64(32)))
+
+
+def draw_outputs(
+    sample: Callable,
+    key,
+    database,
+    n: int,
+    *,
+    batch_size: int = 10**6,
+    progress: bool | None = None,
+    bar=None,
+    transform: Callable | None = None,
+) -> np.ndarray:
+    """Draw ``n`` outputs from a black-box ``sample(rng, database, n) -> array-like``.
+
+    Called in batches of at most ``batch_size`` with one ``numpy.random.Generator`` seeded from
+    ``key``; a progress bar goes to stderr when a run takes longer than two seconds (always with
+    ``progress=True``, never with ``progress=False``; ``bar``: a tqdm bar to advance instead).
+    ``transform`` (a projection) is applied to each batch as it arrives, so only its outputs are
+    kept.
+
+    Raises:
+      ValueError: if a batch has the wrong length or a different shape from the others.
+    """
+    rng = np.random.default_rng(seed_from_key(key))
+    parts, drawn, shape = [], 0, None
+    with contextlib.ExitStack() as stack:
+        if bar is None:
+            bar = stack.enter_context(progress_bar(n, progress, "drawing"))
+        while drawn < n:
+            size = min(batch_size, n - drawn)
+            out = np.asarray(sample(rng, database, size))
+            if out.ndim == 0 or out.shape[0] != size:
+                raise ValueError(
+                    f"sample(rng, database, {size}) returned shape {out.shape}; "
+                    f"expected ({size}, ...)."
+                )
+            if shape is None:
+                shape = out.shape[1:]
+            elif out.shape[1:] != shape:
+                raise ValueError(f"sample returned outputs of shape {shape}, then {out.shape[1:]}.")
+            if transform is not None:
+                out = np.asarray(transform(out))
+                if out.ndim == 0 or out.shape[0] != size:
+                    raise ValueError(
+                        f"project returned shape {out.shape} for {size} outputs; "
+                        f"expected ({size}, ...)."
+                    )
+            parts.append(out)
+            drawn += size
+            bar.update(size)
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions: bool):
+    """The exact value of what the bound bounds, per order, or ``None``.
+
+    That is ``D_λ(P‖Q)``, or the larger of both directions; ``None`` when the mechanism does not
+    know it for some order.
+    """
+    values = []
+    for lam_ in orders:
+        fwd = mechanism.divergence(lam_, x, x_prime)
+        rev = mechanism.divergence(lam_, x_prime, x) if both_directions else fwd
+        if fwd is None or rev is None:
+            return None
+        values.append(max(fwd, rev))
+    return np.asarray(values, np.float64)
