@@ -60,7 +60,8 @@ def numpy_laplace(rng, database, n):
 
 def test_numpy_black_box_is_audited():
     x, xp = np.r_[1.0, np.zeros(9)], np.zeros(10)
-    r = audit(numpy_laplace, x, xp, [2, 5], n=50_000, key=jax.random.key(3), claimed_epsilon=0.2)
+    r = audit(numpy_laplace, x, xp, [2, 5], n=50_000, key=jax.random.key(3),
+              claim=claims.pure_dp(0.2))  # fmt: skip
     assert r.exact is None and r.mechanism == "numpy_laplace"
     assert np.all(r.lower <= np.array([0.037015, 0.084103]))
     assert np.all(r.lower > 0.0)  # the two laws do differ, and 5e4 draws show it
@@ -100,12 +101,15 @@ def test_bad_black_boxes():
         audit(lambda rng, d, n: rng.normal(size=n - 1), 0, 1, 2.0, n=100, key=jax.random.key(0))
 
 
-def test_claim_and_claimed_epsilon_together_are_refused():
-    with pytest.raises(ValueError, match="not both"):
+def test_unknown_options_are_a_type_error_naming_the_options():
+    with pytest.raises(TypeError, match="claim=rdpjax.claims.pure_dp"):
         audit(
             numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=100, key=jax.random.key(0),
-            claim=claims.zcdp(0.1), claimed_epsilon=1.0,
+            claimed_epsilon=1.0,
         )  # fmt: skip
+    with pytest.raises(TypeError, match="'bandwith'.*BoundOptions.*bandwidth"):
+        audit(numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=100, key=jax.random.key(0),
+              bandwith=0.1)  # fmt: skip
 
 
 def test_default_orders_follow_the_claim():

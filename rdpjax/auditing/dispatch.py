@@ -10,7 +10,7 @@ by :func:`rdpjax.mechanisms.from_sampler`) or any Python callable ``sample(rng, 
 array-like`` — numpy code or another library's DP mechanism — called in batches with a
 ``numpy.random.Generator`` seeded from ``key``.
 
-**Any n through one door.** When the draws of both sides fit ``memory_budget`` they are drawn in
+**Any n through one door.** When the draws of both sides fit the memory budget they are drawn in
 memory and bounded by :func:`rdpjax.lower_bound`. Beyond it they are binned as they are drawn, on a
 grid fixed beforehand from an independent pilot draw: JAX samplers inside one compiled scan
 (:func:`rdpjax.stream.mechanism_streamed_bound`), numpy black boxes batch by batch
@@ -29,94 +29,38 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import numpy as np
 
-from rdpjax._validation import check_int
 from rdpjax.auditing.draws import draw_outputs, exact_divergences, progress_bar
+from rdpjax.auditing.options import DEFAULT_MEMORY_BUDGET, AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, json_ready
 from rdpjax.estimator.api import lower_bound
+from rdpjax.estimator.options import BoundOptions, changed_fields
 from rdpjax.estimator.orders import default_orders
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.mechanisms.user import from_sampler
 
-__all__ = ["audit", "DEFAULT_MEMORY_BUDGET"]
-
-DEFAULT_MEMORY_BUDGET = 2**29
-"""Bytes the in-memory draws may take (512 MiB) before :func:`audit` streams them instead. The
-draws are costed at 24 bytes per output coordinate and side: the float64 sample and about two
-working copies (``lower_bound`` at n = 4·10⁶ per side added 2.5 × 8 bytes per output to the peak
-resident memory; at 1.6·10⁷, 1.7 ×)."""
+__all__ = ["DEFAULT_MEMORY_BUDGET", "audit"]
 
 _BYTES_PER_OUTPUT = 24
 
 
-def _resolve_claim(claim, claimed_epsilon, mechanism):
-    from rdpjax.claims import as_claim, pure_dp
-
-    if claim is not None and claimed_epsilon is not None:
-        raise ValueError(
-            "pass either claim= or claimed_epsilon= (the same as pure_dp(ε)), not both."
-        )
-    if claimed_epsilon is not None:
-        return pure_dp(claimed_epsilon)
-    if claim is not None:
-        return as_claim(claim)
-    return getattr(mechanism, "claim", None) if isinstance(mechanism, Mechanism) else None
-
-
-def _orders(lam, claim, n: int) -> list[float]:
-    orders = default_orders(claim, n) if lam is None else np.atleast_1d(np.asarray(lam, np.float64))
-    return [float(v) for v in orders]
-
-
-def _output_dim(mechanism: Mechanism, x) -> int:
-    shape = jax.eval_shape(lambda db: mechanism.sample(jax.random.key(0), db, 2), x).shape
-    return 1 if len(shape) == 1 else int(np.prod(shape[1:]))
-
-
-def _with_projection(mechanism: Mechanism, project: Callable) -> Mechanism:
-    """A JAX sampler drawing ``project(mechanism.sample(…))``; ``project`` must be traceable."""
-
-    def projected(key, database, m):
-        return project(mechanism.sample(key, database, m))
-
-    return from_sampler(projected, name=mechanism.name)
-
-
-def _under_bar(n: int, progress, run):
-    """``run(advance)`` under a progress bar over the 2n draws of a streamed estimator.
-
-    The estimator's ``progress=`` callback ``advance(done, total)`` moves the bar.
-    """
-    with progress_bar(2 * n, progress, "drawing and binning") as bar:
-        return run(lambda done, total: bar.update(int(done) - bar.n))
-
-
 def audit(
-    mechanism: Mechanism | Callable,
-    x,
-    x_prime,
+    mechanism: Mechanism | Callable[..., Any],
+    x: Any,
+    x_prime: Any,
     lam: float | Sequence[float] | None = None,
     *,
-    n: int | None = None,
-    key,
+    key: jax.Array,
+    n: int | float | None = None,
+    claim: Any = None,
     alpha: float = 0.05,
     both_directions: bool = True,
-    project: Callable | None = None,
-    claim=None,
-    claimed_epsilon: float | None = None,
-    batch_size: int = 10**6,
-    progress: bool | None = None,
-    memory_budget: int = DEFAULT_MEMORY_BUDGET,
-    densities: bool = False,
-    sequential: bool = False,
-    max_n: int | None = None,
-    schedule=None,
-    checkpoint=None,
-    resume: bool = False,
-    **estimator_options,
+    options: AuditOptions | None = None,
+    **fields: Any,
 ) -> AuditReport:
     """Audit ``mechanism`` on the adjacent databases ``x``, ``x'`` against a privacy claim.
 
@@ -134,64 +78,43 @@ def audit(
       x: the first of the two adjacent databases.
       x_prime: the second, adjacent to ``x``.
       lam: one order λ > 1 or several; ``None`` chooses them
-        (:func:`rdpjax.estimator.orders.default_orders`: 2, 5, 7 without a claim, a wide grid with
-        one).
+        (:func:`rdpjax.estimator.orders.default_orders`: 2, 5, 7 without a claim, a wide grid
+        with one).
+      key: a JAX PRNG key (the only source of randomness).
       n: outputs per database (an integer ≥ 2; ``1e6`` is accepted; default 10⁶). Not with
         ``sequential``.
-      key: a JAX PRNG key (the only source of randomness).
+      claim: an :class:`rdpjax.claims.Claim` (or what :func:`rdpjax.claims.as_claim` takes);
+        default the zoo mechanism's own (``None`` for a black box: then nothing is checked).
       alpha: family-wise error level of the reported bounds.
       both_directions: also bound ``D_λ(Q‖P)`` (ε(λ) is a supremum over *ordered* pairs).
-      project: a fixed function applied to the outputs (arrays in, array out) before bounding;
-        it must be a JAX function when a JAX sampler is streamed. ``"learn"``: learn one
-        (:mod:`rdpjax.auditing.learn`) on a training part of the n outputs a side
-        (:data:`rdpjax.auditing.learn.TRAIN_FRACTION`, grown by
-        :func:`rdpjax.auditing.learn.training_size`,
-        drawn in memory from keys of its own), freeze it and certify on the rest, with
-        ``transform="quantile"`` unless given; the report's ``n`` is the certifying part and its
-        settings name the family chosen.
-      claim: an :class:`rdpjax.claims.Claim`; default the zoo mechanism's own (``None`` for a
-        black box: then nothing is checked).
-      claimed_epsilon: shorthand for ``claim=rdpjax.claims.pure_dp(claimed_epsilon)``.
-      batch_size: outputs per call of a black-box sampler.
-      progress: ``None``: a progress bar on stderr once drawing has run 2 s (a JAX sampler in
-        memory, one compiled draw, shows none); ``True``: always; ``False``: never.
-      memory_budget: bytes the draws may take in memory (24 bytes per output coordinate and
-        side); beyond it they are binned as they are drawn (module docstring).
-      densities: also keep the densities behind the bound (``AuditReport.densities``, for
-        :func:`rdpjax.write_report`'s figure): one more pass over the draws; only for draws in
-        memory with 1-D or discrete outputs (else ``None``).
-      sequential: draw in looks of growing size up to ``max_n`` per database and stop at the
-        first look whose bound refutes the claim (:mod:`rdpjax.auditing.sequential`): every look's
-        bounds hold together at 1 − α, so a true claim is refuted with probability ≤ α however
-        early the audit stops. The report's ``n`` is the last look's and ``looks`` lists them.
-      max_n: outputs per database at the last look (``sequential`` only).
-      schedule: ``sequential`` only: the looks and their levels
-        (:func:`rdpjax.auditing.sequential.geometric_schedule`; default from ``max_n`` and
-        ``alpha``).
-      checkpoint: ``sequential`` only: a folder where the draws so far (binned) and the looks
-        are saved after every batch, so that an interrupted audit can be resumed.
-      resume: ``sequential`` only: continue the audit saved in ``checkpoint`` (same arguments,
-        same key); the result equals the uninterrupted audit's.
-      **estimator_options: passed to :func:`rdpjax.lower_bound` (``bandwidth``, ``floor``,
-        ``transform``, …), or to the streamed estimators (``transform`` needs the draws in
-        memory); a sequential audit takes those of :data:`rdpjax.auditing.sequential.OPTIONS`.
+      options: an :class:`~rdpjax.auditing.options.AuditOptions`: the projection, the memory
+        budget, progress, densities, the sequential schedule and checkpoint, the estimator's
+        :class:`rdpjax.BoundOptions` and the stream's :class:`rdpjax.stream.StreamOptions`.
+      **fields: any field of those three by name (``project=…``, ``progress=False``,
+        ``sequential=True, max_n=…``, ``bandwidth=…``, ``batch_size=…``), replacing that of
+        ``options``; any other name is a ``TypeError``. A sequential audit draws in looks of
+        growing size up to ``max_n`` and stops at the first look whose bound refutes the claim
+        (:mod:`rdpjax.auditing.sequential`): every look's bounds hold together at 1 − α, so a
+        true claim is refuted with probability ≤ α however early it stops; its report's ``n``
+        is the last look's and ``looks`` lists them.
 
     Returns:
       An :class:`rdpjax.AuditReport`.
 
     Raises:
-      ValueError: on a bad ``n``, claim or order, or any input :func:`rdpjax.lower_bound`
-        rejects.
+      ValueError: on a bad ``n``, claim, order or option, or any input
+        :func:`rdpjax.lower_bound` rejects.
+      TypeError: on a keyword that names no option.
     """
+    options = audit_options(options, fields)
     is_mechanism = isinstance(mechanism, Mechanism)
     if not is_mechanism and not callable(mechanism):
         raise ValueError(
             "mechanism must be a rdpjax.mechanisms mechanism or a callable "
             f"sample(rng, database, n); got {type(mechanism).__name__}."
         )
-    if progress not in (None, True, False):
-        raise ValueError(f"progress must be None, True or False; got {progress!r}.")
-    if sequential:
+    claim = _resolve_claim(claim, mechanism)
+    if options.sequential:
         from rdpjax.auditing.sequential.audit import from_audit
 
         return from_audit(
@@ -203,129 +126,44 @@ def audit(
             key=key,
             alpha=alpha,
             both_directions=both_directions,
-            project=project,
-            claim=_resolve_claim(claim, claimed_epsilon, mechanism),
-            batch_size=batch_size,
-            progress=progress,
-            max_n=max_n,
-            schedule=schedule,
-            checkpoint=checkpoint,
-            resume=resume,
-            densities=densities,
-            options=estimator_options,
+            claim=claim,
+            options=options,
         )
-    for name_, value in (("max_n", max_n), ("schedule", schedule), ("checkpoint", checkpoint)):
-        if value is not None:
-            raise ValueError(f"{name_}= is for a sequential audit (sequential=True).")
-    if resume:
-        raise ValueError("resume=True is for a sequential audit (sequential=True).")
-    n = 10**6 if n is None else n
-    if isinstance(n, bool) or not isinstance(n, int | float | np.integer | np.floating):
-        raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
-    if not math.isfinite(float(n)) or not float(n).is_integer() or n < 2:
-        raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
-    n = int(n)
-    batch_size = check_int(batch_size, "batch_size", 1)
-    memory_budget = check_int(memory_budget, "memory_budget", 0)
-    claim = _resolve_claim(claim, claimed_epsilon, mechanism)
-    learned = None
+    n = _whole_number(n)
+    project, learned = options.project, None
     if isinstance(project, str):
         from rdpjax.auditing.learn import train_projection
 
-        learned, n = train_projection(project, mechanism, key, x, x_prime, n, batch_size)
+        batch = options.stream.batch_size
+        learned, n = train_projection(project, mechanism, key, x, x_prime, n, batch)
         project = learned
     orders = _orders(lam, claim, n)
-    claimed = None if claim is None else np.asarray(claim(orders), np.float64)
-    kp, kq = jax.random.split(key)
-    exact = None
-    if is_mechanism:
-        name = mechanism.name
-        exact = exact_divergences(mechanism, x, x_prime, orders, both_directions)
-        dim = _output_dim(mechanism, x)
-    else:
-        name = getattr(mechanism, "__name__", type(mechanism).__name__)
-        probe = np.asarray(mechanism(np.random.default_rng(0), x, 2))  # 2 outputs, for d
-        if project is not None:
-            probe = np.asarray(project(probe))
-        dim = int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
-    streamed = 2 * n * dim * _BYTES_PER_OUTPUT > memory_budget
-    if not streamed:  # defaults of the in-memory bound, recorded in the report's settings
-        if learned is not None:  # scores are skewed (a norm's, a likelihood ratio's): the map
-            estimator_options.setdefault("transform", "quantile")
-        if is_mechanism and project is None and mechanism.output(x).is_discrete:
-            estimator_options.setdefault("discrete", True)  # codes of unordered outputs
-    transform = estimator_options.pop("transform", None) if streamed else None  # "auto": no map
-    if transform not in (None, "auto"):
+    dim = _output_dim(mechanism, x) if is_mechanism else _probe_dim(mechanism, x, project)
+    streamed = 2 * n * dim * _BYTES_PER_OUTPUT > options.memory_budget
+    bound_options = _bound_options(options.bound, mechanism, x, project, learned, streamed)
+    if streamed and bound_options.transform not in (None, "auto"):
         raise ValueError(
-            f"transform={transform!r} needs the draws in memory: "
-            f"{2 * n * dim * _BYTES_PER_OUTPUT:,} bytes exceed memory_budget={memory_budget:,} "
-            "(raise it, or lower n)."
+            f"transform={bound_options.transform!r} needs the draws in memory: "
+            f"{2 * n * dim * _BYTES_PER_OUTPUT:,} bytes exceed "
+            f"memory_budget={options.memory_budget:,} (raise it, or lower n)."
         )
-    options = dict(alpha=alpha, both_directions=both_directions, **estimator_options)
-    if streamed and is_mechanism:
-        from rdpjax.stream import mechanism_streamed_bound
-
-        mech = mechanism if project is None else _with_projection(mechanism, project)
-        bound = _under_bar(
-            n,
-            progress,
-            lambda advance: mechanism_streamed_bound(
-                key, mech, x, x_prime, orders, n=n, progress=advance, **options
-            ),
-        )
-    elif streamed:
-        from rdpjax.stream.blackbox import blackbox_bound
-
-        bound = _under_bar(
-            n,
-            progress,
-            lambda advance: blackbox_bound(
-                mechanism,
-                key,
-                x,
-                x_prime,
-                orders,
-                n=n,
-                batch_size=batch_size,
-                project=project,
-                progress=advance,
-                **options,
-            ),
-        )
-    else:
-        # A JAX draw is one compiled call per side (seconds): its bar only with progress=True.
-        mode = bool(progress) if is_mechanism else progress
-        with progress_bar(2 * n, mode, "drawing") as bar:
-            if is_mechanism:
-                p = jax.block_until_ready(mechanism.sample(kp, x, n))
-                bar.update(n)
-                q = jax.block_until_ready(mechanism.sample(kq, x_prime, n))
-                bar.update(n)
-                if project is None and mechanism.output(x).is_discrete:
-                    p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
-                if project is not None:
-                    p, q = project(p), project(q)
-            else:
-                draw = dict(batch_size=batch_size, bar=bar, transform=project)
-                p = draw_outputs(mechanism, kp, x, n, **draw)
-                q = draw_outputs(mechanism, kq, x_prime, n, **draw)
-            bar.set_description("bounding")
-            p, q = np.asarray(p), np.asarray(q)
-            bound = lower_bound(p, q, orders, **options)
-            notes = _support_notes(p, q) if bound.discrete else ()
-            curves = _density_curves(p, q, orders, options, bound) if densities else None
-    if streamed:
-        curves, notes = None, ()
+    run = _streamed if streamed else _in_memory
+    bound, curves, notes = run(
+        mechanism, key, x, x_prime, orders, n, alpha, both_directions, project, bound_options,
+        options,
+    )  # fmt: skip
+    claimed = None if claim is None else np.asarray(claim(orders), np.float64)
     lower = np.asarray(bound.lower)
-    refuted = np.zeros(lower.shape, bool) if claimed is None else lower > claimed
     settings = {
         "lam": orders,
         "lam_chosen_by": "user" if lam is not None else "rdpjax.estimator.orders.default_orders",
         "alpha": float(alpha),
         "both_directions": bool(both_directions),
-        "batch_size": batch_size,
-        "memory_budget": memory_budget,
-        "estimator_options": json_ready(estimator_options),
+        "batch_size": options.stream.batch_size,
+        "memory_budget": options.memory_budget,
+        "estimator_options": json_ready(
+            {**changed_fields(bound_options), **changed_fields(options.stream)}
+        ),
     }
     if learned is not None:
         settings["projection"] = learned.to_dict()
@@ -334,12 +172,16 @@ def audit(
         estimate=np.asarray(bound.estimate),
         lower=lower,
         std_error=np.asarray(bound.std_error),
-        exact=exact,
+        exact=(
+            exact_divergences(mechanism, x, x_prime, orders, both_directions)
+            if is_mechanism
+            else None
+        ),
         claimed=claimed,
-        refuted=refuted,
+        refuted=np.zeros(lower.shape, bool) if claimed is None else lower > claimed,
         bound=bound,
         claim=claim,
-        mechanism=name,
+        mechanism=mechanism.name if is_mechanism else _callable_name(mechanism),
         n=n,
         projected=project is not None,
         streamed=streamed,
@@ -347,6 +189,132 @@ def audit(
         densities=curves,
         notes=notes,
     )
+
+
+def _resolve_claim(claim: Any, mechanism: Any) -> Any:
+    """The claim to check: ``claim`` as a Claim, else a zoo mechanism's own, else ``None``."""
+    from rdpjax.claims import as_claim
+
+    if claim is not None:
+        return as_claim(claim)
+    return getattr(mechanism, "claim", None) if isinstance(mechanism, Mechanism) else None
+
+
+def _whole_number(n: Any) -> int:
+    """``n`` (default 10⁶) as an int ≥ 2; ``1e6`` is accepted, ``2.5`` and ``True`` are not."""
+    n = 10**6 if n is None else n
+    if isinstance(n, bool) or not isinstance(n, int | float | np.integer | np.floating):
+        raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
+    if not math.isfinite(float(n)) or not float(n).is_integer() or n < 2:
+        raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
+    return int(n)
+
+
+def _orders(lam: Any, claim: Any, n: int) -> list[float]:
+    orders = default_orders(claim, n) if lam is None else np.atleast_1d(np.asarray(lam, np.float64))
+    return [float(v) for v in orders]
+
+
+def _callable_name(sample: Callable[..., Any]) -> str:
+    return getattr(sample, "__name__", type(sample).__name__)
+
+
+def _output_dim(mechanism: Mechanism, x: Any) -> int:
+    shape = jax.eval_shape(lambda db: mechanism.sample(jax.random.key(0), db, 2), x).shape
+    return 1 if len(shape) == 1 else int(np.prod(shape[1:]))
+
+
+def _probe_dim(sample: Callable[..., Any], x: Any, project: Callable[..., Any] | None) -> int:
+    """The output dimension of a black box: 2 outputs on ``x`` from a generator of their own."""
+    probe = np.asarray(sample(np.random.default_rng(0), x, 2))
+    if project is not None:
+        probe = np.asarray(project(probe))
+    return int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
+
+
+def _bound_options(
+    options: BoundOptions, mechanism: Any, x: Any, project: Any, learned: Any, streamed: bool
+) -> BoundOptions:
+    """The audit's defaults on top of the user's options (in memory; the stream picks its own).
+
+    Learned scores are skewed (a norm's, a likelihood ratio's): the quantile map. A discrete zoo
+    mechanism's codes are unordered: relative frequencies.
+    """
+    if streamed:
+        return options
+    if learned is not None and options.transform == "auto":
+        options = options.replace(transform="quantile")
+    if isinstance(mechanism, Mechanism) and project is None and options.discrete is None:
+        if mechanism.output(x).is_discrete:
+            options = options.replace(discrete=True)
+    return options
+
+
+def _with_projection(mechanism: Mechanism, project: Callable[..., Any]) -> Mechanism:
+    """A JAX sampler drawing ``project(mechanism.sample(…))``; ``project`` must be traceable."""
+
+    def projected(key, database, m):
+        return project(mechanism.sample(key, database, m))
+
+    return from_sampler(projected, name=mechanism.name)
+
+
+def _streamed(
+    mechanism, key, x, x_prime, orders, n, alpha, both_directions, project, bound_options, options
+):
+    """Draws binned as they come (:mod:`rdpjax.stream`), under a progress bar over the 2n draws.
+
+    Returns ``(bound, None, ())``: a stream keeps no densities and no discrete counts to note.
+    """
+    from rdpjax.stream import blackbox_bound, mechanism_streamed_bound
+
+    common = dict(alpha=alpha, both_directions=both_directions, options=bound_options)
+    with progress_bar(2 * n, options.progress, "drawing and binning") as bar:
+        advance = lambda done, total: bar.update(int(done) - bar.n)  # noqa: E731
+        if isinstance(mechanism, Mechanism):
+            mech = mechanism if project is None else _with_projection(mechanism, project)
+            stream = options.stream.replace(progress=advance)
+            bound = mechanism_streamed_bound(
+                key, mech, x, x_prime, orders, n=n, stream=stream, **common
+            )
+        else:
+            stream = options.stream.replace(progress=advance, project=project)
+            bound = blackbox_bound(mechanism, key, x, x_prime, orders, n=n, stream=stream, **common)
+    return bound, None, ()
+
+
+def _in_memory(
+    mechanism, key, x, x_prime, orders, n, alpha, both_directions, project, bound_options, options
+):
+    """Draws held in memory and bounded by :func:`rdpjax.lower_bound`.
+
+    Returns ``(bound, densities or None, notes)``.
+    """
+    is_mechanism = isinstance(mechanism, Mechanism)
+    kp, kq = jax.random.split(key)
+    # A JAX draw is one compiled call per side (seconds): its bar only with progress=True.
+    mode = bool(options.progress) if is_mechanism else options.progress
+    with progress_bar(2 * n, mode, "drawing") as bar:
+        if is_mechanism:
+            p = jax.block_until_ready(mechanism.sample(kp, x, n))
+            bar.update(n)
+            q = jax.block_until_ready(mechanism.sample(kq, x_prime, n))
+            bar.update(n)
+            if project is None and mechanism.output(x).is_discrete:
+                p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
+            if project is not None:
+                p, q = project(p), project(q)
+        else:
+            draw = dict(batch_size=options.stream.batch_size, bar=bar, transform=project)
+            p = draw_outputs(mechanism, kp, x, n, **draw)
+            q = draw_outputs(mechanism, kq, x_prime, n, **draw)
+        bar.set_description("bounding")
+        p, q = np.asarray(p), np.asarray(q)
+        common = dict(alpha=alpha, both_directions=both_directions, options=bound_options)
+        bound = lower_bound(p, q, orders, **common)
+        notes = _support_notes(p, q) if bound.discrete else ()
+        curves = _density_curves(p, q, orders, common, bound) if options.densities else None
+    return bound, curves, notes
 
 
 def _support_notes(p, q) -> tuple[str, ...]:
@@ -359,7 +327,7 @@ def _support_notes(p, q) -> tuple[str, ...]:
     return () if note is None else (note,)
 
 
-def _density_curves(p, q, orders, options, bound):
+def _density_curves(p, q, orders, common, bound):
     """The densities behind ``bound`` (``rdpjax.auditing.plots.density_curves``), or ``None``.
 
     ``None`` is for continuous outputs of d > 1, which have no 1-D picture.
@@ -367,6 +335,6 @@ def _density_curves(p, q, orders, options, bound):
     from rdpjax.auditing.plots import density_curves
 
     try:
-        return density_curves(p, q, lam=orders, bound=bound, **options)
+        return density_curves(p, q, lam=orders, bound=bound, **common)
     except ValueError:  # d = 2, 3 continuous: the bound exists, the 1-D figure does not
         return None

@@ -33,6 +33,7 @@ from rdpjax.estimator.binning import linear_binning
 from rdpjax.estimator.divergence import softmax_floor
 from rdpjax.estimator.grid import grid_from_range
 from rdpjax.estimator.kde import fft_kde
+from rdpjax.estimator.options import BoundOptions, resolve_options
 from rdpjax.estimator.plan import Bound
 from rdpjax.estimator.support import encode_pair
 
@@ -115,7 +116,15 @@ def _frequencies(codes_p, codes_q, size: int, floor, beta):
 
 
 def density_curves(
-    p_samples, q_samples, *, lam=2.0, bound: Bound | None = None, **lower_bound_options
+    p_samples,
+    q_samples,
+    *,
+    lam=2.0,
+    bound: Bound | None = None,
+    alpha: float = 0.05,
+    both_directions: bool = False,
+    options: BoundOptions | None = None,
+    **fields,
 ) -> DensityCurves:
     """p̂, q̂ and q̂_τ exactly as :func:`rdpjax.lower_bound` computes them for these samples.
 
@@ -135,8 +144,11 @@ def density_curves(
       lam: order(s) passed to :func:`rdpjax.lower_bound`; the densities do not depend on them.
       bound: the :class:`~rdpjax.Bound` :func:`rdpjax.lower_bound` already returned for these
         samples and options (:func:`rdpjax.audit` passes it), so that it is not computed again.
-      **lower_bound_options: any keyword of :func:`rdpjax.lower_bound` (``bandwidth``,
-        ``floor``, ``beta``, ``grid_size``, ``alpha``, ``discrete``, …).
+      alpha: as in :func:`rdpjax.lower_bound`.
+      both_directions: as in :func:`rdpjax.lower_bound`.
+      options: the :class:`rdpjax.BoundOptions` of the bound.
+      **fields: its fields by name (``bandwidth``, ``floor``, ``discrete``, …), as in
+        :func:`rdpjax.lower_bound`.
 
     Returns:
       A :class:`DensityCurves`.
@@ -147,22 +159,25 @@ def density_curves(
     """
     # The map lower_bound applied is known once it has bounded ("auto" resolved); until then
     # the planning below (which only checks the data) takes the map asked for, "auto" as None.
-    asked = lower_bound_options.get("transform", "auto")
-    options = dict(lower_bound_options)
-    options["transform"] = bound.transform if bound is not None else asked
-    if options["transform"] == "auto":
-        options["transform"] = None
+    asked = resolve_options(options, fields, caller="density_curves")
+    common = dict(alpha=alpha, both_directions=both_directions)
+    transform = bound.transform if bound is not None else asked.transform
+    planned = asked.replace(transform=None if transform == "auto" else transform)
     with float64():
         # Host-side planning first: rejects unsuitable data before any compilation.
-        plan, p, q = plan_bound(p_samples, q_samples, lam, **options)
+        plan, p, q = plan_bound(p_samples, q_samples, lam, options=planned, **common)
     if not plan.discrete and len(plan.shape) != 1:
         raise ValueError(f"density plots need 1-D samples; got d = {len(plan.shape)} dimensions.")
     if bound is None:
-        bound = lower_bound(p_samples, q_samples, lam, **lower_bound_options)
-        if bound.transform != options["transform"]:
+        bound = lower_bound(p_samples, q_samples, lam, options=asked, **common)
+        if bound.transform != planned.transform:
             with float64():
                 plan, p, q = plan_bound(
-                    p_samples, q_samples, lam, **(options | {"transform": bound.transform})
+                    p_samples,
+                    q_samples,
+                    lam,
+                    options=planned.replace(transform=bound.transform),
+                    **common,
                 )
     if plan.shape != bound.grid_shape:  # cannot happen: the same data and options
         raise RuntimeError(f"grid {plan.shape} differs from the bound's {bound.grid_shape}")

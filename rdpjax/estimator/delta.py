@@ -68,7 +68,7 @@ def delta_method(
             return est, jnp.sqrt(first), jnp.zeros_like(est)
         c_num, c_den, c_pmfs, c_halves, c_ops = terms_at
         terms = second_order_terms(
-            c_num, c_den, *c_pmfs, n_num, n_den, lam_, floor, beta, c_ops, first, c_halves
+            (c_num, c_den), c_pmfs, (n_num, n_den), lam_, (floor, beta), c_ops, first, c_halves
         )
         return est, jnp.sqrt(total_variance(terms.first_var, terms.second_var)), terms.bias
 

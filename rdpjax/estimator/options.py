@@ -16,7 +16,7 @@ from typing import Any
 from rdpjax._typing import ArrayLike
 from rdpjax.estimator.settings import DEFAULTS, Defaults
 
-__all__ = ["BoundOptions", "resolve_options"]
+__all__ = ["BoundOptions", "changed_fields", "resolve_options"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +92,25 @@ def resolve_options(
         )
     if options is None:
         options = BoundOptions() if base is None else base
-    elif not isinstance(options, BoundOptions):
+    elif not isinstance(options, BoundOptions):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers are untyped
         raise TypeError(f"options must be a rdpjax.BoundOptions; got {type(options).__name__}.")
     return dataclasses.replace(options, **fields) if fields else options
+
+
+def changed_fields(options: Any) -> dict[str, Any]:
+    """The fields of a dataclass instance whose values differ from its class's defaults.
+
+    For records (a report's settings): what the user chose, by name. Values that cannot be
+    compared (arrays) count as changed.
+    """
+    base = type(options)()
+    changed: dict[str, Any] = {}
+    for f in dataclasses.fields(options):
+        mine, theirs = getattr(options, f.name), getattr(base, f.name)
+        try:
+            same = mine is theirs or bool(mine == theirs)
+        except (TypeError, ValueError):  # arrays
+            same = False
+        if not same:
+            changed[f.name] = mine
+    return changed

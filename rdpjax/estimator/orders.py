@@ -22,6 +22,8 @@ response at n = 10⁴: per-bound coverage 0.98 at λ = 50 and 0.955 at λ = 100 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 __all__ = ["CLAIM_ORDERS", "DEFAULT_ORDERS", "SMALL_N", "SMALL_N_CLAIM_ORDERS", "default_orders"]
@@ -58,7 +60,8 @@ def default_orders(claim: object | None = None, n: int | None = None) -> np.ndar
     """
     if claim is None:
         return np.asarray(DEFAULT_ORDERS, np.float64)
-    if getattr(claim, "orders", None):
-        return np.asarray(sorted(claim.orders), np.float64)
+    tabulated: Sequence[float] | None = getattr(claim, "orders", None)
+    if tabulated:
+        return np.asarray(sorted(tabulated), np.float64)
     small = n is not None and n < SMALL_N
     return np.asarray(SMALL_N_CLAIM_ORDERS if small else CLAIM_ORDERS, np.float64)

@@ -194,15 +194,11 @@ def _sums(*rows: Array) -> list[Array]:
 
 
 def second_order_terms(
-    p: Array,
-    q: Array,
-    pi_p: Array,
-    pi_q: Array,
-    n_p: Scalar,
-    n_q: Scalar,
+    densities: tuple[Array, Array],
+    pmfs: tuple[Array, Array],
+    sizes: tuple[Scalar, Scalar],
     lam: Scalar,
-    floor: Scalar,
-    beta: Scalar,
+    softmax: tuple[Scalar, Scalar],
     ops: Smoothing,
     first_var: Array | None = None,
     halves: tuple[Array, Array] | None = None,
@@ -210,15 +206,13 @@ def second_order_terms(
     """First-order variance, bias (S1) and second-order variance (S2) of ``D_λ(p̂, q̂_τ)``.
 
     Args:
-      p: the estimated density p̂ (grid values, or a pmf).
-      q: the estimated density q̂ (grid values, or a pmf), unfloored.
-      pi_p: the binned pmf ``p`` was smoothed from (``p`` itself for frequencies).
-      pi_q: the binned pmf ``q`` was smoothed from (``q`` itself for frequencies).
-      n_p: the size of the sample behind ``p``.
-      n_q: the size of the sample behind ``q``.
+      densities: ``(p, q)``: the estimated densities p̂ and q̂ (grid values, or pmfs), q̂
+        unfloored.
+      pmfs: ``(π_p, π_q)``: the binned pmfs they were smoothed from (the densities themselves
+        for frequencies).
+      sizes: ``(n_p, n_q)``: the sizes of the samples behind them.
       lam: the order λ > 1.
-      floor: τ of the softmax floor.
-      beta: β of the softmax floor.
+      softmax: ``(τ, β)`` of the softmax floor (13).
       ops: the :class:`Smoothing`.
       first_var: the first-order variance ``gᵀΣg`` when the caller has it (eq. (18), or a
         reference); default: the influence-function variance (§2.4) of the closed-form
@@ -230,6 +224,7 @@ def second_order_terms(
       :class:`SecondOrder`: subtract ``bias`` from the plug-in and combine ``first_var`` and
       ``second_var`` with :func:`total_variance`.
     """
+    (p, q), (pi_p, pi_q), (n_p, n_q), (floor, beta) = densities, pmfs, sizes, softmax
     g_p, g_q, d_pp, d_qq, d_pq = plugin_derivatives(p, q, lam, floor, beta, ops.cell)
     c = lam - 1.0
     cell = ops.cell

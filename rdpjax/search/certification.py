@@ -23,7 +23,7 @@ from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.stream.blackbox import blackbox_bound
-from rdpjax.stream.plan import DEFAULT_PILOT
+from rdpjax.stream.options import DEFAULT_PILOT
 
 __all__ = ["SearchKeys", "certify", "search_keys"]
 

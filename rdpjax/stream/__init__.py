@@ -42,6 +42,7 @@ same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
 
 **Modules**, in the order of the data flow:
 
+* :mod:`rdpjax.stream.options`: :class:`StreamOptions`, the stream's settings in one object;
 * :mod:`rdpjax.stream.samplers`: samplers as static jit arguments, their output kind, the pilot
   draw;
 * :mod:`rdpjax.stream.plan`: argument checks, the pilot → plan/grid step (``fix_settings``) and
@@ -56,13 +57,19 @@ same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
 """
 
 from rdpjax.stream.blackbox import blackbox_bound
-from rdpjax.stream.plan import DEFAULT_PILOT
+from rdpjax.stream.options import (
+    DEFAULT_BATCH,
+    DEFAULT_PILOT,
+    DEFAULT_STREAM_CHUNK,
+    StreamOptions,
+)
 from rdpjax.stream.replicate import bound_of_draws, replicated_bounds
-from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
 from rdpjax.stream.streamed import mechanism_streamed_bound, streamed_bound, streamed_samples
 
 __all__ = [
+    "DEFAULT_BATCH",
     "DEFAULT_STREAM_CHUNK",
+    "StreamOptions",
     "DEFAULT_PILOT",
     "streamed_bound",
     "streamed_samples",

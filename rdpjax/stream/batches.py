@@ -24,8 +24,8 @@ from rdpjax.estimator.binning import (
     scan_chunks,
 )
 from rdpjax.estimator.grid import Grid
+from rdpjax.stream.options import DEFAULT_STREAM_CHUNK
 from rdpjax.stream.plan import Fixed, Layout, as_key
-from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK
 
 __all__ = [
     "BIN_CHUNK",

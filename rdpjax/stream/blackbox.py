@@ -43,14 +43,15 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
 
 from rdpjax._precision import float64
-from rdpjax._validation import check_int
-from rdpjax.estimator.api import DEFAULTS
+from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.inputs import check_grid_size, plan_options
+from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Bound
 from rdpjax.stream.batches import (
     batch_counts,
@@ -59,18 +60,10 @@ from rdpjax.stream.batches import (
     empty_carry,
     generators,
 )
-from rdpjax.stream.plan import (
-    DEFAULT_PILOT,
-    bound_from_counts,
-    check_options,
-    check_sizes,
-    fix_settings,
-)
+from rdpjax.stream.options import DEFAULT_BATCH, StreamOptions, split_options
+from rdpjax.stream.plan import bound_from_counts, check_sizes, fix_settings, streamable
 
 __all__ = ["DEFAULT_BATCH", "blackbox_bound"]
-
-DEFAULT_BATCH = 10**6
-"""Outputs per call of the black box (per side): 8 MB of float64 scalars."""
 
 _IN_FLIGHT = 2
 """Batches dispatched to the binning kernel and not yet binned, at most (bounds the memory)."""
@@ -88,22 +81,11 @@ def blackbox_bound(
     lam,
     *,
     n,
-    batch_size: int = DEFAULT_BATCH,
-    pilot: int = DEFAULT_PILOT,
-    margin: float = 0.5,
-    discrete: bool | None = None,
-    support_size: int | None = None,
-    outside: str = "clip",
-    progress: Callable[[int, int], None] | None = None,
     alpha: float = 0.05,
     both_directions: bool = False,
-    bandwidth=None,
-    floor=None,
-    beta=None,
-    grid_size: int | None = None,
-    variance: str = "autodiff",
-    second_order: bool = True,
-    project: Callable | None = None,
+    options: BoundOptions | None = None,
+    stream: StreamOptions | None = None,
+    **fields: Any,
 ) -> Bound:
     """A lower bound on ``D_λ(A(x) ‖ A(x'))`` from a numpy black box, at any n per side.
 
@@ -126,30 +108,24 @@ def blackbox_bound(
       x_prime: the second, adjacent to ``x``, passed the same way.
       lam: an order λ > 1 or a sequence of orders.
       n: outputs per side (int ≥ 2), or a pair ``(n_p, n_q)``.
-      batch_size: outputs per call of ``sample`` (the last call of a side may draw fewer).
-      pilot: outputs per side of the pilot draw that fixes the grid, the discrete/continuous
-        decision and the default bandwidth and floor; not reused in the bound.
-      margin: widening of the pilot range, in multiples of its width, per side.
-      discrete: ``None`` decides from the pilot's dtype (integers or bools → relative
-        frequencies); ``True`` needs integer codes, ``False`` forces a KDE.
-      support_size: discrete: codes lie in ``[0, support_size)``; default the pilot's largest
-        code + 1 (larger codes are then clamped and counted).
-      outside: ``"clip"`` (clamp and count, default) or ``"raise"`` for outputs off the range.
-      progress: optional ``progress(done, total)``, called after each batch with the outputs
-        drawn so far over both sides and ``total = n_p + n_q`` (the last call has ``done =
-        total``).
-      alpha: family-wise error level in (0, 0.5), as in :func:`rdpjax.lower_bound` (and so on,
-        through ``second_order``).
+      alpha: family-wise error level in (0, 0.5), as in :func:`rdpjax.lower_bound`.
       both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
-      bandwidth: KDE bandwidth in data units (scalar or per axis); default from the pilot.
-      floor: τ of the softmax floor; default from the pilot.
-      beta: β of the softmax floor; default ``1/τ``.
-      grid_size: KDE grid points per axis; default about 16 per bandwidth over the range.
-      variance: ``"autodiff"`` (default) or ``"eq18"``: the delta-method standard error's form.
-      second_order: subtract the second-order bias and add its variance (default).
-      project: optional fixed function applied to every batch (and the pilot) before binning,
-        arrays ``(m, ...)`` in, ``(m,)`` or ``(m, d ≤ 3)`` out; needed for outputs of more
-        than three dimensions.
+      options: the estimator's :class:`rdpjax.BoundOptions`; ``discrete=None`` decides from the
+        pilot's dtype (integers or bools → relative frequencies), ``True`` needs integer codes,
+        ``False`` forces a KDE; the bandwidth and floor default from the pilot and the full n;
+        no quantile map.
+      stream: the :class:`~rdpjax.stream.options.StreamOptions`: ``batch_size`` (outputs per
+        call of ``sample``), ``pilot`` (outputs per side of the pilot draw that fixes the grid,
+        the discrete/continuous decision and the default bandwidth and floor; not reused in the
+        bound), ``margin``, ``grid``, ``support_size`` (default the pilot's largest code + 1;
+        larger codes are then clamped and counted), ``outside``, ``project`` (a fixed function
+        applied to every batch and the pilot before binning, arrays ``(m, ...)`` in, ``(m,)``
+        or ``(m, d ≤ 3)`` out; needed for outputs of more than three dimensions) and
+        ``progress`` (called after each batch with the outputs drawn so far over both sides
+        and ``total = n_p + n_q``).
+      **fields: fields of either options object by name (``batch_size=…``,
+        ``second_order=…``), which replace those of ``options`` and ``stream``; any other name
+        is a ``TypeError``.
 
     Returns:
       A :class:`rdpjax.Bound` (numpy leaves); ``outside`` holds the numbers of outputs clamped
@@ -172,26 +148,27 @@ def blackbox_bound(
     """
     if not callable(sample):
         raise ValueError(f"sample must be callable as sample(rng, database, m); got {sample!r}.")
-    if project is not None and not callable(project):
-        raise ValueError(f"project must be None or a function of a batch; got {project!r}.")
+    options, stream = split_options(options, stream, fields, caller="blackbox_bound")
+    options = streamable(options)
+    check_layout(options.layout)
     n_p, n_q = check_sizes(n)
-    batch_size = check_int(batch_size, "batch_size", 1)
-    pilot = check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
+    batch_size, pilot, project = stream.batch_size, stream.pilot_size, stream.project
+    outside, progress = stream.outside, stream.progress
     g_pilot, g_p, g_q = generators(key)
     with float64():
         # Cheap checks before the (possibly slow) black box is called at all.
         plan_options(
             lam,
             alpha=alpha,
-            floor=floor,
-            beta=beta,
+            floor=options.floor,
+            beta=options.beta,
             discrete=False,
             both_directions=both_directions,
-            variance=variance,
-            second_order=second_order,
-            defaults=DEFAULTS,
+            variance=options.variance,
+            second_order=options.second_order,
+            defaults=options.defaults,
         )
-        check_grid_size(grid_size)
+        check_grid_size(options.grid_size)
         pilots = (
             checked_outputs(sample, g_pilot, x, pilot, project, "x (pilot)"),
             checked_outputs(sample, g_pilot, x_prime, pilot, project, "x' (pilot)"),
@@ -204,7 +181,7 @@ def blackbox_bound(
             )
         integer, tail = kinds[0]
         d = tail[0] if tail else 1
-        is_discrete = integer if discrete is None else bool(discrete)
+        is_discrete = integer if options.discrete is None else bool(options.discrete)
         if is_discrete and tail:
             raise ValueError(
                 f"discrete outputs must be integer codes of shape (m,); got (m, {d}): pass "
@@ -218,25 +195,12 @@ def blackbox_bound(
         fixed = fix_settings(
             lambda: pilots,
             lam,
-            integer=integer,
-            d=d,
-            n_p=n_p,
-            n_q=n_q,
-            grid=None,
-            margin=margin,
-            discrete=discrete,
-            support_size=support_size,
-            outside=outside,
+            kind=(integer, d),
+            sizes=(n_p, n_q),
             alpha=alpha,
-            bandwidth=bandwidth,
-            floor=floor,
-            beta=beta,
-            grid_size=grid_size,
             both_directions=both_directions,
-            variance=variance,
-            second_order=second_order,
-            defaults=DEFAULTS,
-            layout="bucketed",
+            options=options,
+            stream=stream,
         )
         sides = [
             dict(rng=g_p, database=x, n=n_p, drawn=0, name="x (P)", carry=empty_carry(fixed)),

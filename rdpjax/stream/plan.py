@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import warnings
 from collections.abc import Callable
 
@@ -25,14 +24,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._validation import check_int
-from rdpjax.estimator.api import Defaults, bound_program
+from rdpjax.estimator.api import bound_program
 from rdpjax.estimator.grid import Grid, grid_from_range, plan_layout
 from rdpjax.estimator.inputs import check_bandwidth, check_grid_size, plan_options
+from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.settings import continuous_settings, discrete_settings
-
-DEFAULT_PILOT = 2**16
-"""Pilot outputs per side: as many as :func:`rdpjax.lower_bound` uses for its scale anyway."""
+from rdpjax.stream.options import StreamOptions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,22 +76,17 @@ def _check_range(grid, d: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def check_options(*, pilot, outside, margin, progress) -> int:
-    """Check the stream's own options (``ValueError`` naming the bad one); return ``pilot``.
+def streamable(options: BoundOptions) -> BoundOptions:
+    """``options`` for a stream, which bins draws it never holds: no pilot quantile map.
 
-    ``pilot`` must be an int ≥ 2, ``outside`` ``"clip"`` or ``"raise"``, ``margin`` a finite
-    number ≥ 0 and ``progress`` ``None`` or callable.
+    ``transform="auto"`` resolves to no map; ``"quantile"`` is a ``ValueError``.
     """
-    pilot = check_int(pilot, "pilot", 2)
-    if outside not in ("clip", "raise"):
-        raise ValueError(f"outside must be 'clip' or 'raise'; got {outside!r}.")
-    if not (isinstance(margin, int | float) and math.isfinite(margin) and margin >= 0):
-        raise ValueError(f"margin must be a finite number ≥ 0; got {margin!r}.")
-    if progress is not None and not callable(progress):
+    if options.transform == "quantile":
         raise ValueError(
-            f"progress must be None or callable as progress(done, total); got {progress!r}."
+            "transform='quantile' needs the draws in memory (rdpjax.lower_bound); a streamed "
+            "bound bins the draws as they come."
         )
-    return pilot
+    return options if options.transform is None else dataclasses.replace(options, transform=None)
 
 
 @functools.partial(jax.jit, static_argnames=("defaults", "n"))
@@ -146,31 +139,25 @@ def fix_settings(
     draw_pilot: Callable[[], tuple[np.ndarray, np.ndarray]],
     lam,
     *,
-    integer: bool,
-    d: int,
-    n_p: int,
-    n_q: int,
-    grid,
-    margin: float,
-    discrete: bool | None,
-    support_size: int | None,
-    outside: str,
+    kind: tuple[bool, int],
+    sizes: tuple[int, int],
     alpha: float,
-    bandwidth,
-    floor,
-    beta,
-    grid_size: int | None,
     both_directions: bool,
-    variance: str,
-    second_order: bool,
-    defaults: Defaults,
-    layout: str,
+    options: BoundOptions,
+    stream: StreamOptions,
 ) -> Fixed:
     """The pilot → plan/grid step shared by the streamed and the black-box bounds.
 
     See :mod:`rdpjax.stream` (grid and settings). ``draw_pilot()`` returns the two pilot draws
-    (numpy); it is called only when a setting needs them. Runs inside ``rdpjax.float64()``.
+    (numpy); it is called only when a setting needs them. ``kind`` is ``(integer, d)`` of the
+    outputs, ``sizes`` the draws ``(n_p, n_q)``. Runs inside ``rdpjax.float64()``.
     """
+    (integer, d), (n_p, n_q) = kind, sizes
+    discrete, bandwidth, floor, beta = (
+        options.discrete, options.bandwidth, options.floor, options.beta
+    )  # fmt: skip
+    grid, margin, support_size = stream.grid, stream.margin, stream.support_size
+    grid_size, layout, defaults = options.grid_size, options.layout, options.defaults
     if discrete is None:
         discrete = integer
     if discrete and not integer:
@@ -184,8 +171,8 @@ def fix_settings(
         beta=beta,
         discrete=bool(discrete),
         both_directions=both_directions,
-        variance=variance,
-        second_order=second_order,
+        variance=options.variance,
+        second_order=options.second_order,
         defaults=defaults,
     )
     if discrete:
@@ -224,7 +211,7 @@ def fix_settings(
         lo, hi = lo - margin * width, hi + margin * width
     else:
         lo, hi = _check_range(grid, d)
-        if outside == "raise" and pilot_p is not None:
+        if stream.outside == "raise" and pilot_p is not None:
             pooled = np.concatenate([pilot_p, pilot_q])
             if np.any(pooled < lo) or np.any(pooled > hi):
                 raise ValueError(

@@ -10,27 +10,22 @@ computes the bound from the counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
-from rdpjax.estimator.api import DEFAULTS, Defaults
-from rdpjax.estimator.binning import BINNING_METHODS
 from rdpjax.estimator.grid import check_layout
+from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Bound
 from rdpjax.estimator.sharding import draw_mesh
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.stream.plan import (
-    DEFAULT_PILOT,
-    as_key,
-    bound_from_counts,
-    check_options,
-    check_sizes,
-    fix_settings,
-)
+from rdpjax.stream.options import StreamOptions, split_options
+from rdpjax.stream.plan import as_key, bound_from_counts, check_sizes, fix_settings, streamable
 from rdpjax.stream.progress import _progress_run
 from rdpjax.stream.samplers import (
     Sampler,
@@ -39,7 +34,7 @@ from rdpjax.stream.samplers import (
     pilot_draw,
     user_sampler,
 )
-from rdpjax.stream.scan import DEFAULT_STREAM_CHUNK, _materialize, _stream_side
+from rdpjax.stream.scan import _materialize, _stream_side
 
 
 def _streamed(
@@ -49,36 +44,18 @@ def _streamed(
     lam,
     *,
     n,
-    chunk: int,
-    grid,
-    pilot: int,
-    margin: float,
-    discrete: bool | None,
-    support_size: int | None,
-    outside: str,
-    devices,
-    binning: str,
     alpha: float,
-    bandwidth,
-    floor,
-    beta,
-    grid_size: int | None,
     both_directions: bool,
-    variance: str,
-    second_order: bool,
-    defaults: Defaults,
-    layout: str = "bucketed",
-    progress: Callable | None = None,
+    options: BoundOptions,
+    stream: StreamOptions,
 ) -> Bound:
-    check_layout(layout)
+    options = streamable(options)
+    check_layout(options.layout)
     n_p, n_q = check_sizes(n)
-    chunk = min(check_int(chunk, "chunk", 1), max(n_p, n_q))
+    chunk, pilot, progress = min(stream.chunk, max(n_p, n_q)), stream.pilot_size, stream.progress
     if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
         raise ValueError(f"n / chunk must stay below 2^31 chunks; got n={n}, chunk={chunk}.")
-    pilot = check_options(pilot=pilot, outside=outside, margin=margin, progress=progress)
-    if binning not in BINNING_METHODS:
-        raise ValueError(f"binning must be one of {BINNING_METHODS}; got {binning!r}.")
-    mesh = draw_mesh(devices)
+    mesh = draw_mesh(stream.devices)
     key = as_key(key)
     impl = str(jax.random.key_impl(key))
     k_pilot, k_p, k_q = jax.random.split(key, 3)
@@ -90,7 +67,6 @@ def _streamed(
                 "sample_p and sample_q must return the same kind of output; got "
                 f"(integer, d) = {kinds[0]} and {kinds[1]}."
             )
-        integer, d = kinds[0]
 
         def draw_pilot():
             return tuple(
@@ -101,25 +77,12 @@ def _streamed(
         fixed = fix_settings(
             draw_pilot,
             lam,
-            integer=integer,
-            d=d,
-            n_p=n_p,
-            n_q=n_q,
-            grid=grid,
-            margin=margin,
-            discrete=discrete,
-            support_size=support_size,
-            outside=outside,
+            kind=kinds[0],
+            sizes=(n_p, n_q),
             alpha=alpha,
-            bandwidth=bandwidth,
-            floor=floor,
-            beta=beta,
-            grid_size=grid_size,
             both_directions=both_directions,
-            variance=variance,
-            second_order=second_order,
-            defaults=defaults,
-            layout=layout,
+            options=options,
+            stream=stream,
         )
         with _progress_run(progress, (n_p, n_q), chunk) as run_id:
             results = []
@@ -137,7 +100,7 @@ def _streamed(
                         n=m,
                         chunk=chunk,
                         layout=fixed.layout,
-                        method=binning,
+                        method=stream.binning,
                         mesh=mesh,
                         impl=impl,
                         progress=progress is not None,
@@ -157,7 +120,7 @@ def _streamed(
             (counts_p, counts_q),
             (out_p, out_q),
             (n_p, n_q),
-            outside=outside,
+            outside=stream.outside,
             stacklevel=3,
         )
 
@@ -169,26 +132,11 @@ def streamed_bound(
     lam,
     *,
     n,
-    chunk: int = DEFAULT_STREAM_CHUNK,
-    grid=None,
-    pilot: int = DEFAULT_PILOT,
-    margin: float = 0.5,
-    discrete: bool | None = None,
-    support_size: int | None = None,
-    outside: str = "clip",
-    devices: Sequence[jax.Device] | int | None = None,
-    binning: str = "scatter",
     alpha: float = 0.05,
-    bandwidth=None,
-    floor=None,
-    beta=None,
-    grid_size: int | None = None,
     both_directions: bool = False,
-    variance: str = "autodiff",
-    second_order: bool = True,
-    defaults: Defaults = DEFAULTS,
-    layout: str = "bucketed",
-    progress: Callable[[int, int], None] | None = None,
+    options: BoundOptions | None = None,
+    stream: StreamOptions | None = None,
+    **fields: Any,
 ) -> Bound:
     """A lower bound on ``D_λ(P‖Q)`` from ``n`` draws per side that never exist in full.
 
@@ -205,42 +153,25 @@ def streamed_bound(
         stream is reused when the same function objects are passed again.
       lam: an order λ > 1 or a sequence of orders.
       n: draws per side (int ≥ 2, up to 2^31 and beyond), or a pair ``(n_p, n_q)``.
-      chunk: draws per scan step and device (capped at n).
-      grid: ``(low, high)``: the range the grid covers (scalars or d-vectors); default: the
-        pilot's range widened by ``margin`` widths on each side.
-      pilot: outputs per side of the pilot draw that sets the range and the default bandwidth
-        and floor (drawn only when one of them is not given).
-      margin: widening of the pilot range, in multiples of its width, per side.
-      discrete: ``None`` decides from the samplers' dtype (integers → relative frequencies).
-      support_size: discrete: codes lie in ``[0, support_size)``; default the pilot's largest
-        code + 1.
-      outside: ``"clip"`` (clamp and count, default) or ``"raise"`` for draws off the range.
-      devices: devices to split the draws over (:func:`rdpjax.estimator.sharding.draw_mesh`): a
-      list,
-        a count, or ``None`` for all of ``jax.devices()``.
-      binning: ``"scatter"`` (default) or ``"sort"`` (a workaround for slow GPU scatter-adds;
-        :mod:`rdpjax.estimator.binning`).
-      alpha: family-wise error level in (0, 0.5), as in :func:`rdpjax.lower_bound` (and so on,
-        through ``defaults``, which is :func:`rdpjax.plan_bound`'s).
-      bandwidth: KDE bandwidth in data units (scalar or per axis); default from the pilot.
-      floor: τ of the softmax floor; default from the pilot.
-      beta: β of the softmax floor; default ``1/τ``.
-      grid_size: KDE grid points per axis; default about 16 per bandwidth over the range.
+      alpha: family-wise error level in (0, 0.5), as in :func:`rdpjax.lower_bound`.
       both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
-      variance: ``"autodiff"`` (default) or ``"eq18"``: the delta-method standard error's form.
-      second_order: subtract the second-order bias and add its variance (default).
-      defaults: the :class:`rdpjax.Defaults` tuning rules for (h, τ, β).
-      layout: ``"bucketed"`` (default) or ``"exact"`` (:func:`rdpjax.plan_bound`). The grid
-        follows each call's pilot draw, so with ``"exact"`` a second call with new keys usually
-        compiles the stream and the bound again (5 s at n = 1e6 on 2 CPU cores); ``"bucketed"``
-        rounds the layout so that such calls mostly reuse them.
-      progress: optional ``progress(done, total)``, called from inside the scan (a
-        ``jax.debug.callback``, on a runtime thread) up to about 128 times (fewer on runs
-        shorter than ~5e8 per side: at most once per 2^22 draws of a device) with the
-        draws done so far over both sides (non-decreasing), ``total = n_p + n_q``, and once
-        more with ``done = total`` at the end, e.g. to drive a progress bar. It changes no
-        result; the compiled stream depends only on whether it is given, not on which
-        callable it is. An exception it raises is re-raised after the run.
+      options: the estimator's :class:`rdpjax.BoundOptions` (bandwidth, floor, β, grid size,
+        variance, second order, layout, defaults; their defaults come from the pilot and the
+        full n; no quantile map). With ``layout="exact"`` the grid follows each call's pilot
+        draw, so a second call with new keys usually compiles the stream and the bound again
+        (5 s at n = 1e6 on 2 CPU cores); ``"bucketed"`` rounds the layout so that such calls
+        mostly reuse them.
+      stream: the stream's :class:`~rdpjax.stream.options.StreamOptions`: the grid's range
+        (default the pilot's, widened by ``margin`` widths a side), the pilot's size, the
+        support of discrete codes, what happens off the range, the chunk (capped at n), the
+        devices, the binning method and ``progress``. ``progress(done, total)`` is called
+        from inside the scan (a ``jax.debug.callback``, on a runtime thread) up to about 128
+        times (fewer on runs shorter than ~5e8 per side: at most once per 2^22 draws of a
+        device) with the draws done so far over both sides (non-decreasing), ``total = n_p +
+        n_q``, and once more with ``done = total``. It changes no result; the compiled stream
+        depends only on whether it is given. An exception it raises is re-raised after the run.
+      **fields: fields of either options object by name (``chunk=…``, ``bandwidth=…``), which
+        replace those of ``options`` and ``stream``; any other name is a ``TypeError``.
 
     Returns:
       A :class:`rdpjax.Bound` (numpy leaves); ``outside`` holds the numbers of draws clamped
@@ -259,36 +190,35 @@ def streamed_bound(
       >>> bool((b.lower <= [0.04, 0.10]).all())
       True
     """
+    options, stream = split_options(options, stream, fields, caller="streamed_bound")
+    samplers = (user_sampler(sample_p), user_sampler(sample_q))
     return _streamed(
         key,
-        (user_sampler(sample_p), user_sampler(sample_q)),
+        samplers,
         ((), ()),
         lam,
         n=n,
-        chunk=chunk,
-        grid=grid,
-        pilot=pilot,
-        margin=margin,
-        discrete=discrete,
-        support_size=support_size,
-        outside=outside,
-        devices=devices,
-        binning=binning,
         alpha=alpha,
-        bandwidth=bandwidth,
-        floor=floor,
-        beta=beta,
-        grid_size=grid_size,
         both_directions=both_directions,
-        variance=variance,
-        second_order=second_order,
-        defaults=defaults,
-        layout=layout,
-        progress=progress,
+        options=options,
+        stream=stream,
     )
 
 
-def mechanism_streamed_bound(key, mechanism: Mechanism, x, x_prime, lam, *, n, **options) -> Bound:
+def mechanism_streamed_bound(
+    key,
+    mechanism: Mechanism,
+    x,
+    x_prime,
+    lam,
+    *,
+    n,
+    alpha: float = 0.05,
+    both_directions: bool = False,
+    options: BoundOptions | None = None,
+    stream: StreamOptions | None = None,
+    **fields: Any,
+) -> Bound:
     """:func:`streamed_bound` for a zoo mechanism on the pair (x, x').
 
     Draws ``mechanism.sample(·, x, m)`` and ``mechanism.sample(·, x', m)``; discrete outputs
@@ -303,23 +233,27 @@ def mechanism_streamed_bound(key, mechanism: Mechanism, x, x_prime, lam, *, n, *
       x_prime: the second, adjacent to ``x``.
       lam: an order λ > 1 or a sequence of orders, as in :func:`streamed_bound`.
       n: draws per side, or a pair ``(n_p, n_q)``, as in :func:`streamed_bound`.
-      **options: the keyword options of :func:`streamed_bound` (``progress=`` included).
+      alpha: family-wise error level, as in :func:`streamed_bound`.
+      both_directions: also bound ``D_λ(Q‖P)``.
+      options: the estimator's :class:`rdpjax.BoundOptions`, as in :func:`streamed_bound`.
+      stream: the :class:`~rdpjax.stream.options.StreamOptions`, as in :func:`streamed_bound`.
+      **fields: fields of either options object by name, as in :func:`streamed_bound`.
     """
+    options, stream = split_options(options, stream, fields, caller="mechanism_streamed_bound")
     sampler, args_p, args_q, spec = mechanism_samplers(mechanism, x, x_prime)
-    if spec.is_discrete and options.get("support_size") is None and spec.alphabet_size:
-        options["support_size"] = spec.alphabet_size
-    defaults = dict(
-        chunk=DEFAULT_STREAM_CHUNK, grid=None, pilot=DEFAULT_PILOT, margin=0.5, discrete=None,
-        support_size=None, outside="clip", devices=None, binning="scatter", alpha=0.05,
-        bandwidth=None, floor=None, beta=None, grid_size=None, both_directions=False,
-        variance="autodiff", second_order=True, defaults=DEFAULTS, layout="bucketed",
-        progress=None,
-    )  # fmt: skip
-    unknown = set(options) - set(defaults)
-    if unknown:
-        raise ValueError(f"unknown option(s) {sorted(unknown)}.")
-    defaults.update(options)
-    return _streamed(key, (sampler, sampler), (args_p, args_q), lam, n=n, **defaults)
+    if spec.is_discrete and stream.support_size is None and spec.alphabet_size:
+        stream = dataclasses.replace(stream, support_size=spec.alphabet_size)
+    return _streamed(
+        key,
+        (sampler, sampler),
+        (args_p, args_q),
+        lam,
+        n=n,
+        alpha=alpha,
+        both_directions=both_directions,
+        options=options,
+        stream=stream,
+    )
 
 
 def streamed_samples(key, sample_p: Callable, sample_q: Callable, *, n, chunk: int):

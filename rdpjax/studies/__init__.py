@@ -9,9 +9,10 @@
 
 from rdpjax.studies.coverage_study import (
     CoverageResult,
+    StudyOptions,
     coverage,
     format_coverage,
     wilson_interval,
 )
 
-__all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
+__all__ = ["CoverageResult", "StudyOptions", "coverage", "format_coverage", "wilson_interval"]

@@ -17,9 +17,11 @@ rounding.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -32,11 +34,12 @@ from rdpjax._table import markdown_table
 from rdpjax._validation import check_int, check_orders
 from rdpjax.auditing.draws import exact_divergences
 from rdpjax.estimator.api import plan_bound
+from rdpjax.estimator.options import BoundOptions, resolve_options
 from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.stream.samplers import Sampler, mechanism_fn
 
-__all__ = ["CoverageResult", "coverage", "format_coverage", "wilson_interval"]
+__all__ = ["CoverageResult", "StudyOptions", "coverage", "format_coverage", "wilson_interval"]
 
 
 def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -171,6 +174,18 @@ replications are drawn and bounded in chunks of at most ``⌊2^24 / n⌋`` (at l
 device)."""
 
 
+_STUDY_FIELDS = ("batch_size", "devices")
+
+
+def _study_options(options: StudyOptions | None, fields: dict[str, Any]) -> StudyOptions:
+    """``options`` with ``fields`` applied: :class:`StudyOptions`' own, else its ``bound``'s."""
+    bound_fields = {k: v for k, v in fields.items() if k not in _STUDY_FIELDS}
+    base = StudyOptions() if options is None else options
+    bound = resolve_options(base.bound, bound_fields, caller="coverage")
+    own = {k: v for k, v in fields.items() if k in _STUDY_FIELDS}
+    return dataclasses.replace(base, bound=bound, **own)
+
+
 @functools.partial(jax.jit, static_argnames=("reps", "total"))
 def _study_keys(key, *, reps, total):
     """``total ≥ reps + 1`` keys: the pilot's, the replications', and padding.
@@ -246,6 +261,28 @@ def _chunks(reps: int, n: int, mesh, batch_size: int | None) -> tuple[int, int]:
     return batch, min(fits, -(-reps // step) * step)
 
 
+@dataclasses.dataclass(frozen=True)
+class StudyOptions:
+    """How :func:`coverage` runs its replications, and the estimator's options.
+
+    Attributes:
+      batch_size: replications vmapped together on each device (default:
+        :func:`rdpjax.estimator.sharding.replication_batch_size`).
+      devices: the devices to split the replications over (default: every device; see
+        :func:`rdpjax.estimator.sharding.map_over_devices`).
+      bound: the :class:`rdpjax.BoundOptions` of every replication's bound (``discrete`` is
+        the mechanism's; no quantile map: the studies measure the estimator on the outputs).
+    """
+
+    batch_size: int | None = None
+    devices: Any = None
+    bound: BoundOptions = BoundOptions(transform=None)
+
+    def __post_init__(self) -> None:
+        if self.batch_size is not None:
+            check_int(self.batch_size, "batch_size", 1)
+
+
 def coverage(
     mechanism: Mechanism,
     x,
@@ -257,9 +294,8 @@ def coverage(
     key,
     alpha: float = 0.05,
     both_directions: bool = False,
-    batch_size: int | None = None,
-    devices=None,
-    **estimator_options,
+    options: StudyOptions | None = None,
+    **fields: Any,
 ) -> CoverageResult:
     """Empirical coverage of :func:`rdpjax.lower_bound` on a zoo mechanism with a known truth.
 
@@ -274,22 +310,20 @@ def coverage(
       key: PRNG key.
       alpha: family-wise level.
       both_directions: bound both directions; the truth is then the larger divergence.
-      batch_size: replications vmapped together on each device (default:
-        :func:`rdpjax.estimator.sharding.replication_batch_size`).
-      devices: the devices to split the replications over (default: every device; see
-        :func:`rdpjax.estimator.sharding.map_over_devices`).
-      **estimator_options: passed to :func:`rdpjax.plan_bound`.
+      options: a :class:`StudyOptions` (batching, devices, the estimator's options).
+      **fields: fields of :class:`StudyOptions` or of :class:`rdpjax.BoundOptions` by name
+        (``batch_size=…``, ``bandwidth=…``); any other name is a ``TypeError``.
 
     Raises:
       ValueError: if the mechanism has no exact divergence for the pair, reps < 1, n < 2,
         batch_size < 1, an order λ ≤ 1, or devices name no device.
     """
+    options = _study_options(options, fields)
+    batch_size = options.batch_size
     if not isinstance(mechanism, Mechanism):
         raise ValueError("coverage needs a rdpjax.mechanisms mechanism (a pure JAX sampler).")
     reps, n = check_int(reps, "reps", 1), check_int(n, "n", 2)
-    if batch_size is not None:
-        batch_size = check_int(batch_size, "batch_size", 1)
-    mesh = draw_mesh(devices)
+    mesh = draw_mesh(options.devices)
     orders = [float(v) for v in check_orders(lam)]
     exact = exact_divergences(mechanism, x, x_prime, orders, both_directions)
     if exact is None:
@@ -322,9 +356,8 @@ def coverage(
                     orders,
                     alpha=alpha,
                     both_directions=both_directions,
-                    discrete=discrete,
+                    options=options.bound.replace(discrete=discrete),
                     support_size=out_x.alphabet_size if discrete else None,
-                    **estimator_options,
                 )
                 fits = STUDY_GRID_POINTS // math.prod(plan.shape)
                 bound_batch = _divisor_at_most(chunk // mesh.size, min(batch, fits))

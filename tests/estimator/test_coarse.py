@@ -83,8 +83,8 @@ def _full_grid_bound(plan, binned):
     def one(lam):
         est = plugin_divergence(dens[0], dens[1], lam, binned.floor, binned.beta, ops.cell)
         t = second_order_terms(
-            dens[0], dens[1], pmfs[0], pmfs[1], n_p, n_q, lam, binned.floor, binned.beta, ops,
-            None, (half[0], half[1]),
+            (dens[0], dens[1]), (pmfs[0], pmfs[1]), (n_p, n_q), lam, (binned.floor, binned.beta),
+            ops, None, (half[0], half[1]),
         )  # fmt: skip
         se = jnp.sqrt(total_variance(t.first_var, t.second_var))
         return est - t.bias + ndtri(plan.alpha / len(plan.lam)) * se, t.bias, se

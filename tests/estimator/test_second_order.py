@@ -74,7 +74,7 @@ def test_frequency_traces_equal_dense_computation():
         hess, _multinomial_cov(p, n_p), _multinomial_cov(q, n_q)
     )
     first = grad @ sigma @ grad
-    terms = second_order_terms(p, q, p, q, n_p, n_q, lam, floor, beta, Smoothing(), first)
+    terms = second_order_terms((p, q), (p, q), (n_p, n_q), lam, (floor, beta), Smoothing(), first)
     bias, var2 = terms.bias, terms.second_var
     np.testing.assert_allclose(float(bias), bias_ref, rtol=1e-10)
     np.testing.assert_allclose(float(var2), var_ref, rtol=1e-10)
@@ -107,7 +107,7 @@ def test_kde_bias_exact_and_variance_close_to_dense_computation():
     bias_ref, var_ref, sigma = _dense_traces(hess, *cov)
     first = grad @ sigma @ grad
     terms = second_order_terms(
-        fp, fq, pi_p, pi_q, n_p, n_q, lam, 1e-3, 1e3, Smoothing(grid, h, half), first
+        (fp, fq), (pi_p, pi_q), (n_p, n_q), lam, (1e-3, 1e3), Smoothing(grid, h, half), first
     )
     bias, var2 = terms.bias, terms.second_var
     np.testing.assert_allclose(float(bias), bias_ref, rtol=1e-8)  # no approximation in (S1)
@@ -135,7 +135,7 @@ def test_first_order_variance_from_the_closed_form_gradient_equals_autodiff(lam)
     functional = lambda a, b: plugin_divergence(a, b, lam, floor, beta, dx)  # noqa: E731
     _, var_p, var_q = variance_autodiff(functional, dens[0], dens[1], dx, ops.s)
     terms = second_order_terms(
-        dens[0], dens[1], pmfs[0], pmfs[1], n_p, n_q, lam, floor, beta, ops,
+        (dens[0], dens[1]), (pmfs[0], pmfs[1]), (n_p, n_q), lam, (floor, beta), ops,
         halves=(halves[0], halves[1]),
     )  # fmt: skip
     np.testing.assert_allclose(float(terms.first_var), var_p / n_p + var_q / n_q, rtol=1e-10)

@@ -21,6 +21,7 @@ from references import assert_within_se
 from scipy import integrate, optimize, stats
 from scipy.special import comb
 
+import rdpjax
 import rdpjax.ldp as ldp
 from rdpjax.auditing import audit
 from rdpjax.mechanisms import LaplaceHistogram, OneHotRandomizedResponse, OrthogonalSeries
@@ -444,7 +445,7 @@ def test_literal_even_k_series_is_caught_and_tie_split_is_not():
             n=n,
             key=jax.random.key(21 + i),
             project=codes,
-            claimed_epsilon=alpha,
+            claim=rdpjax.claims.pure_dp(alpha),
         )
         exact = max(
             OrthogonalSeries(alpha, 2, ties).divergence(2.0, 0.0, 0.5),

@@ -115,11 +115,11 @@ def test_discrete_look_equals_the_fixed_n_bound_on_the_same_draws():
 
 def test_a_false_claim_stops_early_and_a_true_one_runs_to_max_n():
     kw = dict(key=jax.random.key(0), sequential=True, max_n=25_600, progress=False)
-    false = rdpjax.audit(laplace_sum, ONE, ZERO, claimed_epsilon=0.3, **kw)
+    false = rdpjax.audit(laplace_sum, ONE, ZERO, claim=pure_dp(0.3), **kw)
     assert false.is_refuted and false.looks[-1].refuted
     assert len(false.looks) < 6 and false.n == false.looks[-1].n < 25_600
     assert not any(look.refuted for look in false.looks[:-1])
-    true = rdpjax.audit(laplace_sum, ONE, ZERO, claimed_epsilon=1.0, **kw)
+    true = rdpjax.audit(laplace_sum, ONE, ZERO, claim=pure_dp(1.0), **kw)
     assert not true.is_refuted and true.n == 25_600
     assert len(true.looks) == len(geometric_schedule(25_600).sizes)
     assert true.looks[-1].drawn == 25_600 + 64  # the pilot of continuous outputs
@@ -151,7 +151,7 @@ def test_true_exact_claims_are_not_refuted_small_study():
 
 def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
     kw = dict(key=jax.random.key(7), sequential=True, max_n=6_400, batch_size=250)
-    full = rdpjax.audit(laplace_sum, ONE, ZERO, claimed_epsilon=2.0, progress=False, **kw)
+    full = rdpjax.audit(laplace_sum, ONE, ZERO, claim=pure_dp(2.0), progress=False, **kw)
     calls = {"n": 0}
 
     def crashing(rng, database, m):
@@ -163,26 +163,38 @@ def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
     crashing.__name__ = "laplace_sum"  # the same audit's fingerprint
     with pytest.raises(RuntimeError, match="crashed"):
         rdpjax.audit(
-            crashing, ONE, ZERO, claimed_epsilon=2.0, checkpoint=tmp_path, progress=False, **kw
+            crashing,
+            ONE,
+            ZERO,
+            claim=pure_dp(2.0),
+            checkpoint=tmp_path,
+            progress=False,
+            **kw,
         )
     assert (tmp_path / CHECKPOINT).exists()
     with pytest.raises(ValueError, match="resume=True"):
         rdpjax.audit(
-            laplace_sum, ONE, ZERO, claimed_epsilon=2.0, checkpoint=tmp_path, progress=False, **kw
+            laplace_sum,
+            ONE,
+            ZERO,
+            claim=pure_dp(2.0),
+            checkpoint=tmp_path,
+            progress=False,
+            **kw,
         )
     with pytest.raises(ValueError, match="claim"):  # another audit's checkpoint
         rdpjax.audit(
-            laplace_sum, ONE, ZERO, claimed_epsilon=3.0, checkpoint=tmp_path, resume=True,
+            laplace_sum, ONE, ZERO, claim=pure_dp(3.0), checkpoint=tmp_path, resume=True,
             progress=False, **kw,
         )  # fmt: skip
     resumed = rdpjax.audit(
-        laplace_sum, ONE, ZERO, claimed_epsilon=2.0, checkpoint=tmp_path, resume=True,
+        laplace_sum, ONE, ZERO, claim=pure_dp(2.0), checkpoint=tmp_path, resume=True,
         progress=False, **kw,
     )  # fmt: skip
     assert resumed.looks == full.looks
     np.testing.assert_array_equal(resumed.lower, full.lower)
     again = rdpjax.audit(  # a finished checkpoint resumes to the same report, drawing nothing
-        laplace_sum, ONE, ZERO, claimed_epsilon=2.0, checkpoint=tmp_path, resume=True,
+        laplace_sum, ONE, ZERO, claim=pure_dp(2.0), checkpoint=tmp_path, resume=True,
         progress=False, **kw,
     )  # fmt: skip
     assert again.looks == full.looks

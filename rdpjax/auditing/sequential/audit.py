@@ -13,20 +13,20 @@ from __future__ import annotations
 import json
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 
 import jax
 import numpy as np
 
 from rdpjax._json import json_floats
-from rdpjax._validation import check_int
 from rdpjax.auditing.draws import exact_divergences
+from rdpjax.auditing.options import AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, Look, json_ready
 from rdpjax.auditing.sequential.engine import add_batch, empty_counts, look_bound, setup_looks
 from rdpjax.auditing.sequential.schedule import Schedule, geometric_schedule
 from rdpjax.auditing.sequential.sources import make_source
 from rdpjax.auditing.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
+from rdpjax.estimator.options import changed_fields
 from rdpjax.estimator.orders import default_orders
 from rdpjax.estimator.support import support_gap
 from rdpjax.mechanisms.base import Mechanism
@@ -67,56 +67,53 @@ def sequential_audit(
     lam=None,
     *,
     key,
-    max_n=None,
-    schedule: Schedule | None = None,
-    alpha: float = 0.05,
     claim=None,
-    exact: Callable | None = None,
-    name: str | None = None,
+    alpha: float = 0.05,
     both_directions: bool = True,
-    project: Callable | None = None,
-    batch_size: int = 10**6,
-    progress: bool | None = None,
-    checkpoint=None,
-    resume: bool = False,
-    **options,
+    options: AuditOptions | None = None,
+    **fields,
 ) -> AuditReport:
     """Audit ``mechanism`` in looks of growing size; stop at the first refutation of ``claim``.
 
-    Use it through :func:`rdpjax.audit` (``sequential=True, max_n=…``), which resolves the claim
-    and the exact values; the arguments are those of :func:`rdpjax.audit` (described there in
-    full), and ``exact`` and ``name``.
+    Use it through :func:`rdpjax.audit` (``sequential=True, max_n=…``), which resolves the claim;
+    the arguments are those of :func:`rdpjax.audit` (described there in full).
 
     Args:
       mechanism: a :class:`rdpjax.mechanisms.Mechanism`, or a numpy black box
         ``sample(rng, database, n)``.
       x: the first of the two adjacent databases.
       x_prime: the second, adjacent to ``x``.
-      lam: one order λ > 1 or several; ``None``: :func:`rdpjax.estimator.orders.default_orders` at
-      each
-        look's n.
+      lam: one order λ > 1 or several; ``None``: :func:`rdpjax.estimator.orders.default_orders`
+        at each look's n.
       key: a JAX PRNG key (the only source of randomness).
-      max_n: outputs per side at the last look (with the default schedule).
-      schedule: the looks (:func:`rdpjax.auditing.sequential.geometric_schedule`); default
-        ``geometric_schedule(max_n, alpha=alpha)``. Its levels replace ``alpha``.
-      alpha: family-wise error level shared by every look's bounds (default schedule only).
       claim: the :class:`rdpjax.claims.Claim` to refute, or ``None``.
-      exact: ``exact(orders)``: the exact values at the orders, or ``None``.
-      name: the mechanism's name in the report; default its ``name`` or ``__name__``.
+      alpha: family-wise error level shared by every look's bounds (default schedule only).
       both_directions: also bound ``D_λ(Q‖P)``.
-      project: a fixed function applied to the outputs before binning.
-      batch_size: outputs per side drawn in one batch.
-      progress: ``None``: a progress bar on stderr once drawing has run 2 s; ``True``: always;
-        ``False``: never.
-      checkpoint: a folder for the checkpoint (:data:`rdpjax.auditing.sequential.state.CHECKPOINT`);
-        ``None``: none is kept.
-      resume: continue from the checkpoint in ``checkpoint`` (which must exist and belong to
-        the same audit); without it an existing checkpoint is an error.
-      **options: :data:`OPTIONS`.
+      options: the :class:`~rdpjax.auditing.options.AuditOptions`; of its fields a sequential
+        audit reads ``max_n`` (outputs per side at the last look, with the default schedule),
+        ``schedule`` (:func:`rdpjax.auditing.sequential.geometric_schedule`; default
+        ``geometric_schedule(max_n, alpha=alpha)``; its levels replace ``alpha``),
+        ``checkpoint`` (a folder for :data:`rdpjax.auditing.sequential.state.CHECKPOINT`),
+        ``resume`` (continue from it; without it an existing checkpoint is an error),
+        ``project``, ``progress``, the stream's ``batch_size``, and :data:`OPTIONS`.
+      **fields: those fields by name, as in :func:`rdpjax.audit`.
 
     Returns:
-      An :class:`rdpjax.AuditReport` of the last look taken, with :attr:`~rdpjax.AuditReport.looks`.
+      An :class:`rdpjax.AuditReport` of the last look taken, with
+      :attr:`~rdpjax.AuditReport.looks`.
     """
+    options = audit_options(options, {**fields, "sequential": True})
+    max_n, schedule, checkpoint = options.max_n, options.schedule, options.checkpoint
+    resume, project, progress = options.resume, options.project, options.progress
+    batch_size = options.stream.batch_size
+    exact = None
+    if isinstance(mechanism, Mechanism):
+
+        def exact(orders):
+            return exact_divergences(mechanism, x, x_prime, orders, both_directions)
+
+    name = getattr(mechanism, "name", None) or getattr(mechanism, "__name__", "mechanism")
+    options = _sequential_options(options)
     if schedule is None:
         if max_n is None:
             raise ValueError("a sequential audit needs max_n (or a schedule).")
@@ -127,17 +124,10 @@ def sequential_audit(
         )
     elif max_n is not None and int(max_n) != schedule.max_n:
         raise ValueError(f"max_n={max_n} differs from the schedule's last look {schedule.max_n}.")
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise ValueError(
-            f"{', '.join(unknown)}: not an option of a sequential audit (it takes {OPTIONS})."
-        )
-    batch_size = check_int(batch_size, "batch_size", 1)
     if resume and checkpoint is None:
         raise ValueError("resume=True needs the checkpoint folder to resume from.")
     discrete = options.pop("discrete", None)
     source = make_source(mechanism, x, x_prime, key, project, discrete)
-    name = name or getattr(mechanism, "name", None) or getattr(mechanism, "__name__", "mechanism")
     recorded = json_ready(dict(options, discrete=discrete))
     fingerprint = _fingerprint(
         name,
@@ -195,31 +185,47 @@ def sequential_audit(
     return _report(state, bound, schedule, claim, exact, name, project, options, checkpoint)
 
 
-def from_audit(mechanism, x, x_prime, lam, *, n, claim, project, densities, options, **kw):
-    """``rdpjax.audit(…, sequential=True)``: checks, exact values, then :func:`sequential_audit`.
+def _sequential_options(options: AuditOptions) -> dict:
+    """The estimator options a sequential audit takes (:data:`OPTIONS`), those that were set.
 
-    The checks are those of its other arguments; the exact values are those of a mechanism that
-    knows them.
+    Raises:
+      ValueError: when another option of the estimator or the stream was set.
+    """
+    chosen = {**changed_fields(options.bound), **changed_fields(options.stream)}
+    chosen.pop("batch_size", None)  # the looks' batches: read from options.stream
+    unknown = sorted(set(chosen) - set(OPTIONS))
+    if unknown:
+        raise ValueError(
+            f"{', '.join(unknown)}: not an option of a sequential audit (it takes {OPTIONS})."
+        )
+    return chosen
+
+
+def from_audit(mechanism, x, x_prime, lam, *, n, key, alpha, both_directions, claim, options):
+    """``rdpjax.audit(…, sequential=True)``: checks, then :func:`sequential_audit`.
+
+    The checks are those of the audit's arguments that a sequential audit does not take.
     """
     if n is not None:
         raise ValueError(
             "a sequential audit draws up to max_n outputs per database; pass max_n= instead of n=."
         )
-    if isinstance(project, str):
+    if isinstance(options.project, str):
         raise ValueError("project='learn' is not available in a sequential audit (yet).")
-    if densities:
+    if options.densities:
         raise ValueError("densities=True needs the draws in memory; not with sequential=True.")
-    exact = None
-    if isinstance(mechanism, Mechanism):
-        both = kw["both_directions"]
-
-        def exact(orders):
-            return exact_divergences(mechanism, x, x_prime, orders, both)
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         report = sequential_audit(
-            mechanism, x, x_prime, lam, claim=claim, exact=exact, project=project, **kw, **options
+            mechanism,
+            x,
+            x_prime,
+            lam,
+            key=key,
+            claim=claim,
+            alpha=alpha,
+            both_directions=both_directions,
+            options=options,
         )
     for w in caught:  # re-issued at the caller of rdpjax.audit
         warnings.warn(w.message, w.category, stacklevel=3)

@@ -1,0 +1,132 @@
+"""How an audit runs: one frozen options object, and the keyword router of :func:`rdpjax.audit`.
+
+:class:`AuditOptions` gathers what :func:`rdpjax.audit` needs beyond *what* it checks (the
+mechanism, the pair, the orders, n, the key, the claim, α and the directions): the projection
+of the outputs, how the draws are made and kept (the memory budget that decides between memory
+and the stream, progress, the densities for the report), the sequential schedule and its
+checkpoint, the estimator's :class:`rdpjax.BoundOptions` and the stream's
+:class:`rdpjax.stream.StreamOptions`. :func:`audit_options` lets :func:`rdpjax.audit` take the
+object or any of these fields by name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rdpjax._validation import check_int
+from rdpjax.estimator.options import BoundOptions
+from rdpjax.stream.options import BOUND_FIELDS, STREAM_FIELDS, StreamOptions
+
+__all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "audit_options"]
+
+DEFAULT_MEMORY_BUDGET = 2**29
+"""Bytes the in-memory draws may take (512 MiB) before :func:`rdpjax.audit` streams them instead.
+The draws are costed at 24 bytes per output coordinate and side: the float64 sample and about two
+working copies (``lower_bound`` at n = 4·10⁶ per side added 2.5 × 8 bytes per output to the peak
+resident memory; at 1.6·10⁷, 1.7 ×)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditOptions:
+    """How :func:`rdpjax.audit` draws, bounds and reports.
+
+    Attributes:
+      project: a fixed function applied to the outputs (arrays in, array out) before bounding;
+        it must be a JAX function when a JAX sampler is streamed. ``"learn"``: learn one
+        (:mod:`rdpjax.auditing.learn`) on a training part of the n outputs a side, freeze it
+        and certify on the rest, with ``transform="quantile"`` unless given.
+      memory_budget: bytes the draws may take in memory (24 bytes per output coordinate and
+        side); beyond it they are binned as they are drawn (:mod:`rdpjax.stream`).
+      progress: ``None``: a progress bar on stderr once drawing has run 2 s; ``True``: always;
+        ``False``: never.
+      densities: also keep the densities behind the bound (``AuditReport.densities``): one more
+        pass over the draws; only for draws in memory with 1-D or discrete outputs.
+      sequential: draw in looks of growing size up to ``max_n`` per database and stop at the
+        first look whose bound refutes the claim (:mod:`rdpjax.auditing.sequential`).
+      max_n: outputs per database at the last look (sequential only).
+      schedule: the looks and their levels (sequential only;
+        :func:`rdpjax.auditing.sequential.geometric_schedule`, default from ``max_n`` and α).
+      checkpoint: sequential only: a folder where the draws so far (binned) and the looks are
+        saved after every batch.
+      resume: sequential only: continue the audit saved in ``checkpoint``.
+      bound: the estimator's :class:`rdpjax.BoundOptions`.
+      stream: the :class:`rdpjax.stream.StreamOptions` of streamed draws; its ``batch_size`` is
+        also the batch of a numpy black box drawn in memory (its ``project`` and ``progress``
+        are the audit's own, above).
+    """
+
+    project: Callable[[Any], Any] | str | None = None
+    memory_budget: int = DEFAULT_MEMORY_BUDGET
+    progress: bool | None = None
+    densities: bool = False
+    sequential: bool = False
+    max_n: int | float | None = None
+    schedule: Any = None
+    checkpoint: str | Path | None = None
+    resume: bool = False
+    bound: BoundOptions = BoundOptions()
+    stream: StreamOptions = StreamOptions()
+
+    def __post_init__(self) -> None:
+        if self.progress not in (None, True, False):
+            raise ValueError(f"progress must be None, True or False; got {self.progress!r}.")
+        check_int(self.memory_budget, "memory_budget", 0)
+        if self.stream.project is not None or self.stream.progress is not None:
+            raise ValueError(
+                "an audit sets the stream's project and progress itself: pass project= and "
+                "progress= to the audit."
+            )
+        if not self.sequential:
+            for name in ("max_n", "schedule", "checkpoint"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name}= is for a sequential audit (sequential=True).")
+            if self.resume:
+                raise ValueError("resume=True is for a sequential audit (sequential=True).")
+
+
+AUDIT_FIELDS = tuple(
+    f.name for f in dataclasses.fields(AuditOptions) if f.name not in ("bound", "stream")
+)
+_STREAM_ONLY = tuple(name for name in STREAM_FIELDS if name not in AUDIT_FIELDS)
+
+
+def audit_options(options: AuditOptions | None, fields: Mapping[str, Any]) -> AuditOptions:
+    """``options`` (default ``AuditOptions()``) with the keyword ``fields`` applied by name.
+
+    A name of :class:`AuditOptions` sets that field; one of :class:`rdpjax.BoundOptions` a
+    field of its ``bound``; one of :class:`rdpjax.stream.StreamOptions` (other than
+    ``project`` and ``progress``) a field of its ``stream``.
+
+    Raises:
+      TypeError: on any other name, or an ``options`` of another type.
+      ValueError: on a bad value.
+    """
+    unknown = sorted(set(fields) - set(AUDIT_FIELDS) - set(BOUND_FIELDS) - set(_STREAM_ONLY))
+    if "claimed_epsilon" in unknown:
+        raise TypeError(
+            "audit() takes no claimed_epsilon=; pass claim=rdpjax.claims.pure_dp(ε) instead."
+        )
+    if unknown:
+        raise TypeError(
+            f"audit() got an unexpected keyword argument {unknown[0]!r}; its options are the "
+            f"fields of rdpjax.auditing.AuditOptions ({', '.join(AUDIT_FIELDS)}), of "
+            f"rdpjax.BoundOptions ({', '.join(BOUND_FIELDS)}) and of rdpjax.stream.StreamOptions "
+            f"({', '.join(_STREAM_ONLY)})."
+        )
+    if options is None:
+        options = AuditOptions()
+    elif not isinstance(options, AuditOptions):
+        raise TypeError(
+            f"options must be a rdpjax.auditing.AuditOptions; got {type(options).__name__}."
+        )
+    bound = {k: v for k, v in fields.items() if k in BOUND_FIELDS}
+    stream = {k: v for k, v in fields.items() if k in _STREAM_ONLY}
+    own = {k: v for k, v in fields.items() if k in AUDIT_FIELDS}
+    if bound:
+        own["bound"] = dataclasses.replace(options.bound, **bound)
+    if stream:
+        own["stream"] = dataclasses.replace(options.stream, **stream)
+    return dataclasses.replace(options, **own) if own else options
