@@ -42,7 +42,6 @@ import numpy as np
 from scipy import stats
 
 import rdpjax
-from rdpjax.estimator import settings
 from rdpjax.estimator.api import Defaults, plan_bound
 from rdpjax.estimator.grid import LAYOUTS
 from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
@@ -226,14 +225,14 @@ def main(argv=None):
     ap.add_argument(
         "--scale-points",
         type=int,
-        default=settings.SCALE_POINTS,
+        default=rdpjax.DEFAULTS.scale_points,
         help="points per sample in the pooled robust scale (rdpjax.estimator.settings)",
     )
     ap.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
-    settings.SCALE_POINTS = args.scale_points
     defaults = dataclasses.replace(
         rdpjax.DEFAULTS,
+        scale_points=args.scale_points,
         bandwidth_factor=args.bandwidth_factor,
         bandwidth_exponent_1d=args.bandwidth_exponent,
         floor_factor=args.floor_factor,

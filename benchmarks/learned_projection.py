@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -36,7 +37,8 @@ from scipy import stats
 
 import rdpjax
 import rdpjax.auditing.learn
-from rdpjax.auditing.learn import learn_projection, selection
+from rdpjax.auditing import Training
+from rdpjax.auditing.learn import learn_projection
 from rdpjax.mechanisms import Gaussian
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -53,13 +55,16 @@ def gaussian_pair(d: int, seed: int):
     return Gaussian(float(2.0 * np.linalg.norm(diff))), x, x_prime, diff  # D_2 = 0.25
 
 
-def mean_cell(d: int, reps: int, seed: int) -> dict:
+def mean_cell(d: int, reps: int, seed: int, training: Training | None = None) -> dict:
     mech, x, x_prime, diff = gaussian_pair(d, seed)
     learned, oracle, families, n_train = [], [], collections.Counter(), []
     start = time.perf_counter()
     for r in range(reps):
         key = jax.random.key(seed * 100_003 + r)
-        rep = rdpjax.audit(mech, x, x_prime, 2.0, n=N, key=key, project="learn", progress=False)
+        rep = rdpjax.audit(
+            mech, x, x_prime, 2.0, n=N, key=key, project="learn", progress=False,
+            training=training,
+        )  # fmt: skip
         learned.append(float(rep.lower[0]))
         projection = json.loads(rep.settings)["projection"]
         families[projection["family"]] += 1
@@ -138,13 +143,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     rdpjax.enable_compilation_cache()
-    if args.fixed_share:
-        selection.TRAIN_FRACTION_MAX = 0.0  # read by audit(project="learn") at each call
+    training = Training(fraction_max=0.0) if args.fixed_share else Training()
     rows = []
     if args.split:
         for share in (0.1, 0.2, 0.3, 0.5):
-            selection.TRAIN_FRACTION = share  # read by audit(project="learn") at each call
-            row = {"train_fraction": share, **mean_cell(100, args.reps, args.seed)}
+            share_training = dataclasses.replace(training, fraction=share)
+            row = {"train_fraction": share, **mean_cell(100, args.reps, args.seed, share_training)}
             rows.append(row)
             print(
                 f"share {share:.1f}: learned/oracle {row['learned_over_oracle']:.3f} "
@@ -153,7 +157,7 @@ def main(argv=None) -> int:
             )
     else:
         for d in args.dims:
-            row = mean_cell(d, args.reps, args.seed)
+            row = mean_cell(d, args.reps, args.seed, training)
             rows.append(row)
             print(
                 f"Gaussian d={d:5d}: coverage {row['coverage']:.3f} "
@@ -181,8 +185,8 @@ def main(argv=None) -> int:
         + (f" --scale-reps {args.scale_reps}" if args.scale_reps else "")
         + (" --fixed-share" if args.fixed_share else ""),
         "n_per_side_total": N,
-        "train_fraction": None if args.split else rdpjax.auditing.learn.TRAIN_FRACTION,
-        "train_fraction_max": rdpjax.auditing.learn.TRAIN_FRACTION_MAX,
+        "train_fraction": None if args.split else training.fraction,
+        "train_fraction_max": training.fraction_max,
     }
     write_json(out, meta, rows=rows)
     return 0

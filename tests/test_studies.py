@@ -92,7 +92,7 @@ def test_mechanisms_with_one_layout_share_the_bound_program():
     assert "jit(_draws)" in names and "jit(_bounds)" not in names, names
 
 
-def test_chunked_study_equals_one_call(monkeypatch):
+def test_chunked_study_equals_one_call():
     """Drawn and bounded in chunks of replications (a small STUDY_CHUNK_SAMPLES), a study
     returns exactly what one call returns: each replication's key is fixed (one replication a
     batch, so that a chunk can hold as few as three)."""
@@ -102,8 +102,7 @@ def test_chunked_study_equals_one_call(monkeypatch):
         coverage, mech, x, xp, [2, 5], n=600, reps=9, key=jax.random.key(4), batch_size=1
     )
     whole = study()
-    monkeypatch.setattr(rdpjax.studies.coverage_study, "STUDY_CHUNK_SAMPLES", 3 * 600)
-    chunked, names = _compiled(study)
+    chunked, names = _compiled(functools.partial(study, chunk_samples=3 * 600))
     assert "jit(_draws)" in names  # a new chunk size: the chunks really ran
     np.testing.assert_array_equal(chunked.lower, whole.lower)
     np.testing.assert_array_equal(chunked.std_error, whole.std_error)
@@ -156,15 +155,14 @@ def test_coverage_needs_a_known_truth():
         coverage(mech, x, xp, 2.0, n=100, reps=2, key=jax.random.key(0))
 
 
-def test_large_grids_are_bounded_in_smaller_batches(monkeypatch):
-    """With few grid points allowed per batch (STUDY_GRID_POINTS), the bounds run one
+def test_large_grids_are_bounded_in_smaller_batches():
+    """With few grid points allowed per batch (grid_points), the bounds run one
     replication a batch and agree with the default batches (to rounding: a batch is a vmap)."""
     x, xp = rdpjax.mechanisms.databases.paper_pair()
     study = functools.partial(
         coverage, rdpjax.mechanisms.Gaussian(4.0), x, xp, [2], n=800, reps=6, key=jax.random.key(5)
     )
     whole = study()
-    monkeypatch.setattr(rdpjax.studies.coverage_study, "STUDY_GRID_POINTS", 1)
-    single, names = _compiled(study)
+    single, names = _compiled(functools.partial(study, grid_points=1))
     assert "jit(_bounds)" in names and "jit(_draws)" not in names  # a new bound batch only
     np.testing.assert_allclose(single.lower, whole.lower, rtol=1e-10, atol=1e-12)

@@ -135,7 +135,9 @@ def audit(
         from rdpjax.auditing.learn import train_projection
 
         batch = options.stream.batch_size
-        learned, n = train_projection(project, mechanism, key, x, x_prime, n, batch)
+        learned, n = train_projection(
+            project, mechanism, key, x, x_prime, n, batch, options.training
+        )
         project = learned
     orders = _orders(lam, claim, n)
     dim = _output_dim(mechanism, x) if is_mechanism else _probe_dim(mechanism, x, project)

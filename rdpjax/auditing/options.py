@@ -20,13 +20,39 @@ from rdpjax._validation import check_int
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.stream.options import BOUND_FIELDS, STREAM_FIELDS, StreamOptions
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "audit_options"]
+__all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "Training", "audit_options"]
 
 DEFAULT_MEMORY_BUDGET = 2**29
 """Bytes the in-memory draws may take (512 MiB) before :func:`rdpjax.audit` streams them instead.
 The draws are costed at 24 bytes per output coordinate and side: the float64 sample and about two
 working copies (``lower_bound`` at n = 4·10⁶ per side added 2.5 × 8 bytes per output to the peak
 resident memory; at 1.6·10⁷, 1.7 ×)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Training:
+    """How much of an audit's n outputs a side ``project="learn"`` trains its score on.
+
+    Attributes:
+      fraction: the first training part's share of n. Measured at d = 100, n = 10⁵ a side in
+        total (``benchmarks/learned_projection.py --split``, R = 20): learned / oracle
+        projection bound 0.918, 0.954, 0.962, 0.951 for shares 0.1, 0.2, 0.3, 0.5.
+      fraction_max: the share :func:`rdpjax.auditing.learn.training_size` may grow the
+        training part to where the direction it found is still noisy (high dimension).
+      max_outputs: at most this many training outputs a side (drawn and fitted in memory);
+        beyond 5·10⁵ outputs a side the training part is this, not a fifth.
+    """
+
+    fraction: float = 0.2
+    fraction_max: float = 0.6
+    max_outputs: int = 10**5
+
+    def __post_init__(self) -> None:
+        for name in ("fraction", "fraction_max"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not 0 <= value < 1:
+                raise ValueError(f"{name} must be a number in [0, 1); got {value!r}.")
+        check_int(self.max_outputs, "max_outputs", 20)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,6 +78,7 @@ class AuditOptions:
       checkpoint: sequential only: a folder where the draws so far (binned) and the looks are
         saved after every batch.
       resume: sequential only: continue the audit saved in ``checkpoint``.
+      training: with ``project="learn"``, how much to train on (:class:`Training`).
       bound: the estimator's :class:`rdpjax.BoundOptions`.
       stream: the :class:`rdpjax.stream.StreamOptions` of streamed draws; its ``batch_size`` is
         also the batch of a numpy black box drawn in memory (its ``project`` and ``progress``
@@ -67,6 +94,7 @@ class AuditOptions:
     schedule: Any = None
     checkpoint: str | Path | None = None
     resume: bool = False
+    training: Training = Training()
     bound: BoundOptions = BoundOptions()
     stream: StreamOptions = StreamOptions()
 

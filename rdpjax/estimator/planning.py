@@ -221,7 +221,8 @@ def plan_samples(
     # The settings from the samples' strided subsamples, padded to bucketed lengths: one
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
-    (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2), scale_subsample(q2)
+    points = defaults.scale_points
+    (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2, points), scale_subsample(q2, points)
     rules = defaults.for_map(d) if transform is not None else defaults
     settings: tuple[Any, ...] = padded_settings(
         sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=rules

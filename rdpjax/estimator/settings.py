@@ -118,6 +118,8 @@ class Defaults:
     oracle's deficit at 10⁵ (smoothing bias again); of c = 0.35, 0.5, 0.7, 1 (R = 20–60 a
     cell, 2-D and 3-D Gaussian, Laplace, Student-t₃) c = 1 was best at 10³, 0.5–0.7 at 10⁴ and
     0.5 at 10⁵, where 0.35 let the 3-D bounds at λ = 7 fall apart (``docs/calibration.md``).
+    The pooled scale is taken on strided subsamples of at most ``scale_points`` points a
+    sample (:data:`SCALE_POINTS`, chosen by measurement).
     """
 
     bandwidth_factor: float = 1.0
@@ -136,6 +138,7 @@ class Defaults:
     map_bandwidth_taper_floor: float = 0.25
     map_multid_taper: float = 0.2
     map_multid_taper_floor: float = 0.5
+    scale_points: int = SCALE_POINTS
 
     def for_map(self, dim: int = 1) -> Defaults:
         """These rules with the bandwidth of ``dim``-D samples in the quantile map's units."""
@@ -232,18 +235,19 @@ def _robust_scale(sub: Array, m: int | Array | None = None) -> Array:
     return jnp.where(iqr > 0, jnp.minimum(sd, iqr), sd)
 
 
-def _stride(n: int) -> int:
-    return max(1, math.ceil(n / SCALE_POINTS))  # read per call (calibrate_scale.py sets it)
+def _stride(n: int, points: int) -> int:
+    return max(1, math.ceil(n / points))
 
 
-def _pooled_scale(p: Array, q: Array) -> Array:
+def _pooled_scale(p: Array, q: Array, points: int) -> Array:
     """Pooled robust scale per axis: the mean over both samples of :func:`_robust_scale`.
 
-    It is taken on strided subsamples of at most :data:`SCALE_POINTS` (representative even for
-    sorted data).
+    It is taken on strided subsamples of at most ``points`` (``Defaults.scale_points``;
+    representative even for sorted data).
     """
     return 0.5 * (
-        _robust_scale(p[:: _stride(p.shape[0])]) + _robust_scale(q[:: _stride(q.shape[0])])
+        _robust_scale(p[:: _stride(p.shape[0], points)])
+        + _robust_scale(q[:: _stride(q.shape[0], points)])
     )
 
 
@@ -283,7 +287,8 @@ def continuous_settings(
     the streamed pipeline passes the full sample size and a pilot sample).
     """
     n = min(p.shape[0], q.shape[0]) if n is None else n
-    return _from_scale(_pooled_scale(p, q), n, p.shape[1], bandwidth, floor, beta, defaults)
+    scale = _pooled_scale(p, q, defaults.scale_points)
+    return _from_scale(scale, n, p.shape[1], bandwidth, floor, beta, defaults)
 
 
 def discrete_settings(
@@ -298,16 +303,17 @@ def discrete_settings(
     return floor, beta
 
 
-def scale_subsample(x: np.ndarray) -> tuple[np.ndarray, int]:
+def scale_subsample(x: np.ndarray, points: int) -> tuple[np.ndarray, int]:
     """Host side of :func:`padded_settings`: a padded subsample of ``x`` and its length.
 
-    The subsample is the strided one that :func:`_pooled_scale` takes of ``x`` (``(n, d)``),
-    padded with zero rows to :data:`SCALE_POINTS` rows (or :func:`rdpjax.estimator.grid.bucket_size`
-    of its length, if more), so that every n shares one compiled program.
+    The subsample is the strided one that :func:`_pooled_scale` takes of ``x`` (``(n, d)``) at
+    most ``points`` long (``Defaults.scale_points``), padded with zero rows to ``points`` rows
+    (or :func:`rdpjax.estimator.grid.bucket_size` of its length, if more), so that every n
+    shares one compiled program.
     """
-    stride = _stride(x.shape[0])
+    stride = _stride(x.shape[0], points)
     sub = x[::stride]
-    rows = max(SCALE_POINTS, bucket_size(len(sub)))
+    rows = max(points, bucket_size(len(sub)))
     out = np.zeros((rows, x.shape[1]), np.float64)
     out[: len(sub)] = sub
     return out, len(sub)
@@ -359,7 +365,7 @@ def scheduled_settings(
     Returns ``h`` ``(K, d)``, ``τ`` ``(K,)`` and ``β`` ``(K,)``: the defaults of a fixed-n bound
     at every look of a sequential audit (:mod:`rdpjax.auditing.sequential`), fixed before its draws.
     """
-    scale = _pooled_scale(p, q)
+    scale = _pooled_scale(p, q, defaults.scale_points)
 
     def at(n: Array) -> tuple[Array, Array, Array]:
         return _from_scale(scale, n, p.shape[1], bandwidth, floor, beta, defaults)

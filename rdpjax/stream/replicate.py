@@ -30,16 +30,18 @@ MATERIALIZE_ROWS = 2**21
 """Samples of up to this many rows a side are written to memory by :func:`bound_of_draws`."""
 
 
-def bound_of_draws(plan: BoundPlan, p: jax.Array, q: jax.Array) -> Bound:
+def bound_of_draws(
+    plan: BoundPlan, p: jax.Array, q: jax.Array, *, materialize_rows: int = MATERIALIZE_ROWS
+) -> Bound:
     """``plan(p, q)`` for samples drawn in the same compiled program (a replication study).
 
-    Continuous samples of up to :data:`MATERIALIZE_ROWS` rows are first written to memory on the
+    Continuous samples of up to ``materialize_rows`` rows are first written to memory on the
     CPU (:func:`rdpjax.stream._fusion.materialized`): otherwise XLA fuses the sampler into each
     step that reads them and recomputes it (R = 1000 bounds at 1e5 a side: 0.98-1.01 s against
     1.13-1.15 s, identical bounds). Larger ones are not: given in memory, their copy cost more
     than it saves (10^7 a side: 39 against 26 ms). The values, and so the bound, are unchanged.
     """
-    if not plan.discrete and max(p.shape[0], q.shape[0]) <= MATERIALIZE_ROWS:
+    if not plan.discrete and max(p.shape[0], q.shape[0]) <= materialize_rows:
         p, q = materialized(p), materialized(q)
     return plan(p, q)
 

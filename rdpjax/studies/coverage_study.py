@@ -9,7 +9,7 @@ The replications are split over the devices and each device runs its share insid
 One program draws them (one compilation per mechanism type and shapes; the pilot that plans
 the grid is its first key) and one bounds the samples where they were drawn (one compilation
 per grid layout, shared by every mechanism whose pilot plans that layout), chunk by chunk of
-at most :data:`STUDY_CHUNK_SAMPLES` outputs a side; both are reused by later studies with the
+at most ``StudyOptions.chunk_samples`` outputs a side; both are reused by later studies with the
 same shapes and grid (other keys, mechanism parameters or databases). Each replication's
 draws follow from its key alone, so chunks, batches and devices change results only by
 rounding.
@@ -174,7 +174,7 @@ replications are drawn and bounded in chunks of at most ``⌊2^24 / n⌋`` (at l
 device)."""
 
 
-_STUDY_FIELDS = ("batch_size", "devices")
+_STUDY_FIELDS = ("batch_size", "devices", "chunk_samples", "grid_points")
 
 
 def _study_options(options: StudyOptions | None, fields: dict[str, Any]) -> StudyOptions:
@@ -248,16 +248,16 @@ def _divisor_at_most(m: int, cap: int) -> int:
     return max(b for b in range(1, min(m, max(cap, 1)) + 1) if m % b == 0)
 
 
-def _chunks(reps: int, n: int, mesh, batch_size: int | None) -> tuple[int, int]:
+def _chunks(reps: int, n: int, mesh, batch_size: int | None, chunk_samples: int) -> tuple[int, int]:
     """``(batch, chunk)``: replications vmapped together on a device, and replications a call.
 
-    The chunk is a multiple of ``devices · batch`` holding at most :data:`STUDY_CHUNK_SAMPLES`
-    outputs a side (or one batch per device).
+    The chunk is a multiple of ``devices · batch`` holding at most ``chunk_samples`` outputs a
+    side (or one batch per device).
     """
     batch = batch_size or replication_batch_size(n, reps, mesh)
     batch = min(batch, -(-reps // mesh.size))
     step = mesh.size * batch
-    fits = max(1, STUDY_CHUNK_SAMPLES // n // step) * step
+    fits = max(1, chunk_samples // n // step) * step
     return batch, min(fits, -(-reps // step) * step)
 
 
@@ -270,17 +270,25 @@ class StudyOptions:
         :func:`rdpjax.estimator.sharding.replication_batch_size`).
       devices: the devices to split the replications over (default: every device; see
         :func:`rdpjax.estimator.sharding.map_over_devices`).
+      chunk_samples: outputs per database one study call holds in memory
+        (:data:`STUDY_CHUNK_SAMPLES`).
+      grid_points: grid points bounded together in one vmapped batch
+        (:data:`STUDY_GRID_POINTS`).
       bound: the :class:`rdpjax.BoundOptions` of every replication's bound (``discrete`` is
         the mechanism's; no quantile map: the studies measure the estimator on the outputs).
     """
 
     batch_size: int | None = None
     devices: Any = None
+    chunk_samples: int = STUDY_CHUNK_SAMPLES
+    grid_points: int = STUDY_GRID_POINTS
     bound: BoundOptions = BoundOptions(transform=None)
 
     def __post_init__(self) -> None:
         if self.batch_size is not None:
             check_int(self.batch_size, "batch_size", 1)
+        check_int(self.chunk_samples, "chunk_samples", 1)
+        check_int(self.grid_points, "grid_points", 1)
 
 
 def coverage(
@@ -340,7 +348,7 @@ def coverage(
         mechanism.check_database(x_prime)
         # Key 0 draws the pilot that plans the grid (as ``mechanism.sample`` would draw it),
         # keys 1 … R the replications; all go through one compiled draw, chunk by chunk.
-        batch, chunk = _chunks(reps + 1, n, mesh, batch_size)
+        batch, chunk = _chunks(reps + 1, n, mesh, batch_size, options.chunk_samples)
         total = -(-(reps + 1) // chunk) * chunk
         keys = _study_keys(key, reps=reps, total=total)
         draws = functools.partial(
@@ -359,7 +367,7 @@ def coverage(
                     options=options.bound.replace(discrete=discrete),
                     support_size=out_x.alphabet_size if discrete else None,
                 )
-                fits = STUDY_GRID_POINTS // math.prod(plan.shape)
+                fits = options.grid_points // math.prod(plan.shape)
                 bound_batch = _divisor_at_most(chunk // mesh.size, min(batch, fits))
             results.append(_bounds(plan, p, q, batch_size=bound_batch, mesh=mesh))
         est, se, lower = (

@@ -87,26 +87,22 @@ def test_vmap_equals_loop():
         np.testing.assert_allclose(np.asarray(batched.lower[i]), np.asarray(b.lower), rtol=1e-9)
 
 
-def test_samples_drawn_in_the_program_give_the_same_bound_behind_the_fusion_boundary(
-    monkeypatch,
-):
+def test_samples_drawn_in_the_program_give_the_same_bound_behind_the_fusion_boundary():
     """bound_of_draws writes samples drawn in the same program to memory first (a conditional,
     rdpjax.stream._fusion): the bounds of a vmapped study are those of the fused program."""
-    import rdpjax.stream.replicate  # noqa: F401  (the module whose setting is patched)
-
     keys = jax.random.split(jax.random.key(5), 4)
     with rdpjax.float64():
         plan, _, _ = plan_bound(*_gauss(keys[0], 3000, 3000), ORDERS)
 
-        def study():  # a new jit each call: traced with MATERIALIZE_ROWS as it is then
-            draw_and_bound = lambda k: bound_of_draws(plan, *_gauss(k, 3000, 3000)).lower  # noqa: E731
-            compiled = jax.jit(jax.vmap(draw_and_bound))
-            compiled = compiled.lower(keys).compile()
+        def study(rows):
+            def draw_and_bound(k):
+                return bound_of_draws(plan, *_gauss(k, 3000, 3000), materialize_rows=rows).lower
+
+            compiled = jax.jit(jax.vmap(draw_and_bound)).lower(keys).compile()
             return np.asarray(compiled(keys)), compiled.as_text().count("conditional(")
 
-        behind, boundaries = study()
-        monkeypatch.setattr(rdpjax.stream.replicate, "MATERIALIZE_ROWS", 0)
-        fused, no_boundaries = study()
+        behind, boundaries = study(rdpjax.stream.replicate.MATERIALIZE_ROWS)
+        fused, no_boundaries = study(0)
     np.testing.assert_allclose(behind, fused, rtol=1e-12, atol=0)
     if jax.default_backend() == "cpu":  # the boundary is CPU-only
         assert boundaries > no_boundaries

@@ -187,17 +187,25 @@ def test_training_grows_where_the_direction_is_noisy_and_only_there():
     assert training_size(*_shifted(rng, 4000, 400), n, 4000) == 4000  # no room: kept
 
 
-def test_growing_the_training_part_raises_the_bound_in_high_dimension(monkeypatch):
+def test_growing_the_training_part_raises_the_bound_in_high_dimension():
     """d = 200, n = 20,000 a side in total, D_2 = 0.25, three keys: the grown training part gives
     a higher mean bound than a fixed fifth on the same keys, and every bound stays ≤ exact."""
-    import rdpjax.auditing.learn
+    from rdpjax.auditing import Training
 
     mech, x, x_prime = _gaussian_pair(200, seed=4)
     lows = {}
-    for label, share_max in (("grown", rdpjax.auditing.learn.TRAIN_FRACTION_MAX), ("fixed", 0.0)):
-        monkeypatch.setattr(rdpjax.auditing.learn.selection, "TRAIN_FRACTION_MAX", share_max)
+    for label, training in (("grown", Training()), ("fixed", Training(fraction_max=0.0))):
         reports = [
-            rdpjax.audit(mech, x, x_prime, 2.0, n=20_000, key=jax.random.key(r), project="learn")
+            rdpjax.audit(
+                mech,
+                x,
+                x_prime,
+                2.0,
+                n=20_000,
+                key=jax.random.key(r),
+                project="learn",
+                training=training,
+            )
             for r in range(3)
         ]
         assert all(float(rep.lower[0]) <= 0.25 for rep in reports)
@@ -210,12 +218,20 @@ def test_growing_the_training_part_raises_the_bound_in_high_dimension(monkeypatc
     assert lows["grown"] > lows["fixed"] + 0.01, lows
 
 
-def test_the_training_part_is_capped(monkeypatch):
-    import rdpjax.auditing.learn
+def test_the_training_part_is_capped():
+    from rdpjax.auditing import Training
 
-    monkeypatch.setattr(rdpjax.auditing.learn.selection, "TRAIN_MAX", 50)
     mech, x, x_prime = _gaussian_pair(3)
-    report = rdpjax.audit(mech, x, x_prime, 2.0, n=1000, key=jax.random.key(2), project="learn")
+    report = rdpjax.audit(
+        mech,
+        x,
+        x_prime,
+        2.0,
+        n=1000,
+        key=jax.random.key(2),
+        project="learn",
+        training=Training(max_outputs=50),
+    )
     assert report.to_dict()["settings"]["projection"]["n_train"] == 50 and report.n == 950
 
 

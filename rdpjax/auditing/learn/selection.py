@@ -18,6 +18,7 @@ from rdpjax._json import json_floats
 from rdpjax._precision import float64
 from rdpjax.auditing.draws import draw_outputs
 from rdpjax.auditing.learn.scores import FAMILIES, Score, fit_score, standardize
+from rdpjax.auditing.options import Training
 from rdpjax.estimator.api import lower_bound
 from rdpjax.mechanisms.base import Mechanism
 
@@ -31,20 +32,13 @@ __all__ = [
     "training_size",
 ]
 
-TRAIN_MAX = 10**5
-"""At most this many training outputs a side (they are drawn and fitted in memory); beyond
-5·10⁵ outputs a side the training part is this, not a fifth."""
-
-TRAIN_FRACTION = 0.2
-"""Share of an audit's n outputs per side drawn to train the score (the rest certify it).
-
-Measured at d = 100, n = 10⁵ a side in total (``benchmarks/learned_projection.py --split``, R = 20):
-learned / oracle-projection bound 0.918, 0.954, 0.962, 0.951 for shares 0.1, 0.2, 0.3, 0.5.
-This is the first training part; :func:`training_size` may grow it up to
-:data:`TRAIN_FRACTION_MAX` when the direction it found is still noisy (high dimension)."""
-
-TRAIN_FRACTION_MAX = 0.6
-"""The share of the n outputs a side that :func:`training_size` may grow the training part to."""
+_TRAINING = Training()
+TRAIN_FRACTION = _TRAINING.fraction
+"""The first training part's share of n (:class:`rdpjax.auditing.options.Training`)."""
+TRAIN_FRACTION_MAX = _TRAINING.fraction_max
+"""The share :func:`training_size` may grow the training part to (:class:`Training`)."""
+TRAIN_MAX = _TRAINING.max_outputs
+"""At most this many training outputs a side (:class:`Training`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,16 +170,17 @@ def training_size(p, q, n: int, cap: int) -> int:
     return int(sizes[int(np.argmax(predicted))])
 
 
-def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: int):
+def train_projection(
+    project, mechanism, key, x, x_prime, n: int, batch_size: int, training: Training = _TRAINING
+):
     """:func:`rdpjax.audit`'s ``project="learn"``: draw a training part, learn and freeze a score.
 
-    A first training part of ``n`` outputs a side (``rdpjax.auditing.TRAIN_FRACTION``, at most
-    ``rdpjax.auditing.TRAIN_MAX``, read at each call, so that setting them on the package takes
-    effect) is drawn from a key folded off ``key`` (so no draw is shared with the
-    certification); the score is chosen by :func:`learn_projection`. Where
+    A first training part of ``n`` outputs a side (``training.fraction`` of them, at most
+    ``training.max_outputs``) is drawn from a key folded off ``key`` (so no draw is shared with
+    the certification); the score is chosen by :func:`learn_projection`. Where
     :func:`training_size` finds the direction still noisy, more training outputs are drawn (up
-    to ``rdpjax.auditing.TRAIN_FRACTION_MAX`` of ``n``, from another folded key) and the chosen
-    family is refitted on them all.
+    to ``training.fraction_max`` of ``n``, from another folded key) and the chosen family is
+    refitted on them all.
 
     Returns:
       ``(projection, n_certify)``: the frozen score and the outputs per side left to certify.
@@ -194,12 +189,12 @@ def train_projection(project, mechanism, key, x, x_prime, n: int, batch_size: in
 
     if project != "learn":
         raise ValueError(f"project must be a function or 'learn'; got {project!r}.")
-    n_train = min(TRAIN_MAX, max(20, round(TRAIN_FRACTION * n)))
+    n_train = min(training.max_outputs, max(20, round(training.fraction * n)))
     if n - n_train < 80:
         raise ValueError(f"project='learn' needs n ≥ 100 outputs per database; got {n}.")
     p, q = _draw_pair(mechanism, jax.random.fold_in(key, 0x1EA2), x, x_prime, n_train, batch_size)
     learned = learn_projection(p, q)
-    cap = min(TRAIN_MAX, n - 80, round(TRAIN_FRACTION_MAX * n))
+    cap = min(training.max_outputs, n - 80, round(training.fraction_max * n))
     total = training_size(p, q, n, cap)
     if total > n_train:
         more_p, more_q = _draw_pair(
