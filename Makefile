@@ -31,18 +31,18 @@ typecheck: $(STAMP)
 	$(VENV)/bin/basedpyright -p $(CURDIR) --pythonpath $(VENV)/bin/python
 
 calibrate: $(STAMP)
-	$(VENV)/bin/python benchmarks/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibrate.json
+	$(VENV)/bin/python benchmarks/calibration/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibrate.json
 
 # The full coverage study (7 experiments × n = 1e4, 1e5, 1e6, R = 200): about 0.5-1 h on 2 cores;
 # rerunning resumes where it stopped.
 coverage: $(STAMP)
-	$(VENV)/bin/python benchmarks/coverage.py
+	$(VENV)/bin/python benchmarks/papers/coverage.py
 
 # Throughput side by side (KDE vs KDEpy/statsmodels/scipy, audit and 1e8 streamed vs RNG alone,
 # vmapped vs looped replications, memory-bandwidth floor): a few minutes on 2 cores. Full sizes
-# (1e9 per side, R = 1000): $(VENV)/bin/python benchmarks/throughput.py
+# (1e9 per side, R = 1000): $(VENV)/bin/python benchmarks/performance/throughput.py
 bench: $(STAMP)
-	$(VENV)/bin/python benchmarks/throughput.py --quick
+	$(VENV)/bin/python benchmarks/performance/throughput.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache
