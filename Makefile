@@ -1,15 +1,16 @@
 # make demo : create .venv, install rdpjax, reproduce paper 000 §V at small sizes (rdpjax reproduce --quick)
 # make test : same set-up, then the test suite
+# make docs : same set-up, then the documentation site into site/ (mkdocs build --strict)
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck clean calibrate coverage bench
+.PHONY: demo test lint typecheck clean calibrate coverage bench docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench,libraries]'
+	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench,libraries,docs]'
 	touch $(STAMP)
 
 # Compiled XLA programs are kept in .venv/jax-cache, so a second `make demo` skips most of the
@@ -44,5 +45,10 @@ coverage: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/performance/throughput.py --quick
 
+# The documentation site (mkdocs.yml) into site/, in strict mode: a warning fails it, as in
+# tests/test_docs.py. `$(VENV)/bin/mkdocs serve` to browse it while editing.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site .cache
