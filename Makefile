@@ -1,15 +1,16 @@
 # make demo : create .venv, install rdpjax, reproduce paper 000 §V at small sizes (rdpjax reproduce --quick)
 # make test : same set-up, then the test suite
+# make docs : same set-up, then the documentation site into site/ (mkdocs build --strict)
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck clean calibrate coverage bench
+.PHONY: demo test lint typecheck clean calibrate coverage bench docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench,libraries]'
+	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench,libraries,docs]'
 	touch $(STAMP)
 
 # Compiled XLA programs are kept in .venv/jax-cache, so a second `make demo` skips most of the
@@ -31,18 +32,23 @@ typecheck: $(STAMP)
 	$(VENV)/bin/basedpyright -p $(CURDIR) --pythonpath $(VENV)/bin/python
 
 calibrate: $(STAMP)
-	$(VENV)/bin/python benchmarks/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibrate.json
+	$(VENV)/bin/python benchmarks/calibration/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibrate.json
 
 # The full coverage study (7 experiments × n = 1e4, 1e5, 1e6, R = 200): about 0.5-1 h on 2 cores;
 # rerunning resumes where it stopped.
 coverage: $(STAMP)
-	$(VENV)/bin/python benchmarks/coverage.py
+	$(VENV)/bin/python benchmarks/papers/coverage.py
 
 # Throughput side by side (KDE vs KDEpy/statsmodels/scipy, audit and 1e8 streamed vs RNG alone,
 # vmapped vs looped replications, memory-bandwidth floor): a few minutes on 2 cores. Full sizes
-# (1e9 per side, R = 1000): $(VENV)/bin/python benchmarks/throughput.py
+# (1e9 per side, R = 1000): $(VENV)/bin/python benchmarks/performance/throughput.py
 bench: $(STAMP)
-	$(VENV)/bin/python benchmarks/throughput.py --quick
+	$(VENV)/bin/python benchmarks/performance/throughput.py --quick
+
+# The documentation site (mkdocs.yml) into site/, in strict mode: a warning fails it, as in
+# tests/test_docs.py. `$(VENV)/bin/mkdocs serve` to browse it while editing.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site .cache

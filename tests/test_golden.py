@@ -32,7 +32,7 @@ STREAMED = {
     # mechanism: (lower, estimate) at λ = 2, 5, 7, key 7, n = 10⁶ a side; recorded by the commit
     # that added this file (bucketed layout, discrete floor ≥ 4/n); Laplace rerun when the pooled
     # scale went from 2^16 to 2^12 points and again to 2^10 (issue 26;
-    # benchmarks/calibrate_scale.py).
+    # benchmarks/calibration/calibrate_scale.py).
     "laplace": (
         (0.034971687, 0.080873255, 0.103454250),
         (0.036358330, 0.083833582, 0.107095996),

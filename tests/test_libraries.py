@@ -1,4 +1,4 @@
-"""rdpjax.testing, and small versions of the catalog's adapters (benchmarks/libraries/).
+"""rdpjax.testing, and small versions of the catalog's adapters (benchmarks/catalog/libraries/).
 
 Each adapter runs where its library is installed (``pytest.importorskip``): correct mechanisms
 through ``assert_claim_holds`` at a small n with one fixed key (α = 1e-3: each such test fails
@@ -26,7 +26,7 @@ from rdpjax.claims import pure_dp
 from rdpjax.testing import assert_claim_holds, assert_claim_refuted
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks" / "libraries"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "catalog" / "libraries"))
 
 import case as case_module  # noqa: E402
 
@@ -206,7 +206,7 @@ def _audit_case(case, key=0):
 # A few of each module's cases: the first audit of a law of a new shape compiles its bound
 # program (about 3 s on 2 cores; laws that are rescalings of each other share one), so the tests
 # run the cases that share programs (Laplace with shift/scale 1 or 2, Gaussian with shift/σ 1/2,
-# two-point outputs) and the catalog (benchmarks/libraries/catalog.py) runs them all.
+# two-point outputs) and the catalog (benchmarks/catalog/libraries/catalog.py) runs them all.
 FAST_BUGS = ("zero_sensitivity", "noise_on_sum_scaled_for_mean")
 
 

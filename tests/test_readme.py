@@ -1,4 +1,5 @@
-"""The README's numpy black-box example runs as written and finds the violation it claims."""
+"""The README's examples run as written (the numpy black box finds the violation it claims), and
+so do the guide's (docs/guide/: the canary scores, every command line)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from pathlib import Path
 import numpy as np
 from references import laplace_exact
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+GUIDE = sorted((ROOT / "docs" / "guide").glob("*.md"))
+AUDITING = ROOT / "docs" / "guide" / "auditing.md"
 
 
-def _block_defining(name: str) -> str:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+def _block_defining(name: str, page: Path = README) -> str:
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
     matches = [b for b in blocks if f"def {name}(" in b]
-    assert len(matches) == 1, f"expected one README block defining {name}"
+    assert len(matches) == 1, f"expected one block defining {name} in {page.name}"
     return matches[0]
 
 
@@ -63,14 +67,15 @@ def test_streamed_example_runs_at_small_n():
 
 
 def test_every_command_line_in_the_readme_parses():
-    """Each ``rdpjax …`` command of the README (lines of its shell blocks, and inline commands
-    without placeholders such as NAME or …) is accepted by the parser as written: an option
-    renamed or removed would make it exit with status 2."""
+    """Each ``rdpjax …`` command of the README and of the guide (lines of their shell blocks, and
+    inline commands without placeholders such as NAME or …) is accepted by the parser as written:
+    an option renamed or removed would make it exit with status 2."""
     import shlex
 
     from rdpjax.cli import build_parser
 
-    text, fence = README.read_text(), "`" * 3
+    text = "\n".join(page.read_text() for page in [README, *GUIDE])
+    fence = "`" * 3
     blocks = re.findall(fence + r"sh\n(.*?)" + fence, text, flags=re.S)
     lines = [ln.split("  #")[0] for b in blocks for ln in b.splitlines()]
     inline = re.findall(r"`(rdpjax [^`\n]*)`", text)
@@ -86,11 +91,12 @@ def test_every_command_line_in_the_readme_parses():
 
 
 def test_canary_scores_example_bounds_the_training_below_its_claim():
-    """The README's canary-score example runs as written: positive bounds, below the claim
+    """The guide's canary-score example runs as written: positive bounds, below the claim
     (20 Gaussian steps of noise multiplier 4 on a clipped canary: ρ = 20/(2·4²) zCDP)."""
     namespace: dict = {}
     with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(_block_defining("canary_scores"), "README.md", "exec"), namespace)  # noqa: S102
+        block = _block_defining("canary_scores", AUDITING)
+        exec(compile(block, "docs/guide/auditing.md", "exec"), namespace)  # noqa: S102
     check, bound = namespace["check"], namespace["bound"]
     assert not np.any(check.refuted) and np.all(bound.lower > 0)
     assert np.all(bound.lower <= np.array([2.0, 5.0]) * 20 / (2 * 4.0**2))

@@ -35,7 +35,7 @@ class Training:
 
     Attributes:
       fraction: the first training part's share of n. Measured at d = 100, n = 10⁵ a side in
-        total (``benchmarks/learned_projection.py --split``, R = 20): learned / oracle
+        total (``benchmarks/calibration/learned_projection.py --split``, R = 20): learned / oracle
         projection bound 0.918, 0.954, 0.962, 0.951 for shares 0.1, 0.2, 0.3, 0.5.
       fraction_max: the share :func:`rdpjax.auditing.learn.training_size` may grow the
         training part to where the direction it found is still noisy (high dimension).

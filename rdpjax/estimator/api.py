@@ -127,13 +127,13 @@ PROGRAM_BUDGET = 64
 
 jax keeps every compiled program for the life of the process. Before sizes were bucketed, every
 new sample size compiled a new binning and every new grid layout a new bound: a process bounding
-data set after data set grew by about 380 memory maps and 17 MB of peak memory each and died
-after 182 data sets (the system allows 65,530 maps). Now samples are padded to at least 2^15 rows
+data set after data set grew by about 380 memory maps and 17 MB of peak memory each and died after
+182 data sets (the system allows 65,530 maps). Now samples are padded to at least 2^15 rows
 (:data:`rdpjax.estimator.planning.MIN_PADDED_ROWS`), beyond that to one of four sizes per octave,
 and layouts are bucketed, so the programs of a study saturate: 250 data sets of random sizes
-1,000–20,000 a side compiled 1 settings, 7 binning and 7 bound programs in all, within the first
-60, then nothing more (3,083 maps, 497 MB; ``python benchmarks/many_datasets.py --budget 0``).
-The budget is the safety net for what buckets do not bound (e.g. every pair of unequal sizes):
+1,000–20,000 a side compiled 1 settings, 7 binning and 7 bound programs in all, within the first 60,
+then nothing more (3,083 maps, 497 MB; ``python benchmarks/performance/many_datasets.py --budget
+0``). The budget is the safety net for what buckets do not bound (e.g. every pair of unequal sizes):
 past it :func:`lower_bound` drops its own compiled programs and starts afresh (the next calls
 compile again; results are unchanged; ``tests/estimator/test_bounds.py`` checks it)."""
 
@@ -258,24 +258,22 @@ def lower_bound(
         four sizes per octave, :func:`rdpjax.estimator.grid.bucket_size`); bucketed layouts make
         calls on new data or a new n reuse both compiled programs (:data:`PROGRAM_BUDGET`).
       transform: ``"quantile"``: continuous outputs are mapped by a quantile map fitted on a
-        pilot split (every 16th row, every 8th below 2,048 rows, at most 4,096 a side, set aside
-        and not bounded), so that multimodal, spiky and heavy-tailed laws are near-uniform
-        before the KDE (:mod:`rdpjax.estimator.transform`). The bound stays valid (the map is
-        fixed before the rows it is applied to, and no map raises a Rényi divergence);
-        ``n_p``, ``n_q`` and ``bandwidth`` of the result then refer to the remaining rows in the
-        map's units (in (0, 1)). ``None``: the KDE of the outputs themselves. ``"auto"``
-        (default): the map for continuous outputs of 1 to 3 axes, at least 1,000 a side, whose
-        pilot rows have, along some axis, tails as heavy as a Laplace law's or heavier, or two
-        separated modes, or (up to 2^21 a side) Gaussian-like tails
-        (:func:`rdpjax.estimator.transform.auto_transform`; with 2 or 3 axes every axis is
-        mapped and the axes are then unmixed), and for nothing else: not for outputs with a
-        bounded support on every axis, and not when
-        ``bandwidth``, ``floor``, ``beta`` or ``grid_size`` is given (all in data units). The
-        result's ``transform`` records the map applied. Of the zoo's continuous mechanisms
-        the Laplace and Gaussian ones are mapped (``benchmarks/calibrate_zoo_map.py`` measures
-        them both ways) and the truncated ones are not; above 2^21 a side the Gaussian ones are
-        not either, so the coverage studies (which bound with ``transform=None``) measure the
-        default there.
+        pilot split (every 16th row, every 8th below 2,048 rows, at most 4,096 a side, set aside and
+        not bounded), so that multimodal, spiky and heavy-tailed laws are near-uniform before the
+        KDE (:mod:`rdpjax.estimator.transform`). The bound stays valid (the map is fixed before the
+        rows it is applied to, and no map raises a Rényi divergence); ``n_p``, ``n_q`` and
+        ``bandwidth`` of the result then refer to the remaining rows in the map's units (in (0, 1)).
+        ``None``: the KDE of the outputs themselves. ``"auto"`` (default): the map for continuous
+        outputs of 1 to 3 axes, at least 1,000 a side, whose pilot rows have, along some axis, tails
+        as heavy as a Laplace law's or heavier, or two separated modes, or (up to 2^21 a side)
+        Gaussian-like tails (:func:`rdpjax.estimator.transform.auto_transform`; with 2 or 3 axes
+        every axis is mapped and the axes are then unmixed), and for nothing else: not for outputs
+        with a bounded support on every axis, and not when ``bandwidth``, ``floor``, ``beta`` or
+        ``grid_size`` is given (all in data units). The result's ``transform`` records the map
+        applied. Of the zoo's continuous mechanisms the Laplace and Gaussian ones are mapped
+        (``benchmarks/calibration/calibrate_zoo_map.py`` measures them both ways) and the truncated
+        ones are not; above 2^21 a side the Gaussian ones are not either, so the coverage studies
+        (which bound with ``transform=None``) measure the default there.
 
     Returns:
       A :class:`Bound` whose array fields are numpy float64 arrays.

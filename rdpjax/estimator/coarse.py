@@ -23,10 +23,10 @@ What is carried to the coarse grid, and how (each is exact or of high order):
   of ``O((rΔ)⁴ f⁗)`` (hat weights, tried first, are ``O((rΔ)² f″)``: their second-order
   variance was 20–1,000× further from the full grid's).
 
-Measured against the full-grid terms (``benchmarks/coarse_terms.py``, docs/calibration.md: the
-same R = 200 replications a cell of 1-D Gaussian, Laplace, null and uniform laws at n = 10³,
-10⁴, 10⁵, λ = 2, 5, 7): at the default ``r = 2`` no bound moved by more than 1.7e-4 of its
-standard error and no replication changed its verdict; the first-order variance and the bias
+Measured against the full-grid terms (``benchmarks/performance/coarse_terms.py``,
+docs/calibration.md: the same R = 200 replications a cell of 1-D Gaussian, Laplace, null and uniform
+laws at n = 10³, 10⁴, 10⁵, λ = 2, 5, 7): at the default ``r = 2`` no bound moved by more than 1.7e-4
+of its standard error and no replication changed its verdict; the first-order variance and the bias
 agree to about 1e-7 relative (``tests/estimator/test_coarse.py``). At ``r = 4`` (4 cells per
 bandwidth) the bound moved by up to 5.4e-3 of its standard error at n = 10³, which is why the
 default keeps more cells.
@@ -55,9 +55,9 @@ def factors(half_width: tuple[int, ...], cells: float | None = None) -> tuple[in
     """The coarsening ``r`` per axis: ``h/(rΔ) ≥ cells``, from the kernel's half-width (static).
 
     The half-width is ``⌈radius · h/Δ⌉`` cells (:func:`rdpjax.estimator.grid.kernel_half_width`),
-    rounded up to a multiple of 16 by the bucketed layout, so ``h/Δ ≥ (half-width − 16)/radius``;
-    an axis without smoothing is never coarsened. ``cells`` defaults to
-    :data:`CELLS_PER_BANDWIDTH`, read when called (``benchmarks/coarse_terms.py`` sets it).
+    rounded up to a multiple of 16 by the bucketed layout, so ``h/Δ ≥ (half-width − 16)/radius``; an
+    axis without smoothing is never coarsened. ``cells`` defaults to :data:`CELLS_PER_BANDWIDTH`,
+    read when called (``benchmarks/performance/coarse_terms.py`` sets it).
     """
     cells = CELLS_PER_BANDWIDTH if cells is None else cells
     return tuple(

@@ -56,7 +56,7 @@ CELLS_PER_BANDWIDTH_BY_DIM = {1: CELLS_PER_BANDWIDTH, 2: 4, 3: 2}
 """Default cells per bandwidth along each axis, by dimension. The grid has ``(h/Δ)^d`` points
 per bandwidth cube: in 2-D, 4 cells gave the coverage and tightness of 16 (to two decimals)
 with a grid 16× smaller and studies 8× faster (R = 200, n = 10^4 and 10^5,
-``benchmarks/calibrate_multid.py``, docs/calibration.md); the KDE is then within 2e-3 of
+``benchmarks/calibration/calibrate_multid.py``, docs/calibration.md); the KDE is then within 2e-3 of
 the peak of the direct KDE (``tests/estimator/test_kde.py``). In 3-D, 2 cells gave the
 coverage of 3 (1.000, R = 200, n = 10^4, Gaussian and Laplace vector sums) and its mean
 lower/exact to within 0.011 (docs/calibration.md), on grids 2.9–3.2× smaller; 16 (the earlier

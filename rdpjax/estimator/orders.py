@@ -10,14 +10,14 @@ refuted when any of them exceeds it. A tabulated claim (``rdpjax.claims.rdp`` wi
 checked at its own orders.
 
 Why a fixed wide grid and not a pilot that picks the order: the Bonferroni price of the grid is
-small (|Φ⁻¹(α/K)| from 2.39 at K = 6 bounds to 2.77 at K = 18, α = 0.05), while a pilot spends
-draws the bound cannot reuse and, measured, steers the certification to the high order where a
-lone bound from few draws is least valid (randomized response at n = 10⁴: its true curve refuted
-in 8.0% of audits; ``benchmarks/claim_pilot.py``). The grid stops at λ = 30 because the
+small (|Φ⁻¹(α/K)| from 2.39 at K = 6 bounds to 2.77 at K = 18, α = 0.05), while a pilot spends draws
+the bound cannot reuse and, measured, steers the certification to the high order where a lone bound
+from few draws is least valid (randomized response at n = 10⁴: its true curve refuted in 8.0% of
+audits; ``benchmarks/calibration/claim_pilot.py``). The grid stops at λ = 30 because the
 delta-method bound loses coverage at higher orders on discrete laws with a small cell (randomized
 response at n = 10⁴: per-bound coverage 0.98 at λ = 50 and 0.955 at λ = 100 against a nominal
-0.998). Coverage and power of this grid: ``python benchmarks/claim_orders.py`` (tables in
-``docs/claims.md``).
+0.998). Coverage and power of this grid: ``python benchmarks/calibration/claim_orders.py`` (tables
+in ``docs/claims.md``).
 """
 
 from __future__ import annotations

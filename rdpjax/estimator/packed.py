@@ -1,27 +1,26 @@
 """The packed 1-D linear binning: one int64 scatter-add a sample (:mod:`rdpjax.estimator.binning`).
 
 In 1-D (the common case: one real output per draw) a chunk is scattered as *one int64 per sample*:
-the cell fraction is rounded to ``b`` bits, ``q = ⌊frac · 2^b + 1/2⌋``, and the sample adds
-``2^s + q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq below; the
-chunk's sums are then unpacked into the float64 pairs ``(count − Σq/2^b, Σq/2^b)`` (exactly, for
-chunks of 512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits
-at 2^16 samples, 27 at 2^17, 25 at 2^18, 21 at 2^20, at most 30). Chunks of 2^21 or more (a
-GPU's 2^22) deal sample ``i`` to copy ``i mod k`` of the accumulator, at most 2^18 a copy
-(:func:`packing`: 25 bits), unpacked and added per chunk: no float64 atomics on a GPU (CUDA adds
-int64 natively), and a hot cell (a point mass) is spread over ``k`` copies: the contention guard.
-Each sample thus moves to within 2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9
-of a cell at 2^17; the map is still a fixed Markov kernel (a deterministic split of a unit mass
-between the two ends of the cell), so the data-processing argument of
-:mod:`rdpjax.estimator.binning` holds as it stands.
-Samples off the grid (or off the ``interior`` box) go to two extra rows of the same scatter, below
-and above, whose counts give the number outside without a second pass over the chunk; under
-``interior`` that mass then goes to the box's two ends, where clamping puts it. Measured on the
-2-core CPU: an integer scatter-add of one word costs far less than a float64 one of two (2^23
-samples on 8192 points in chunks of 2^16: 3.6 against 5.1 ns a sample); beyond the draws inside
-a stream-like scan, each chunk written to memory first as the stream does
-(``python benchmarks/binning_layouts.py``, three runs), this path takes 0.14–0.7 ns a sample
-against 1.6–2.2 ns for the flat-grid window formulation the pair rows replaced, which at d = 2
-and 3 costs 1.7–2.3 times as much as the pair rows.
+the cell fraction is rounded to ``b`` bits, ``q = ⌊frac · 2^b + 1/2⌋``, and the sample adds ``2^s +
+q`` to its row, so that the row's sum holds its count above bit ``s`` and its Σq below; the chunk's
+sums are then unpacked into the float64 pairs ``(count − Σq/2^b, Σq/2^b)`` (exactly, for chunks of
+512 samples or more). ``b`` follows from the chunk size (:func:`fraction_bits`: 29 bits at 2^16
+samples, 27 at 2^17, 25 at 2^18, 21 at 2^20, at most 30). Chunks of 2^21 or more (a GPU's 2^22) deal
+sample ``i`` to copy ``i mod k`` of the accumulator, at most 2^18 a copy (:func:`packing`: 25 bits),
+unpacked and added per chunk: no float64 atomics on a GPU (CUDA adds int64 natively), and a hot cell
+(a point mass) is spread over ``k`` copies: the contention guard. Each sample thus moves to within
+2^-(b+1) of a cell of its exact linear-binning split, e.g. 3.7e-9 of a cell at 2^17; the map is
+still a fixed Markov kernel (a deterministic split of a unit mass between the two ends of the cell),
+so the data-processing argument of :mod:`rdpjax.estimator.binning` holds as it stands. Samples off
+the grid (or off the ``interior`` box) go to two extra rows of the same scatter, below and above,
+whose counts give the number outside without a second pass over the chunk; under ``interior`` that
+mass then goes to the box's two ends, where clamping puts it. Measured on the 2-core CPU: an integer
+scatter-add of one word costs far less than a float64 one of two (2^23 samples on 8192 points in
+chunks of 2^16: 3.6 against 5.1 ns a sample); beyond the draws inside a stream-like scan, each chunk
+written to memory first as the stream does (``python benchmarks/performance/binning_layouts.py``,
+three runs), this path takes 0.14–0.7 ns a sample against 1.6–2.2 ns for the flat-grid window
+formulation the pair rows replaced, which at d = 2 and 3 costs 1.7–2.3 times as much as the pair
+rows.
 """
 
 from __future__ import annotations
@@ -104,10 +103,10 @@ def packed_pairs(row: Array, position: Array, bits: int, size: int, copies: int 
     more), as ``v >> bits`` and ``v mod 2^bits``; a fraction that rounds up to 1 thus lands at
     fraction 0 of the next cell, the same split of the sample's mass.
     One float64 → int64 conversion a sample, instead of a floor, a subtraction and two
-    conversions: the same counts. Inside the stream's scan on the 2-core CPU, with the draws
-    fused into the binning (as before :mod:`rdpjax.stream._fusion`), 1.4–1.7 ns a sample beyond the
-    draws against 1.6–2.0 ns in chunks of 2^16–2^18 (four runs of
-    ``python benchmarks/binning_layouts.py [--chunk …]``, both in one process); with each chunk
+    conversions: the same counts. Inside the stream's scan on the 2-core CPU, with the draws fused
+    into the binning (as before :mod:`rdpjax.stream._fusion`), 1.4–1.7 ns a sample beyond the draws
+    against 1.6–2.0 ns in chunks of 2^16–2^18 (four runs of ``python
+    benchmarks/performance/binning_layouts.py [--chunk …]``, both in one process); with each chunk
     written out first the two are within noise (0.14–0.7 against 0.20–0.93 ns).
 
     Differentiable in ``position`` as linear binning is (the rounding has no derivative to

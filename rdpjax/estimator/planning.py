@@ -40,9 +40,9 @@ from rdpjax.estimator.transform import TRANSFORMS, auto_transform, quantile_tran
 MIN_PADDED_ROWS = 2**15
 """The fewest rows :func:`rdpjax.lower_bound` pads a sample to (else :func:`bucket_size` of n).
 
-Every sample of up to 32,768 outputs shares one padded length, so the binning compiles once per
-grid layout for all of them instead of once per pair of size buckets (about a hundred
-microseconds of binning the padding rows, which are not counted). ``benchmarks/many_datasets.py``:
+Every sample of up to 32,768 outputs shares one padded length, so the binning compiles once per grid
+layout for all of them instead of once per pair of size buckets (about a hundred microseconds of
+binning the padding rows, which are not counted). ``benchmarks/performance/many_datasets.py``:
 250 data sets of 1,000–20,000 a side compiled 15 programs in all (54 with size buckets alone)."""
 
 

@@ -27,17 +27,16 @@ def looks_discrete(p: np.ndarray, q: np.ndarray, *, max_points: int = 2**16) -> 
 
     Made on a strided subsample of at most ``max_points`` rows of the pooled data. Booleans are
     always discrete. One-dimensional outputs of any dtype are discrete when they take at most
-    :data:`MAX_CATEGORIES` distinct values, each seen four times on average; with more values
-    they are treated as *ordinal* and smoothed along their order by the KDE, which is then the
-    binned KDE of the integers as numbers (valid for any output by the data-processing
-    inequality, like every smoothing here). Measured (``benchmarks/calibrate_ordinal.py``,
-    R = 200, discrete Laplace and rounded Gaussian, scales 1–200, n = 10³–10⁵, every cell of
-    both estimators with simultaneous coverage ≥ 0.98): with more than about 64 values the KDE
-    was as tight or tighter in every cell, e.g. discrete Laplace, scale 30 at n = 10⁵: mean
-    lower/exact 0.91 / 0.93 / 0.94 at λ = 2, 5, 7 against 0.72 / 0.88 / 0.90 for frequencies,
-    and at scale 200 0.91 / 0.93 / 0.94 against −0.61 / 0.47 / 0.60; with fewer the two were
-    within a few hundredths. Codes of unordered categories (more than 64 of them) should be
-    passed with ``discrete=True``.
+    :data:`MAX_CATEGORIES` distinct values, each seen four times on average; with more values they
+    are treated as *ordinal* and smoothed along their order by the KDE, which is then the binned KDE
+    of the integers as numbers (valid for any output by the data-processing inequality, like every
+    smoothing here). Measured (``benchmarks/calibration/calibrate_ordinal.py``, R = 200, discrete
+    Laplace and rounded Gaussian, scales 1–200, n = 10³–10⁵, every cell of both estimators with
+    simultaneous coverage ≥ 0.98): with more than about 64 values the KDE was as tight or tighter in
+    every cell, e.g. discrete Laplace, scale 30 at n = 10⁵: mean lower/exact 0.91 / 0.93 / 0.94 at λ
+    = 2, 5, 7 against 0.72 / 0.88 / 0.90 for frequencies, and at scale 200 0.91 / 0.93 / 0.94
+    against −0.61 / 0.47 / 0.60; with fewer the two were within a few hundredths. Codes of unordered
+    categories (more than 64 of them) should be passed with ``discrete=True``.
 
     Vectors ``(n, d)``: integers are discrete when at most a tenth of the rows are distinct,
     floats when at most √rows are distinct.

@@ -42,12 +42,12 @@ by their tail ratio ``(Q(0.999) − Q(0.001)) / (Q(0.75) − Q(0.25))``, per axi
   holding the quartiles (two equal modes 1.1), where the pooled scale is the distance between
   them.
 * in :data:`AUTO_GAUSSIAN_RANGE` = (3, 6], Gaussian-like tails (a Gaussian has 4.6), up to
-  :data:`AUTO_GAUSSIAN_MAX_N` = 2^21 samples a side. There the map was tighter than the KDE of
-  the outputs on all three of the zoo's Gaussian-tailed mechanisms (Gaussian, subsampled
-  Gaussian, noisy GD) at every n from 10³ to 10⁷ with coverage ≥ 0.97 (R = 200,
-  ``benchmarks/calibrate_zoo_map.py``), and it brought the off-zoo Gaussian with D_2 = 1 from
-  1.6 to 1.0 times the oracle's deficit at 10⁵. At 10⁷ it gains 0.4–1.2% of ε(λ) and costs
-  four to five times the bound's time (the pilot split and the map run on the host), so above 2^21
+  :data:`AUTO_GAUSSIAN_MAX_N` = 2^21 samples a side. There the map was tighter than the KDE of the
+  outputs on all three of the zoo's Gaussian-tailed mechanisms (Gaussian, subsampled Gaussian, noisy
+  GD) at every n from 10³ to 10⁷ with coverage ≥ 0.97 (R = 200,
+  ``benchmarks/calibration/calibrate_zoo_map.py``), and it brought the off-zoo Gaussian with D_2 = 1
+  from 1.6 to 1.0 times the oracle's deficit at 10⁵. At 10⁷ it gains 0.4–1.2% of ε(λ) and costs four
+  to five times the bound's time (the pilot split and the map run on the host), so above 2^21
   Gaussian-tailed samples keep the KDE of the outputs, which the README's calibration measures.
 * Ratios in [1.3, 3] — laws with a bounded support (uniform 2.0, a clipped Gaussian with atoms
   1.5, the zoo's truncated mechanisms 1.9–2.2) — are never mapped: their KDE fits them, and

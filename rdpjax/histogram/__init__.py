@@ -17,7 +17,7 @@ whose output densities are L-Lipschitz with ``L < 2/(b−a)²``. Then every dens
 
 to precision γ with probability ≥ β. Theorem 1 says no estimator can do this without such an
 assumption. The guaranteed sizes are very conservative (docs/methods.md §4,
-``benchmarks/paper_001.py``).
+``benchmarks/papers/paper_001.py``).
 
 Next to the histogram estimate every estimator reports, on the same draws,
 

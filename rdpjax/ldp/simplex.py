@@ -40,7 +40,7 @@ def project_simplex(v: Any, total: Any = 1.0) -> jax.Array:
         ValueError: for a scalar or empty ``v``, a non-finite concrete ``v``, a concrete
             ``total`` that is not finite and > 0, or a ``total`` that does not broadcast.
 
-    Example:
+    Examples:
         >>> import rdpjax.ldp as ldp
         >>> [round(float(w), 6) for w in ldp.project_simplex([0.5, 0.8, -0.1])]
         [0.35, 0.65, 0.0]

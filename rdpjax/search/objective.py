@@ -71,7 +71,7 @@ class Objective:
 
 # One compiled program for the pilot's settings: run eagerly, each of its sorts, percentiles and
 # reductions compiled a program of its own (`rdpjax search laplace --steps 50 --restarts 4`
-# cached 68 programs that way, 43 with this; benchmarks/cli_times.py).
+# cached 68 programs that way, 43 with this; benchmarks/performance/cli_times.py).
 _pilot_settings = jax.jit(continuous_settings, static_argnames=("defaults", "n"))
 
 

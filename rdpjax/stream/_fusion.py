@@ -9,7 +9,7 @@ barriers before fusing); a conditional does: its result is a buffer. Inside the 
 the 2-core CPU, binning beyond the draws took, with the chunk written out first against fused
 with the draws, 0.14–0.7 against 1.4–2.0 ns a sample in 1-D, 3.4–3.8 against 7.5–7.9 in 2-D and
 8.2–9.6 against 18.7–23 in 3-D, with the same counts (three runs of
-``python benchmarks/binning_layouts.py``).
+``python benchmarks/performance/binning_layouts.py``).
 
 The conditional's predicate must not be batched. Under ``jax.vmap`` a conditional on a batched
 predicate becomes a ``select`` of both branches, which XLA fuses like any elementwise op: no
@@ -19,7 +19,7 @@ conditional whose predicate is read from the batch's first value. Used so in
 :meth:`rdpjax.estimator.plan.BoundPlan.bin`, R = 1000 bounds at 10^5 a side drawn in the same
 program (two CPU devices, batches of one) took 0.98–1.01 against 1.13–1.15 s, 2.05–2.09 against
 2.36–2.41 times their draws alone, with identical bounds (three runs, in one process each;
-``python benchmarks/replication_parts.py`` times both). On samples given in memory (the
+``python benchmarks/performance/replication_parts.py`` times both). On samples given in memory (the
 coverage study's bounds, 10^4 and 10^5 a side) it changed nothing. The first attempt predicated
 each replication on its own values: batched, hence a select, and slower (1.43 against 1.29 s).
 Writing the 1-D positions out as well, before the binning's scatter, saved 2% there but cost 20%

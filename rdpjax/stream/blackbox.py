@@ -96,7 +96,7 @@ def blackbox_bound(
     range (outputs beyond it are clamped), and in 1-D the binning rounds each cell fraction to
     :func:`rdpjax.estimator.binning.packing` bits (a fixed kernel too). Memory
     O(batch_size · d + grid): a numpy Gaussian at n = 1e8 per side peaks well under 1 GB
-    (``benchmarks/audit_memory.py``).
+    (``benchmarks/performance/audit_memory.py``).
 
     Args:
       sample: ``sample(rng, database, m)`` returning ``m`` outputs, shape ``(m,)`` or ``(m,

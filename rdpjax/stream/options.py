@@ -33,9 +33,10 @@ DEFAULT_PILOT = 2**16
 
 DEFAULT_STREAM_CHUNK = 2**17
 """Samples drawn and binned per scan step (per device). On a 2-core CPU, streaming 1e8 per side
-(``benchmarks/throughput.py --stream-child 100000000 --chunk C --cpu-devices D``, the second call)
-took 2.8 s at 2^16 and 2^17 against 3.1 s at 2^18 on two devices, and 3.3 s at 2^17 against
-3.8–3.9 s at 2^16 and 2^18 on one (cache-resident temporaries; 2^20 was slower still). On a GPU
+(``benchmarks/performance/throughput.py --stream-child 100000000 --chunk C --cpu-devices D``, the
+second call) took 2.8 s at 2^16 and 2^17 against 3.1 s at 2^18 on two devices, and 3.3 s at 2^17
+against 3.8–3.9 s at 2^16 and 2^18 on one (cache-resident temporaries; 2^20 was slower still). On a
+GPU
 larger chunks (2^22) amortize the per-step launch cost better."""
 
 DEFAULT_BATCH = 10**6

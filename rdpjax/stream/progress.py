@@ -28,10 +28,10 @@ _PROGRESS_UPDATES = 64
 
 _PROGRESS_MIN_DRAWS = 2**22
 """Draws a device makes between two reports, at least (about 30 ms of work on the 2-core CPU).
-A report stops the device for a host round trip: ~0.06 ms on that machine idle, ~2 ms when
-other processes load it. With a report every 2^21 draws (96 reports at n = 1e8 per side on 2
-devices), 1e8 per side took +0.8% longer with progress at load ≈ 2 and +3.9% at load 3–5
-(median of 8 paired runs each, ``benchmarks/audit_memory.py``); with 2^22 (48 reports) −1.0%
+A report stops the device for a host round trip: ~0.06 ms on that machine idle, ~2 ms when other
+processes load it. With a report every 2^21 draws (96 reports at n = 1e8 per side on 2 devices), 1e8
+per side took +0.8% longer with progress at load ≈ 2 and +3.9% at load 3–5 (median of 8 paired runs
+each, ``benchmarks/performance/audit_memory.py``); with 2^22 (48 reports) −1.0%
 at load 2.5–5, within noise. Reports on 2 devices: n = 1e7 per side 8, 1e8 48, 1e9 128."""
 
 

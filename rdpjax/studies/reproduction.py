@@ -11,8 +11,8 @@ Every random stream is a function of ``(seed, experiment name, n)`` alone (:func
 a row does not depend on which other experiments or sizes were asked for, and the coverage of
 ``rdpjax reproduce`` equals that of ``rdpjax coverage --experiment NAME`` with the same seed.
 
-Used by ``rdpjax reproduce``, ``rdpjax coverage``, ``benchmarks/paper_000.py`` and
-``benchmarks/coverage.py``.
+Used by ``rdpjax reproduce``, ``rdpjax coverage``, ``benchmarks/papers/paper_000.py`` and
+``benchmarks/papers/coverage.py``.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def reproduce(
 
     The bounds are the paper's estimator on the outputs themselves (``transform=None``), the
     one the coverage column measures; :func:`rdpjax.lower_bound`'s default maps Laplace-tailed
-    outputs first and is tighter on them (``benchmarks/calibrate_zoo_map.py``).
+    outputs first and is tighter on them (``benchmarks/calibration/calibrate_zoo_map.py``).
 
     Args:
       n: outputs per database for the bounds; several sizes give one row per size.

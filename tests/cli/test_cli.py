@@ -179,7 +179,8 @@ def test_audit_command_errors(capsys, argv, message):
 
 
 def test_reproduce_writes_results_and_figures(tmp_path, capsys):
-    """A miniature `rdpjax reproduce --out` (the full one lives in benchmarks/paper_000.py)."""
+    """A miniature `rdpjax reproduce --out` (the full one lives in
+    benchmarks/papers/paper_000.py)."""
     from rdpjax.auditing import audit
     from rdpjax.mechanisms.databases import paper_pair
     from rdpjax.studies.reproduction import EXPERIMENTS, ORDERS, cell_key

@@ -1,4 +1,5 @@
-"""`rdpjax coverage` and benchmarks/coverage.py at tiny sizes (the full study is a benchmark)."""
+"""`rdpjax coverage` and benchmarks/papers/coverage.py at tiny sizes (the full study is a
+benchmark)."""
 
 import importlib.util
 import json
@@ -15,7 +16,7 @@ from rdpjax.studies import wilson_interval
 
 # k-ary randomized response (k = 5): the zoo mechanism whose study compiles fastest.
 CHEAP = "kary-randomized-response"
-BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "coverage.py"
+BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "papers" / "coverage.py"
 
 
 def _exit_code(argv) -> int:
@@ -173,7 +174,7 @@ def test_coverage_benchmark_writes_and_resumes(tmp_path, capsys):
     _check_cell(cell)
     assert "| Gaussian | 2,000 | 5 | 2 |" in out.with_suffix(".md").read_text()
     err = capsys.readouterr().err
-    assert "reproduce with: python benchmarks/coverage.py" in err and "1 to run" in err
+    assert "reproduce with: python benchmarks/papers/coverage.py" in err and "1 to run" in err
     # A second run finds the cell and computes nothing.
     assert bench.main(argv) == 0
     assert "1 cells in" in capsys.readouterr().err

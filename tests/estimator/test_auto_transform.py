@@ -1,5 +1,6 @@
 """``transform="auto"`` (lower_bound's default): when the pilot quantile map is applied, and what
-the rule leaves alone. The rule's coverage and tightness are benchmarks/calibrate_offzoo.py's
+the rule leaves alone. The rule's coverage and tightness are
+benchmarks/calibration/calibrate_offzoo.py's
 (docs/calibration.md); these are its fixed-key checks."""
 
 import jax
@@ -97,7 +98,8 @@ def test_the_rule_maps_all_but_bounded_supports():
 def test_zoo_mechanisms_at_the_studies_sizes(name, expected):
     # Pilot tail ratios at 10⁴ a side, reference pairs (50 keys): Gaussian 3.9–5.4, noisy GD
     # 3.9–5.1, truncated Gaussian 1.9–2.2; Laplace 6.3–11.4, subsampled Laplace 6.9–10.7
-    # (benchmarks/calibrate_zoo_map.py measures both transforms on them): only the truncated
+    # (benchmarks/calibration/calibrate_zoo_map.py measures both transforms on them): only the
+    # truncated
     # mechanism's bounded support stays below AUTO_TAIL_RANGE's upper end, 3.
     entry = registry.get(name)
     mech = entry.make()

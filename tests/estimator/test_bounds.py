@@ -131,7 +131,7 @@ def test_standard_error_matches_replication_spread(n_p, n_q):
 
 
 def test_fixed_key_coverage_gaussian_and_laplace():
-    """Small fixed-key coverage check (benchmarks/calibrate.py is the real study).
+    """Small fixed-key coverage check (benchmarks/calibration/calibrate.py is the real study).
 
     200 replications at n = 1e4 per side; per-order 95% bounds. If the true coverage were 0.95,
     P(≤ 180 of 200 covered) = 0.1%, so a 0.90 threshold flags a real loss of validity."""

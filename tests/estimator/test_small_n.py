@@ -1,6 +1,7 @@
 """Small n, many values: the relative-frequency bound stays valid (issue 22, item 1).
 
-A fixed-key version of ``benchmarks/calibrate_small_n.py``: a uniform null on K = 100 values
+A fixed-key version of ``benchmarks/calibration/calibrate_small_n.py``: a uniform null on K = 100
+values
 at n = 500 a side, λ = 2, 5, 7 in both directions (six bounds, Bonferroni), R = 200. With the
 floor held at ≥ 4 samples' worth (``Defaults.discrete_floor_counts``) the simultaneous coverage
 is at least 0.95; without it (the former rule, 0.03 n^(−0.4) alone) it is far below, which is

@@ -1,5 +1,6 @@
 """The pilot quantile map (``lower_bound(..., transform="quantile")``): the map, the split, the
-bound's validity on laws off the zoo (small fixed-key versions of benchmarks/calibrate_offzoo.py),
+bound's validity on laws off the zoo (small fixed-key versions of
+benchmarks/calibration/calibrate_offzoo.py),
 and its errors."""
 
 import jax

@@ -1,7 +1,7 @@
 """Learned projections (rdpjax.auditing.learn, audit(project="learn")): the score families, the
 choice on
 held-out draws, and the certified bound on fresh draws (small fixed-key versions of
-benchmarks/learned_projection.py)."""
+benchmarks/calibration/learned_projection.py)."""
 
 import dataclasses
 
@@ -125,7 +125,7 @@ def test_dp_sgd_step_with_optax_is_cleared_and_a_broken_one_refuted():
     """One full-batch DP-SGD step (optax's DP aggregation, C = 4, σ = 2, B = 10, d = 5) with a
     canary against a zero-gradient example: exactly the Gaussian mechanism of the claim
     (dp_accounting's GaussianDpEvent(σ): λ/(2σ²)). Forgetting C in the noise scale makes the true
-    D_λ C² times the claim (benchmarks/dpsgd.py is the full version)."""
+    D_λ C² times the claim (benchmarks/calibration/dpsgd.py is the full version)."""
     import dp_accounting as dpa
     import jax.numpy as jnp
     import optax

@@ -3,7 +3,8 @@
 One search is run once per module with a fixed key and a small budget, on a mechanism whose
 worst pairs lie in the middle of [0, 1]^10 (mean 1/2), far from the paper's pair (21), and whose
 exact divergence is known in closed form: a coin whose bias is a logistic "soft vote" on the
-mean (the discrete twin of benchmarks/blackbox_search.py's soft vote; discrete outputs keep the
+mean (the discrete twin of benchmarks/calibration/blackbox_search.py's soft vote; discrete outputs
+keep the
 compiled kernels few). The other tests reuse it or run tiny searches; every black-box run uses
 the same draw sizes, so the bound's compiled kernels are shared.
 """

@@ -129,7 +129,8 @@ def test_a_false_claim_stops_early_and_a_true_one_runs_to_max_n():
 
 
 def test_true_exact_claims_are_not_refuted_small_study():
-    """A fixed-key miniature of benchmarks/sequential.py's validity table (R = 200 there): 12
+    """A fixed-key miniature of benchmarks/calibration/sequential.py's validity table (R = 200
+    there): 12
     replications each of a continuous and a discrete zoo mechanism audited against their exact
     curves; at α = 0.05 none is expected to be refuted (P(≥ 2 of 24) < 0.35 at the bound)."""
     refuted = 0

@@ -13,9 +13,10 @@ looks is needed; the price is that each look spends only its share of α. This i
 Bonferroni over looks (Lan & DeMets, Biometrika 70:659, 1983, in its simplest, conservative form).
 
 The sizes grow geometrically (:func:`geometric_schedule`): a refutation that needs n outputs is
-found at the first look ≥ n, so at most ``ratio × n`` are drawn, and the number of looks, hence
-the spending's cost in ``|Φ⁻¹(α_k)|``, grows only like ``log(max_n / first)``. The spending rules
-(:data:`SPENDING`) and the default were chosen by ``benchmarks/sequential.py`` (docs/sequential.md).
+found at the first look ≥ n, so at most ``ratio × n`` are drawn, and the number of looks, hence the
+spending's cost in ``|Φ⁻¹(α_k)|``, grows only like ``log(max_n / first)``. The spending rules
+(:data:`SPENDING`) and the default were chosen by ``benchmarks/calibration/sequential.py``
+(docs/sequential.md).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ SPENDING = ("uniform", "inverse_square", "linear")
 the information fraction t = n/max_n: early looks spend least)."""
 
 DEFAULT_SPENDING = "uniform"
-"""The default rule (``benchmarks/sequential.py``: docs/sequential.md)."""
+"""The default rule (``benchmarks/calibration/sequential.py``: docs/sequential.md)."""
 
 DEFAULT_FIRST = 100
 """Outputs per side at the first look."""
