@@ -121,8 +121,7 @@ class AuditReport:
       streamed: whether the draws were binned batch by batch instead of held in memory.
       settings: the audit's settings, a JSON object (text, so that the report stays hashable).
       densities: the :class:`rdpjax.auditing.plots.DensityCurves` behind the bound (p̂, q̂, q̂_τ on
-      its
-        grid) when :func:`rdpjax.audit` was asked for them (``densities=True``) and could keep
+        its grid) when :func:`rdpjax.audit` was asked for them (``densities=True``) and could keep
         them (draws in memory, 1-D or discrete outputs); else ``None``.
       looks: a sequential audit's :class:`Look` s, in order (the report's numbers are the last
         one's); empty for a fixed-n audit.

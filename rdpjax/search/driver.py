@@ -129,8 +129,7 @@ def find_pair(
       progress: black box: a tqdm bar on stderr over the trials; ``None`` shows it once the
         search has taken 2 s, ``False`` never.
       options: black box: more keyword arguments of :func:`rdpjax.stream.blackbox.blackbox_bound`
-      for
-        every bound (``discrete``, ``support_size``, ``project``, …).
+        for every bound (``discrete``, ``support_size``, ``project``, …).
 
     Returns:
       A :class:`SearchResult`; its ``neighbours`` names the relation.
