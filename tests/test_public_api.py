@@ -62,6 +62,14 @@ def test_no_module_is_named_like_a_function_it_exports():
     assert not clashes, clashes
 
 
+def test_the_search_exports_its_option_objects():
+    """find_pair's options grouped by concept (issue 46), exported by rdpjax.search."""
+    from rdpjax import search
+
+    for name in ("Pairs", "Budget", "Certification"):
+        assert name in search.__all__ and getattr(search, name) is getattr(search.config, name)
+
+
 def test_renamed_modules_still_import_under_their_former_names():
     code = (
         "import sys, rdpjax; assert 'rdpjax.reproduction' not in sys.modules; "
