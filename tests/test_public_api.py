@@ -116,7 +116,12 @@ def test_the_histogram_and_ldp_packages_export_the_former_modules_names():
     from rdpjax.histogram import estimate_ldp
     from rdpjax.ldp import series_risk
 
-    assert set(histogram.__all__) == HISTOGRAM_NAMES
+    # The former names, and the estimators' option objects (grouped arguments, issue 46).
+    assert set(histogram.__all__) == HISTOGRAM_NAMES | {
+        "Accuracy",
+        "HistogramSettings",
+        "Regularity",
+    }
     assert set(ldp.__all__) == LDP_NAMES | {"histogram_risk", "series_risk"}
     for module in (histogram, ldp):
         for name in module.__all__:
