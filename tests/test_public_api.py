@@ -63,6 +63,14 @@ def test_no_module_is_named_like_a_function_it_exports():
     assert not clashes, clashes
 
 
+def test_the_search_exports_its_option_objects():
+    """find_pair's options grouped by concept (issue 46), exported by rdpjax.search."""
+    from rdpjax import search
+
+    for name in ("Pairs", "Budget", "Certification"):
+        assert name in search.__all__ and getattr(search, name) is getattr(search.config, name)
+
+
 # The public names of rdpjax/histogram.py and rdpjax/ldp.py before they became packages.
 HISTOGRAM_NAMES = {
     "STATUS_EMPTY_BUCKET", "STATUS_OK", "STATUS_OUTSIDE", "HistogramEstimate", "bucket_counts",
@@ -83,10 +91,44 @@ def test_the_histogram_and_ldp_packages_export_the_former_modules_names():
     from rdpjax.histogram import estimate_ldp
     from rdpjax.ldp import series_risk
 
-    assert set(histogram.__all__) == HISTOGRAM_NAMES
+    # The former names, and the estimators' option objects (grouped arguments, issue 46).
+    assert set(histogram.__all__) == HISTOGRAM_NAMES | {
+        "Accuracy",
+        "HistogramSettings",
+        "Regularity",
+    }
     assert set(ldp.__all__) == LDP_NAMES | {"histogram_risk", "series_risk"}
     for module in (histogram, ldp):
         for name in module.__all__:
             assert getattr(module, name) is not None, name
     assert rdpjax.histogram is histogram and estimate_ldp is histogram.algorithms.estimate_ldp
     assert series_risk is rdpjax.ldp.risk.series_risk
+
+
+def test_search_and_histogram_functions_take_at_most_10_parameters():
+    """Issue 46: options are grouped in frozen dataclasses (rdpjax.search.Pairs, Budget,
+    Certification; rdpjax.histogram.Accuracy, Regularity, HistogramSettings), so no public
+    function or method of these subpackages takes more than 10 parameters (self excluded)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(rdpjax.__file__).parent
+    over = []
+    for path in sorted([*root.glob("search/*.py"), *root.glob("histogram/*.py")]):
+        if path.name.startswith("_") and path.name != "__init__.py":
+            continue
+        scopes = [(ast.parse(path.read_text()), "")]
+        while scopes:
+            node, owner = scopes.pop()
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef) and not child.name.startswith("_"):
+                    scopes.append((child, f"{owner}{child.name}."))
+                elif isinstance(child, ast.FunctionDef) and not child.name.startswith("_"):
+                    a = child.args
+                    names = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+                    names += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+                    if owner and names[:1] in (["self"], ["cls"]):
+                        names = names[1:]
+                    if len(names) > 10:
+                        over.append(f"{path.name}:{owner}{child.name} ({len(names)})")
+    assert not over, over

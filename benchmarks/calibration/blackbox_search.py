@@ -51,7 +51,7 @@ sys.path[:0] = [str(p) for p in Path(__file__).resolve().parents[:2]]  # here; b
 from _summary import write_json  # noqa: E402  (benchmarks/_summary.py, beside this file)
 
 from rdpjax.mechanisms.databases import paper_pair  # noqa: E402
-from rdpjax.search import certify, find_pair, search_keys  # noqa: E402
+from rdpjax.search import Budget, Certification, Pairs, certify, find_pair, search_keys  # noqa: E402
 
 ORDERS = (2.0, 5.0, 7.0)
 ALPHA = 0.05
@@ -127,13 +127,10 @@ def run(case: Case, seed: int, method: str, settings: dict) -> dict:
         case.sample,
         ORDERS,
         key=key,
-        m=M,
-        domain=(0.0, 1.0),
-        neighbours="replace-one",
-        method=method,
-        alpha=ALPHA,
+        pairs=Pairs(m=M, domain=(0.0, 1.0), neighbours="replace-one"),
+        budget=Budget(method=method, **{k: v for k, v in settings.items() if k != "n"}),
+        certification=Certification(n=settings["n"], alpha=ALPHA),
         progress=False,
-        **settings,
     )
     seconds = time.perf_counter() - start
     x21, x21_prime = (np.asarray(v, np.float64) for v in paper_pair(M))

@@ -58,7 +58,16 @@ import rdpjax
 from rdpjax.estimator.sharding import cpu_cores
 from rdpjax.mechanisms import from_sampler, reference_zoo
 from rdpjax.mechanisms.databases import paper_pair
-from rdpjax.search import SearchSpace, certify, find_pair, search_keys, search_space
+from rdpjax.search import (
+    Budget,
+    Certification,
+    Pairs,
+    SearchSpace,
+    certify,
+    find_pair,
+    search_keys,
+    search_space,
+)
 
 ORDERS = (2.0, 5.0, 7.0)
 ALPHA = 0.05
@@ -208,12 +217,9 @@ def run_case(case: Case, key, *, n, steps, restarts, search_n) -> dict:
         case.mechanism,
         ORDERS,
         key=key,
-        space=case.space,
-        steps=steps,
-        restarts=restarts,
-        n=n,
-        search_n=search_n,
-        alpha=ALPHA,
+        pairs=Pairs(space=case.space),
+        budget=Budget(steps=steps, restarts=restarts, search_n=search_n),
+        certification=Certification(n=n, alpha=ALPHA),
     )
     # The reference pair on the same certification keys as the pair found (common random
     # numbers): each bound is valid on its own, and their difference reflects the pairs.

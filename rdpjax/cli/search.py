@@ -115,31 +115,32 @@ def run(args) -> int:
     """
     import jax
 
-    from rdpjax.search import certify, find_pair, search_keys
+    from rdpjax.search import Budget, Certification, Pairs, certify, find_pair, search_keys
 
     _check_flags(args)
     mech = _mechanism(args)
     key_search = jax.random.key(args.seed)
-    budget = dict(trials=args.trials or 200, top=args.top or 3)
     try:
         result = find_pair(
             mech,
             args.lam,
             key=key_search,
-            m=args.m,
-            domain=args.domain,
-            levels=args.levels,
-            neighbours=args.neighbours,
-            steps=args.steps or 100,
-            restarts=args.restarts,
-            n=args.n,
-            search_n=args.search_n,
-            select_n=args.select_n,
-            alpha=args.alpha,
-            both_directions=args.both_directions,
-            method=args.method,
+            pairs=Pairs(
+                m=args.m, domain=args.domain, levels=args.levels, neighbours=args.neighbours
+            ),
+            budget=Budget(
+                method=args.method,
+                steps=args.steps or 100,
+                restarts=args.restarts,
+                trials=args.trials or 200,  # set for a numpy black box only (_check_flags)
+                top=args.top or 3,
+                search_n=args.search_n,
+                select_n=args.select_n,
+            ),
+            certification=Certification(
+                n=args.n, alpha=args.alpha, both_directions=args.both_directions
+            ),
             progress=False if args.json else None,
-            **(budget if args.numpy else {}),
         )
         reference = None
         if args.reference:

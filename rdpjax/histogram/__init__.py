@@ -32,6 +32,9 @@ condition); above that, the smallest n is resolved to float64 precision.
 
 Modules, in the order of the data flow:
 
+* :mod:`rdpjax.histogram.config`: :class:`Accuracy` (γ, β), :class:`Regularity` (L, L', the
+  output and input intervals) and :class:`HistogramSettings` (sizes, floor, paper 000's bound,
+  memory), the estimators' options grouped by concept;
 * :mod:`rdpjax.histogram.sample_size`: the guaranteed sizes (Theorems 2 and 3, the Rényi variant)
   and the checks of the setting's arguments;
 * :mod:`rdpjax.histogram.counting`: binning outputs into buckets, drawing while counting;
@@ -45,6 +48,7 @@ from rdpjax.histogram.algorithms import (
     estimate_ldp,
     estimate_lrdp,
 )
+from rdpjax.histogram.config import Accuracy, HistogramSettings, Regularity
 from rdpjax.histogram.counting import bucket_counts, draw_counts
 from rdpjax.histogram.estimate import (
     STATUS_EMPTY_BUCKET,
@@ -64,7 +68,10 @@ __all__ = [
     "STATUS_EMPTY_BUCKET",
     "STATUS_OK",
     "STATUS_OUTSIDE",
+    "Accuracy",
     "HistogramEstimate",
+    "HistogramSettings",
+    "Regularity",
     "bucket_counts",
     "draw_counts",
     "estimate_global_ldp",

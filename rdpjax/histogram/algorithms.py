@@ -7,8 +7,11 @@ Gorla, Jalouzot, Granese, Palamidessi, Piantanida, arXiv:2208.14414 (docs/method
 * :func:`estimate_global_ldp`: Algorithm 2, ``sup_{x1,x2 ∈ [c,d]} ε*(x1, x2)`` (Theorem 3);
 * :func:`estimate_global_lrdp`: the Rényi analogue of Algorithm 2.
 
-Each resolves the sizes (:mod:`rdpjax.histogram.sample_size`, or the caller's ``buckets=``/``n=``,
-then ``guaranteed`` says whether they meet the theorem), draws and counts at every input in one
+Each takes the target :class:`~rdpjax.histogram.Accuracy` (γ, β), the mechanism's
+:class:`~rdpjax.histogram.Regularity` (L, ``[a, b]``; L' and ``[c, d]`` for the global ones) and
+optional :class:`~rdpjax.histogram.HistogramSettings` (:mod:`rdpjax.histogram.config`), resolves
+the sizes (:mod:`rdpjax.histogram.sample_size`, or the settings' ``buckets``/``n``, then
+``guaranteed`` says whether they meet the theorem), draws and counts at every input in one
 compiled kernel (:mod:`rdpjax.histogram.counting`, vmapped in batches over the inputs), estimates
 from the counts (:mod:`rdpjax.histogram.estimate`) and adds paper 000's lower bound
 (:func:`rdpjax.lower_bound`) on the first chunk of the same draws. Costs: O(n) sampling and
@@ -17,13 +20,10 @@ counting per input, memory O(chunk_size) per input, O(k_x² · buckets) for the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from rdpjax.histogram._driver import _global, _pair_inputs, _resolve_sizes, _run
-from rdpjax.histogram.counting import CHUNK
+from rdpjax.histogram.config import Accuracy, HistogramSettings, Regularity
 from rdpjax.histogram.estimate import HistogramEstimate
 from rdpjax.histogram.sample_size import (
-    check_common,
     check_lam,
     check_lipschitz,
     global_ldp_sample_size,
@@ -36,6 +36,54 @@ from rdpjax.histogram.sample_size import (
     lrdp_sample_size,
 )
 
+_LDP_BOUND_LAM = (2.0, 5.0, 7.0)  # default orders of paper 000's bound for the ε-LDP estimators
+
+
+def _options(
+    estimator: str, accuracy, regularity, settings, *, renyi: bool, global_: bool
+) -> HistogramSettings:
+    """``settings`` (default ``HistogramSettings()``) after the checks that depend on the estimator.
+
+    The option objects check their own fields when they are made; here: their types, the
+    options one estimator does not take, and L' for the global estimators.
+    """
+    settings = HistogramSettings() if settings is None else settings
+    for name, value, kind in (
+        ("accuracy", accuracy, Accuracy),
+        ("regularity", regularity, Regularity),
+        ("settings", settings, HistogramSettings),
+    ):
+        if not isinstance(value, kind):
+            raise ValueError(f"{estimator}: {name} must be a {kind.__name__}; got {value!r}")
+    if renyi and settings.bound_lam is not None:
+        raise ValueError(
+            f"{estimator}: paper 000's bound is computed at the order lam itself; "
+            "settings.bound_lam applies to the ε-LDP estimators only"
+        )
+    if not global_ and settings.inputs is not None:
+        raise ValueError(
+            f"{estimator} estimates at the two inputs x1, x2; settings.inputs applies to the "
+            "global estimators only"
+        )
+    if global_ and regularity.input_lipschitz is None:
+        raise ValueError(
+            f"{estimator} needs the Lipschitz constant L' of x ↦ P(y|x) in the input: "
+            "pass Regularity(input_lipschitz=...)"
+        )
+    return settings
+
+
+def _common(settings: HistogramSettings, lam) -> dict:
+    """The keywords of the driver that come straight from the settings."""
+    return dict(
+        floor=settings.floor,
+        beta=settings.beta,
+        with_lower_bound=settings.with_lower_bound,
+        bound_lam=(settings.bound_lam or _LDP_BOUND_LAM) if lam is None else lam,
+        alpha=settings.alpha,
+        chunk_size=settings.chunk_size,
+    )
+
 
 def estimate_ldp(
     mechanism,
@@ -43,19 +91,9 @@ def estimate_ldp(
     x2,
     *,
     key,
-    precision: float,
-    confidence: float,
-    lipschitz: float,
-    low: float = 0.0,
-    high: float = 1.0,
-    n: int | None = None,
-    buckets: int | None = None,
-    floor: float | None = None,
-    beta: float | None = None,
-    with_lower_bound: bool = True,
-    bound_lam: Sequence[float] = (2.0, 5.0, 7.0),
-    alpha: float = 0.05,
-    chunk_size: int = CHUNK,
+    accuracy: Accuracy,
+    regularity: Regularity,
+    settings: HistogramSettings | None = None,
 ) -> HistogramEstimate:
     """Algorithm 1 of arXiv:2208.14414: estimate ``ε*(x1, x2) = sup_y |log P(y|x1)/P(y|x2)|``.
 
@@ -63,7 +101,8 @@ def estimate_ldp(
     returns ``ε̃ = max_j |log(N_j/M_j)|``; any empty bucket fails the algorithm (reported in
     ``status``/``failed_bucket``, estimate ``+inf``). Theorem 2: with the default sizes,
     ``P(success and |ε* − ε̃| ≤ γ) ≥ β``. Also reports the floored histogram and paper 000's
-    lower bound on ``D_λ`` for ``bound_lam`` in both directions, each a lower bound on ε*.
+    lower bound on ``D_λ`` for ``settings.bound_lam`` in both directions, each a lower bound on
+    ε*.
 
     Args:
       mechanism: a mechanism with ``sample(key, database, n)`` returning scalar outputs in
@@ -71,22 +110,13 @@ def estimate_ldp(
       x1: the first input.
       x2: the second input.
       key: a PRNG key; input i draws from ``jax.random.split(key, 2)[i]``.
-      precision: γ > 0.
-      confidence: β in (0, 1).
-      lipschitz: L, Lipschitz constant of both output densities on ``[low, high]``.
-      low: a, the lower end of the output interval ``[a, b]``.
-      high: b, its upper end.
-      n: outputs per input; default the guaranteed size. A larger n keeps the guarantee.
-      buckets: number of buckets; default the guaranteed k. Needs ``n``; without the
-        precondition ``L < 2/(b−a)²`` this is the only way to run (no guarantee).
-      floor: τ of the softmax floor on bucket probabilities (default
-        ``τ = max(0.03 n^(−0.4), 4/n)``, paper 000's discrete rule).
-      beta: β of the softmax floor (default ``β = 1/τ``).
-      with_lower_bound: also compute paper 000's bound (:func:`rdpjax.lower_bound`, KDE) on the
-        first ``min(n, chunk_size)`` of the same draws.
-      alpha: level of that bound (simultaneous over its orders and directions).
-      chunk_size: outputs drawn and counted per step (memory).
-      bound_lam: orders of paper 000's bound.
+      accuracy: the target γ and β (:class:`~rdpjax.histogram.Accuracy`).
+      regularity: L and the output interval ``[a, b]`` of both output densities
+        (:class:`~rdpjax.histogram.Regularity`; its input fields are not used).
+      settings: sizes, floor, paper 000's bound and chunk size
+        (:class:`~rdpjax.histogram.HistogramSettings`); default ``HistogramSettings()``: the
+        guaranteed sizes, the default floor, the bound at orders ``(2, 5, 7)``. ``buckets``
+        needs ``n``; ``inputs`` is not taken.
 
     Returns:
       A :class:`HistogramEstimate` (numpy leaves) with ``lam = inf``.
@@ -96,14 +126,18 @@ def estimate_ldp(
 
     Example:
       >>> import math, jax, rdpjax
+      >>> from rdpjax.histogram import Accuracy, HistogramSettings, Regularity
       >>> mech = rdpjax.mechanisms.TruncatedLaplace(scale=2.0)      # ε* = 0.5
-      >>> r = estimate_ldp(mech, 0.0, 1.0, key=jax.random.key(0), precision=1.0,
-      ...                  confidence=0.8, lipschitz=1 / (4 * (1 - math.exp(-0.5))),
-      ...                  with_lower_bound=False)
+      >>> r = estimate_ldp(mech, 0.0, 1.0, key=jax.random.key(0),
+      ...                  accuracy=Accuracy(precision=1.0, confidence=0.8),
+      ...                  regularity=Regularity(lipschitz=1 / (4 * (1 - math.exp(-0.5)))),
+      ...                  settings=HistogramSettings(with_lower_bound=False))
       >>> (r.buckets, r.n, int(r.status), abs(float(r.estimate) - 0.5) <= 1.0)
       (6, 9588, 0, True)
     """
-    gamma, beta_c, low, high = check_common(precision, confidence, low, high)
+    settings = _options("estimate_ldp", accuracy, regularity, settings, renyi=False, global_=False)
+    gamma, beta_c = accuracy.precision, accuracy.confidence
+    low, high, lipschitz = regularity.low, regularity.high, regularity.lipschitz
     width = high - low
 
     def condition_for(k):
@@ -111,13 +145,13 @@ def estimate_ldp(
         return ldp_condition(k, width / k * tau, gamma, beta_c)
 
     k, n, guaranteed = _resolve_sizes(
-        lambda: ldp_sample_size(gamma, beta_c, lipschitz, low, high), buckets, n, condition_for
-    )
+        lambda: ldp_sample_size(gamma, beta_c, lipschitz, low, high),
+        settings.buckets, settings.n, condition_for,
+    )  # fmt: skip
     return _run(
         mechanism, _pair_inputs(x1, x2), key, low=low, high=high, lam=None, buckets=k, n=n,
-        guaranteed=guaranteed, floor=floor, beta=beta, directed=True, precision=gamma,
-        confidence=beta_c, with_lower_bound=with_lower_bound, bound_lam=bound_lam,
-        both_directions=True, alpha=alpha, chunk_size=chunk_size,
+        guaranteed=guaranteed, directed=True, precision=gamma, confidence=beta_c,
+        both_directions=True, **_common(settings, None),
     )  # fmt: skip
 
 
@@ -127,19 +161,10 @@ def estimate_lrdp(
     x2,
     *,
     key,
-    precision: float,
-    confidence: float,
-    lipschitz: float,
     lam: float,
-    low: float = 0.0,
-    high: float = 1.0,
-    n: int | None = None,
-    buckets: int | None = None,
-    floor: float | None = None,
-    beta: float | None = None,
-    with_lower_bound: bool = True,
-    alpha: float = 0.05,
-    chunk_size: int = CHUNK,
+    accuracy: Accuracy,
+    regularity: Regularity,
+    settings: HistogramSettings | None = None,
 ) -> HistogramEstimate:
     """Rényi variant of Algorithm 1 (arXiv:2208.14414): estimate ``D_λ(P(·|x1) ‖ P(·|x2))``.
 
@@ -154,19 +179,10 @@ def estimate_lrdp(
       x1: the first input.
       x2: the second input.
       key: a PRNG key; input i draws from ``jax.random.split(key, 2)[i]``.
-      precision: γ > 0.
-      confidence: β in (0, 1).
-      lipschitz: L, Lipschitz constant of both output densities on ``[low, high]``.
       lam: the Rényi order λ > 1 (also the order of paper 000's bound).
-      low: a, the lower end of the output interval ``[a, b]``.
-      high: b, its upper end.
-      n: outputs per input; default the guaranteed size (as in :func:`estimate_ldp`).
-      buckets: number of buckets; default the guaranteed k. Needs ``n``.
-      floor: τ of the softmax floor on bucket probabilities (default as in :func:`estimate_ldp`).
-      beta: β of the softmax floor (default ``1/τ``).
-      with_lower_bound: also compute paper 000's bound on the first ``min(n, chunk_size)`` draws.
-      alpha: level of that bound.
-      chunk_size: outputs drawn and counted per step (memory).
+      accuracy: the target γ and β (:class:`~rdpjax.histogram.Accuracy`).
+      regularity: L and ``[a, b]`` (:class:`~rdpjax.histogram.Regularity`).
+      settings: as in :func:`estimate_ldp` but without ``bound_lam`` (the bound is at λ).
 
     Returns:
       A :class:`HistogramEstimate` (numpy leaves).
@@ -175,7 +191,9 @@ def estimate_lrdp(
       ValueError: on invalid arguments (λ ≤ 1 included) or when the precondition fails
         without ``buckets``.
     """
-    gamma, beta_c, low, high = check_common(precision, confidence, low, high)
+    settings = _options("estimate_lrdp", accuracy, regularity, settings, renyi=True, global_=False)
+    gamma, beta_c = accuracy.precision, accuracy.confidence
+    low, high, lipschitz = regularity.low, regularity.high, regularity.lipschitz
     lam = check_lam(lam)
     width = high - low
 
@@ -184,14 +202,13 @@ def estimate_lrdp(
         return lrdp_condition(k, width / k * tau0, gamma_p, beta_c)
 
     k, n, guaranteed = _resolve_sizes(
-        lambda: lrdp_sample_size(gamma, beta_c, lipschitz, lam, low, high), buckets, n,
-        condition_for,
+        lambda: lrdp_sample_size(gamma, beta_c, lipschitz, lam, low, high),
+        settings.buckets, settings.n, condition_for,
     )  # fmt: skip
     return _run(
         mechanism, _pair_inputs(x1, x2), key, low=low, high=high, lam=lam, buckets=k, n=n,
-        guaranteed=guaranteed, floor=floor, beta=beta, directed=True, precision=gamma,
-        confidence=beta_c, with_lower_bound=with_lower_bound, bound_lam=lam,
-        both_directions=False, alpha=alpha, chunk_size=chunk_size,
+        guaranteed=guaranteed, directed=True, precision=gamma, confidence=beta_c,
+        both_directions=False, **_common(settings, lam),
     )  # fmt: skip
 
 
@@ -199,28 +216,14 @@ def estimate_global_ldp(
     mechanism,
     *,
     key,
-    precision: float,
-    confidence: float,
-    lipschitz: float,
-    input_lipschitz: float,
-    low: float = 0.0,
-    high: float = 1.0,
-    input_low: float = 0.0,
-    input_high: float = 1.0,
-    inputs: int | None = None,
-    n: int | None = None,
-    buckets: int | None = None,
-    floor: float | None = None,
-    beta: float | None = None,
-    with_lower_bound: bool = True,
-    bound_lam: Sequence[float] = (2.0, 5.0, 7.0),
-    alpha: float = 0.05,
-    chunk_size: int = CHUNK,
+    accuracy: Accuracy,
+    regularity: Regularity,
+    settings: HistogramSettings | None = None,
 ) -> HistogramEstimate:
     """Algorithm 2 of arXiv:2208.14414: estimate ``sup_{x1,x2 ∈ [c,d]} ε*(x1, x2)``.
 
-    Draws n outputs at each of ``inputs`` equally spaced points of ``[c, d]`` (input i from
-    ``jax.random.split(key, inputs)[i]``; drawing is vmapped over the grid in batches), and
+    Draws n outputs at each of ``settings.inputs`` equally spaced points of ``[c, d]`` (input i
+    from ``jax.random.split(key, inputs)[i]``; drawing is vmapped over the grid in batches), and
     returns the maximum over all pairs of grid inputs and buckets of ``|log(N^(i)_j/N^(i')_j)|``
     — the maximum of the pairwise Algorithm 1 estimates on the same draws. Default sizes from
     :func:`global_ldp_sample_size` (Theorem 3). Paper 000's bound is computed for the end points
@@ -230,37 +233,29 @@ def estimate_global_ldp(
       mechanism: a JAX-pytree mechanism with scalar outputs in ``[low, high]`` (as in
         :func:`estimate_ldp`).
       key: a PRNG key; input i draws from ``jax.random.split(key, inputs)[i]``.
-      precision: γ > 0.
-      confidence: β in (0, 1).
-      lipschitz: L, Lipschitz constant of the output densities on ``[low, high]``.
-      input_lipschitz: L' of ``x ↦ P(y|x)``.
-      low: a, the lower end of the output interval ``[a, b]``.
-      high: b, its upper end.
-      input_low: c, the lower end of the input interval ``[c, d]``.
-      input_high: d, its upper end.
-      inputs: number of grid inputs (≥ 2); default the guaranteed k_x.
-      n: outputs per input; default the guaranteed size (as in :func:`estimate_ldp`).
-      buckets: number of buckets; default the guaranteed k.
-      floor: τ of the softmax floor on bucket probabilities (default as in :func:`estimate_ldp`).
-      beta: β of the softmax floor (default ``1/τ``).
-      with_lower_bound: also compute paper 000's bound for the end points ``(c, d)`` (same draws).
-      bound_lam: orders of paper 000's bound.
-      alpha: level of that bound (simultaneous over its orders and directions).
-      chunk_size: outputs drawn and counted per step (memory).
+      accuracy: the target γ and β (:class:`~rdpjax.histogram.Accuracy`).
+      regularity: L, ``[a, b]``, L' (``input_lipschitz``, required) and the input interval
+        ``[c, d]`` (:class:`~rdpjax.histogram.Regularity`).
+      settings: sizes (``inputs``: grid inputs ≥ 2, default the guaranteed k_x; ``n``,
+        ``buckets``: default the guaranteed sizes), floor, paper 000's bound for the end points
+        ``(c, d)`` and chunk size (:class:`~rdpjax.histogram.HistogramSettings`).
 
     Returns:
       A :class:`HistogramEstimate`; ``inputs`` holds the grid, ``pair`` the maximizing pair.
     """
-    gamma, beta_c, low, high = check_common(precision, confidence, low, high)
+    settings = _options(
+        "estimate_global_ldp", accuracy, regularity, settings, renyi=False, global_=True
+    )
+    gamma, beta_c, r = accuracy.precision, accuracy.confidence, regularity
     return _global(
         mechanism, key,
         lambda: global_ldp_sample_size(
-            gamma, beta_c, lipschitz, input_lipschitz, low, high, input_low, input_high
+            gamma, beta_c, r.lipschitz, r.input_lipschitz, r.low, r.high, r.input_low,
+            r.input_high,
         ),
-        lam=None, input_low=input_low, input_high=input_high, inputs=inputs, buckets=buckets,
-        n=n, low=low, high=high, floor=floor, beta=beta, precision=gamma, confidence=beta_c,
-        with_lower_bound=with_lower_bound, bound_lam=bound_lam, alpha=alpha,
-        chunk_size=chunk_size,
+        lam=None, input_low=r.input_low, input_high=r.input_high, inputs=settings.inputs,
+        buckets=settings.buckets, n=settings.n, low=r.low, high=r.high, precision=gamma,
+        confidence=beta_c, **_common(settings, None),
     )  # fmt: skip
 
 
@@ -268,23 +263,10 @@ def estimate_global_lrdp(
     mechanism,
     *,
     key,
-    precision: float,
-    confidence: float,
-    lipschitz: float,
-    input_lipschitz: float,
     lam: float,
-    low: float = 0.0,
-    high: float = 1.0,
-    input_low: float = 0.0,
-    input_high: float = 1.0,
-    inputs: int | None = None,
-    n: int | None = None,
-    buckets: int | None = None,
-    floor: float | None = None,
-    beta: float | None = None,
-    with_lower_bound: bool = True,
-    alpha: float = 0.05,
-    chunk_size: int = CHUNK,
+    accuracy: Accuracy,
+    regularity: Regularity,
+    settings: HistogramSettings | None = None,
 ) -> HistogramEstimate:
     """Global Rényi-LDP: ``max`` over ordered pairs of grid inputs of the Rényi histogram estimate.
 
@@ -296,35 +278,28 @@ def estimate_global_lrdp(
       mechanism: a JAX-pytree mechanism with scalar outputs in ``[low, high]`` (as in
         :func:`estimate_global_ldp`, like every argument but ``lam``).
       key: a PRNG key; input i draws from ``jax.random.split(key, inputs)[i]``.
-      precision: γ > 0.
-      confidence: β in (0, 1).
-      lipschitz: L, Lipschitz constant of the output densities on ``[low, high]``.
-      input_lipschitz: L' of ``x ↦ P(y|x)``.
       lam: the Rényi order λ > 1 (also the order of paper 000's bound).
-      low: a, the lower end of the output interval ``[a, b]``.
-      high: b, its upper end.
-      input_low: c, the lower end of the input interval ``[c, d]``.
-      input_high: d, its upper end.
-      inputs: number of grid inputs (≥ 2); default the guaranteed k_x.
-      n: outputs per input; default the guaranteed size (as in :func:`estimate_ldp`).
-      buckets: number of buckets; default the guaranteed k.
-      floor: τ of the softmax floor on bucket probabilities (default as in :func:`estimate_ldp`).
-      beta: β of the softmax floor (default ``1/τ``).
-      with_lower_bound: also compute paper 000's bound for the end points ``(c, d)`` (same draws).
-      alpha: level of that bound (simultaneous over its directions).
-      chunk_size: outputs drawn and counted per step (memory).
+      accuracy: the target γ and β (:class:`~rdpjax.histogram.Accuracy`).
+      regularity: L, ``[a, b]``, L' (required) and ``[c, d]``
+        (:class:`~rdpjax.histogram.Regularity`).
+      settings: as in :func:`estimate_global_ldp` but without ``bound_lam`` (the bound is at λ,
+        simultaneous over its two directions).
 
     Returns:
       A :class:`HistogramEstimate`.
     """
-    gamma, beta_c, low, high = check_common(precision, confidence, low, high)
+    settings = _options(
+        "estimate_global_lrdp", accuracy, regularity, settings, renyi=True, global_=True
+    )
+    gamma, beta_c, r = accuracy.precision, accuracy.confidence, regularity
     lam = check_lam(lam)
     return _global(
         mechanism, key,
         lambda: global_lrdp_sample_size(
-            gamma, beta_c, lipschitz, input_lipschitz, lam, low, high, input_low, input_high
+            gamma, beta_c, r.lipschitz, r.input_lipschitz, lam, r.low, r.high, r.input_low,
+            r.input_high,
         ),
-        lam=lam, input_low=input_low, input_high=input_high, inputs=inputs, buckets=buckets,
-        n=n, low=low, high=high, floor=floor, beta=beta, precision=gamma, confidence=beta_c,
-        with_lower_bound=with_lower_bound, bound_lam=lam, alpha=alpha, chunk_size=chunk_size,
+        lam=lam, input_low=r.input_low, input_high=r.input_high, inputs=settings.inputs,
+        buckets=settings.buckets, n=settings.n, low=r.low, high=r.high, precision=gamma,
+        confidence=beta_c, **_common(settings, lam),
     )  # fmt: skip

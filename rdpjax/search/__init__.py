@@ -37,12 +37,13 @@ needs no correction: the choice never sees the certification draws.
 
 **Numpy black boxes** ``sample(rng, database, m)`` have no gradient and no known output law: for
 them :func:`find_pair` takes the database domain explicitly (``m`` entries in ``domain = (low,
-high)``) and the neighbouring relation (``neighbours="replace-one"`` or ``"add-remove"``), runs
-``restarts`` optuna studies (TPE, seeded from the key) of ``trials`` trials each, every trial a pair
-scored by the plug-in estimate on ``search_n`` draws with common random numbers, re-scores the best
-trials and their variants on independent selection draws, and certifies the pair kept with
-:func:`rdpjax.stream.blackbox.blackbox_bound` on fresh draws at the same simultaneous level. The
-relation is recorded in :attr:`SearchResult.neighbours`.
+high)``) and the neighbouring relation (``neighbours="replace-one"`` or ``"add-remove"``), all
+three fields of :class:`Pairs`; it runs ``restarts`` optuna studies (TPE, seeded from the key)
+of ``trials`` trials each (:class:`Budget`), every trial a pair scored by the plug-in estimate
+on ``search_n`` draws with common random numbers, re-scores the best trials and their variants
+on independent selection draws, and certifies the pair kept with
+:func:`rdpjax.stream.blackbox.blackbox_bound` on fresh draws at the same simultaneous level
+(:class:`Certification`). The relation is recorded in :attr:`SearchResult.neighbours`.
 
 Cost: ``steps × restarts × L`` evaluations of the objective (``× population`` for the evolutionary
 search), each O(search_n + g log g) for a grid of g points; ``4 × restarts × L²`` more for the
@@ -50,6 +51,9 @@ selection; then one :func:`rdpjax.lower_bound` on ``n`` draws per side.
 
 **Modules**, in the order of the data flow:
 
+* :mod:`rdpjax.search.config`: :class:`Pairs`, :class:`Budget`, :class:`Certification`, the
+  options of :func:`find_pair` grouped by concept (the pairs searched, the search's budget, the
+  certified bound);
 * :mod:`rdpjax.search.space`: :class:`SearchSpace`, :func:`search_space`, the pair's
   parametrization ``(base, a, b, j)`` and the projections onto the domain;
 * :mod:`rdpjax.search.objective`: the plug-in objective and the pilot that fixes its grid,
@@ -65,6 +69,7 @@ selection; then one :func:`rdpjax.lower_bound` on ``n`` draws per side.
 """
 
 from rdpjax.search.certification import SearchKeys, certify, search_keys
+from rdpjax.search.config import Budget, Certification, Pairs
 from rdpjax.search.driver import find_pair
 from rdpjax.search.objective import search_objective
 
@@ -75,6 +80,9 @@ from rdpjax.search.result import SearchResult
 from rdpjax.search.space import SearchSpace, search_space
 
 __all__ = [
+    "Budget",
+    "Certification",
+    "Pairs",
     "SearchKeys",
     "SearchResult",
     "SearchSpace",

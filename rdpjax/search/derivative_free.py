@@ -36,6 +36,8 @@ from collections.abc import Callable
 import jax
 import numpy as np
 
+from rdpjax.search.certification import SearchKeys
+from rdpjax.search.config import Budget
 from rdpjax.search.neighbours import pair, reference_params, variants
 from rdpjax.search.optimize import CANDIDATES, select_candidate
 from rdpjax.search.space import SearchSpace
@@ -151,23 +153,35 @@ def search_black_box(
     sample: Callable,
     orders: np.ndarray,
     *,
-    keys,
+    keys: SearchKeys,
     space: SearchSpace,
     neighbours: str,
-    trials: int,
-    restarts: int,
-    search_n: int,
-    select_n: int,
-    top: int,
-    method: str,
+    budget: Budget,
     progress: bool | None,
     options: dict,
 ) -> BlackBoxRun:
     """Run the optuna studies and the selection (module docstring).
 
-    The arguments are checked by the caller. ``keys`` is the :class:`~rdpjax.search.SearchKeys`
-    of the search; ``keys.certify`` is not used here.
+    The arguments are checked by the caller (:func:`~rdpjax.search.find_pair`).
+
+    Args:
+      sample: the numpy black box ``sample(rng, database, m)``.
+      orders: ``(L,)`` the orders λ > 1.
+      keys: the :class:`~rdpjax.search.SearchKeys` of the search; ``keys.certify`` is not used
+        here.
+      space: the databases searched (scalar entries, :func:`~rdpjax.search.neighbours.
+        black_box_space`).
+      neighbours: the relation, one of :data:`~rdpjax.search.neighbours.NEIGHBOURS`.
+      budget: the search's sizes with its defaults resolved: ``restarts``, ``trials``, ``top``,
+        ``search_n``, ``select_n`` set and ``method`` one of :data:`SAMPLERS`.
+      progress: a tqdm bar on stderr over the trials (``None``: once the search has taken 2 s).
+      options: more keyword arguments of :func:`rdpjax.stream.blackbox.blackbox_bound`.
+
+    Returns:
+      The pair chosen and the search's record, as a :class:`BlackBoxRun`.
     """
+    restarts, trials, method = budget.restarts, budget.trials, budget.method
+    search_n, select_n, top = budget.search_n, budget.select_n, budget.top
     optuna = optuna_module()
     per_restart = jax.random.split(keys.search, restarts)
     seeds = np.asarray(jax.random.randint(keys.init, (restarts,), 0, 2**31 - 1)).tolist()

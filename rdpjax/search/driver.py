@@ -10,17 +10,18 @@ and neighbouring relation (:mod:`rdpjax.search.neighbours`) instead, then certif
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from rdpjax._precision import float64
-from rdpjax._validation import check_int, check_orders
+from rdpjax._validation import check_orders
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.search.certification import certify, search_keys
+from rdpjax.search.config import Budget, Certification, Pairs
 from rdpjax.search.derivative_free import SAMPLERS, search_black_box
 from rdpjax.search.neighbours import black_box_space, check_neighbours
 from rdpjax.search.objective import build_objective
@@ -32,9 +33,9 @@ from rdpjax.search.optimize import (
     select_candidate,
 )
 from rdpjax.search.result import SearchResult
-from rdpjax.search.space import SearchSpace, resolve_space
+from rdpjax.search.space import resolve_space
 
-__all__ = ["SearchResult", "find_pair"]
+__all__ = ["Budget", "Certification", "Pairs", "SearchResult", "find_pair"]
 
 
 def find_pair(
@@ -42,43 +43,31 @@ def find_pair(
     lam: float | Sequence[float],
     *,
     key: jax.Array,
-    m: int | None = None,
-    domain: tuple[float, float] | None = None,
-    levels: int | None = None,
-    space: SearchSpace | None = None,
-    neighbours: str | None = None,
-    optimizer: optax.GradientTransformation | None = None,
-    steps: int = 100,
-    restarts: int | None = None,
-    trials: int = 200,
-    top: int = 3,
-    n: int = 100_000,
-    search_n: int | None = None,
-    select_n: int | None = None,
-    population: int = 8,
-    alpha: float = 0.05,
-    both_directions: bool = False,
-    method: str = "auto",
+    pairs: Pairs | None = None,
+    budget: Budget | None = None,
+    certification: Certification | None = None,
     progress: bool | None = None,
     options: dict | None = None,
 ) -> SearchResult:
     """Search the neighbouring pair with the largest estimated ``D_λ``, then certify its bound.
 
-    **JAX mechanism**: for each order, ``restarts`` searches (vmapped) maximize the plug-in
-    estimate on common random numbers (see :mod:`rdpjax.search`), one pair is picked for all
-    orders on independent selection draws (among the restarts' final pairs and their variants,
-    :data:`CANDIDATES`), and it is certified with :func:`rdpjax.lower_bound` on ``n`` fresh
-    draws per side from a key the search never used, at level ``alpha / (L · directions)``.
+    **JAX mechanism**: for each order, ``budget.restarts`` searches (vmapped) maximize the
+    plug-in estimate on common random numbers (see :mod:`rdpjax.search`), one pair is picked for
+    all orders on independent selection draws (among the restarts' final pairs and their
+    variants, :data:`CANDIDATES`), and it is certified with :func:`rdpjax.lower_bound` on
+    ``certification.n`` fresh draws per side from a key the search never used, at level
+    ``alpha / (L · directions)``.
 
     **Numpy black box** ``sample(rng, database, m)`` (any callable that is not a
     :class:`~rdpjax.mechanisms.Mechanism`; ``rng`` a ``numpy.random.Generator``): its domain is
-    explicit — ``m`` entries in ``domain = (low, high)`` (optionally on ``levels`` values) under the
-    relation ``neighbours`` (``"replace-one"`` or ``"add-remove"``,
-    :mod:`rdpjax.search.neighbours`). ``restarts`` optuna studies of ``trials`` trials each (TPE,
-    seeded from ``key``) score candidate pairs by the plug-in estimate on ``search_n`` draws per
-    side; the ``top`` trials of each study and their variants are scored again on ``select_n``
-    independent selection draws and one pair is kept (:mod:`rdpjax.search.derivative_free`); it is
-    certified with :func:`rdpjax.stream.blackbox.blackbox_bound` on ``n`` fresh draws per side at
+    explicit — ``pairs.m`` entries in ``pairs.domain = (low, high)`` (optionally on ``pairs.levels``
+    values) under the relation ``pairs.neighbours`` (``"replace-one"`` or ``"add-remove"``,
+    :mod:`rdpjax.search.neighbours`). ``budget.restarts`` optuna studies of ``budget.trials`` trials
+    each (TPE, seeded from ``key``) score candidate pairs by the plug-in estimate on
+    ``budget.search_n`` draws per side; the ``budget.top`` trials of each study and their variants
+    are scored again on ``budget.select_n`` independent selection draws and one pair is kept
+    (:mod:`rdpjax.search.derivative_free`); it is certified with
+    :func:`rdpjax.stream.blackbox.blackbox_bound` on ``certification.n`` fresh draws per side at
     level ``alpha / (L · directions)`` (Bonferroni over orders and directions).
 
     **Why the certified bound is valid**: the pair is a function of the search and selection
@@ -92,40 +81,12 @@ def find_pair(
         taking databases of shape ``(m,)`` (``(m − 1,)`` for the smaller of an add-remove pair).
       lam: one order λ > 1 or several; each gets its own restarts (JAX), one pair is certified.
       key: PRNG key; split as :class:`~rdpjax.search.SearchKeys` describes.
-      m: number of entries; for a JAX mechanism default from
-        :func:`~rdpjax.search.search_space` (10 for paper 000); required for a black box.
-      domain: ``(low, high)`` of every entry; for a JAX mechanism default from
-        :func:`~rdpjax.search.search_space` ((0, 1)); required for a black box.
-      levels: restrict entries to this many equally spaced values (2: bits).
-      space: a whole :class:`SearchSpace` (e.g. rows in ``[0, 1]^d``: ``row=(d,)``) instead of
-        :func:`~rdpjax.search.search_space`'s; ``m``, ``domain`` and ``levels`` still override
-        it. A black box takes scalar entries only.
-      neighbours: the neighbouring relation: required for a black box (``"replace-one"`` or
-        ``"add-remove"``); for a JAX mechanism ``None`` or ``"replace-one"``.
-      optimizer: any optax transformation for the gradient search; default Adam with a
-        cosine-decayed step of 5% of the domain width. Its updates are followed by the
-        projection onto the domain (``optax.projections.projection_box``).
-      steps: search steps per restart (static; JAX mechanisms).
-      restarts: independent restarts per order (JAX; vmapped; restart r of the gradient search
-        changes entry ``r mod m``; default 8), or independent optuna studies (black box, each
-        with its own sampler seed and search draws; default 4).
-      trials: black box: trials per optuna study (each one bound on ``search_n`` draws per side).
-      top: black box: best trials of each study re-scored on the selection draws (with their
-        variants).
-      n: certification draws per side.
-      search_n: draws per side of the search objective; default ``min(n, 4096)``.
-      select_n: draws per side of the selection among candidates (the same draws for every
-        candidate); default ``min(n, 4 · search_n)``.
-      population: proposals per step of the evolutionary search.
-      alpha: family-wise error level in (0, 0.5) of all reported bounds.
-      both_directions: certify ``D_λ`` in both directions of the pair found and keep the larger
-        (2L bounds). The search already covers both orders of a pair (x and x' are both free;
-        add-remove: removing and adding an entry).
-      method: JAX: ``"auto"``, ``"gradient"`` or ``"evolutionary"``. Auto uses the gradient for
-        continuous outputs of a continuous domain when the gradient at the start is finite and
-        non-zero, the evolutionary search otherwise; the result says which and why. Black box:
-        ``"auto"`` or ``"tpe"`` (optuna's TPE sampler), or ``"random"`` (random search, a
-        baseline).
+      pairs: the databases searched and the neighbouring relation (:class:`Pairs`); default
+        ``Pairs()``: the mechanism's :func:`~rdpjax.search.search_space` under replace-one (a
+        black box needs ``m``, ``domain`` and ``neighbours``).
+      budget: the method and the search's sizes (:class:`Budget`); default ``Budget()``.
+      certification: the certified bound's draws per side, level and directions
+        (:class:`Certification`); default ``Certification()``.
       progress: black box: a tqdm bar on stderr over the trials; ``None`` shows it once the
         search has taken 2 s, ``False`` never.
       options: black box: more keyword arguments of :func:`rdpjax.stream.blackbox.blackbox_bound`
@@ -135,18 +96,21 @@ def find_pair(
       A :class:`SearchResult`; its ``neighbours`` names the relation.
 
     Raises:
-      ValueError: on invalid arguments (a black box without its domain or relation, or with an
-        invalid one), a mechanism whose adjacency is not "one entry differs"
+      ValueError: on invalid arguments (a black box without its domain or relation, a method
+        of the other kind of search), a mechanism whose adjacency is not "one entry differs"
         (:func:`~rdpjax.search.search_space`), ``method="gradient"`` with discrete outputs, or
         anything :func:`rdpjax.lower_bound` (:func:`rdpjax.stream.blackbox.blackbox_bound`) rejects.
+        Invalid fields of :class:`Pairs`, :class:`Budget` and :class:`Certification` raise when
+        those are made.
       ModuleNotFoundError: for a black box when optuna is not installed
         (``pip install 'rdpjax[search]'``).
 
     Example:
       >>> import jax, rdpjax
-      >>> from rdpjax.search import find_pair
+      >>> from rdpjax.search import Budget, Certification, find_pair
       >>> mech = rdpjax.mechanisms.Gaussian(5.0)
-      >>> res = find_pair(mech, 2.0, key=jax.random.key(0), steps=20, restarts=2, n=20_000)
+      >>> res = find_pair(mech, 2.0, key=jax.random.key(0), budget=Budget(steps=20, restarts=2),
+      ...                 certification=Certification(n=20_000))
       >>> res.method
       'gradient'
     """
@@ -157,51 +121,44 @@ def find_pair(
             "mechanism must be a Mechanism or a numpy black box sample(rng, database, m); got "
             f"{mechanism!r}"
         )
-    restarts = (4 if black_box else 8) if restarts is None else restarts
-    for name, value, least in (
-        ("steps", steps, 1),
-        ("restarts", restarts, 1),
-        ("trials", trials, 1),
-        ("top", top, 1),
-        ("n", n, 2),
-        ("population", population, 1),
+    pairs = Pairs() if pairs is None else pairs
+    budget = Budget() if budget is None else budget
+    certification = Certification() if certification is None else certification
+    for name, value, kind in (
+        ("pairs", pairs, Pairs),
+        ("budget", budget, Budget),
+        ("certification", certification, Certification),
     ):
-        check_int(value, name, least)
-    search_n = min(n, 4096) if search_n is None else search_n
-    check_int(search_n, "search_n", 2)
-    select_n = min(n, 4 * search_n) if select_n is None else select_n
-    check_int(select_n, "select_n", 2)
-    if not 0 < float(alpha) < 0.5:
-        raise ValueError(f"alpha must be in (0, 0.5); got {alpha!r}")
+        if not isinstance(value, kind):
+            raise ValueError(f"{name} must be a {kind.__name__}; got {value!r}")
     if progress not in (None, True, False):
         raise ValueError(f"progress must be None, True or False; got {progress!r}")
-    settings = dict(n=n, search_n=search_n, select_n=select_n, alpha=alpha, restarts=restarts)
+    budget = _resolve_budget(budget, certification.n, black_box)
     if black_box:
         return _find_pair_black_box(
             mechanism,
             orders,
             key=key,
-            space=black_box_space(m, domain, levels, space),
-            neighbours=check_neighbours(neighbours),
-            trials=trials,
-            top=top,
-            both_directions=both_directions,
-            method=method,
+            space=black_box_space(pairs.m, pairs.domain, pairs.levels, pairs.space),
+            neighbours=check_neighbours(pairs.neighbours),
+            budget=budget,
+            certification=certification,
             progress=progress,
             options=dict(options or {}),
-            **settings,
         )
-    if neighbours not in (None, "replace-one"):
+    if pairs.neighbours not in (None, "replace-one"):
         raise ValueError(
             f"{mechanism.name}: the search of a JAX mechanism covers the replace-one relation "
-            f"(one entry differs) only; got neighbours={neighbours!r}. For add-remove, pass the "
-            "mechanism as a numpy black box sample(rng, database, m)."
+            f"(one entry differs) only; got neighbours={pairs.neighbours!r}. For add-remove, "
+            "pass the mechanism as a numpy black box sample(rng, database, m)."
         )
     if options:
         raise ValueError("options= applies to numpy black boxes only")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-    space = resolve_space(mechanism, space, m, domain, levels)
+    if budget.method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {budget.method!r}")
+    method, steps, restarts = budget.method, budget.steps, budget.restarts
+    population, optimizer = budget.population, budget.optimizer
+    space = resolve_space(mechanism, pairs.space, pairs.m, pairs.domain, pairs.levels)
     keys = search_keys(key)
     n_orders = orders.size
 
@@ -209,8 +166,8 @@ def find_pair(
         discrete = mechanism.output(jnp.full(space.shape, space.snap(space.low))).is_discrete
         chosen, reason = choose_method(method, discrete, space)
         per_restart = jax.random.split(keys.search, restarts + 1)
-        objective = build_objective(mechanism, space, per_restart[:restarts], search_n)
-        selection = build_objective(mechanism, space, per_restart[:restarts], select_n)
+        objective = build_objective(mechanism, space, per_restart[:restarts], budget.search_n)
+        selection = build_objective(mechanism, space, per_restart[:restarts], budget.select_n)
         inputs = (keys.init, per_restart, keys.select)
         run = search_fn(chosen, objective, selection, space, orders, steps, population, optimizer)
         xs, xs_prime, final_j, trace, values, moved = jax.device_get(run(*inputs))
@@ -231,9 +188,9 @@ def find_pair(
         xs_prime[best],
         orders,
         key=keys.certify,
-        n=n,
-        alpha=alpha,
-        both_directions=both_directions,
+        n=certification.n,
+        alpha=certification.alpha,
+        both_directions=certification.both_directions,
     )
     return _result(
         bound,
@@ -241,43 +198,46 @@ def find_pair(
         xs[best],
         xs_prime[best],
         final_j[best],
+        budget=budget,
+        certification=certification,
         search_value=values[best],
         trace=trace,
         method=chosen,
         reason=reason,
         candidate=CANDIDATES[best // (n_orders * restarts)],
         steps=steps,
-        both_directions=both_directions,
         name=mechanism.name,
         neighbours="replace-one",
-        **settings,
     )
 
 
+def _resolve_budget(budget: Budget, n: int, black_box: bool) -> Budget:
+    """``budget`` with its defaults that depend on the mechanism's kind and on ``n`` filled in."""
+    restarts = (4 if black_box else 8) if budget.restarts is None else budget.restarts
+    search_n = min(n, 4096) if budget.search_n is None else budget.search_n
+    select_n = min(n, 4 * search_n) if budget.select_n is None else budget.select_n
+    return dataclasses.replace(budget, restarts=restarts, search_n=search_n, select_n=select_n)
+
+
 def _find_pair_black_box(
-    sample: Callable, orders, *, key, space, neighbours, trials, top, method, options, **rest
+    sample: Callable, orders, *, key, space, neighbours, budget, certification, progress, options
 ) -> SearchResult:
-    """:func:`find_pair` on a numpy black box (arguments checked but ``method``)."""
-    if method not in ("auto", *SAMPLERS):
+    """:func:`find_pair` on a numpy black box (arguments checked but ``budget.method``)."""
+    if budget.method not in ("auto", *SAMPLERS):
         raise ValueError(
             f"method for a numpy black box must be one of {('auto', *SAMPLERS)} (the gradient "
-            f"and evolutionary searches need a JAX mechanism); got {method!r}"
+            f"and evolutionary searches need a JAX mechanism); got {budget.method!r}"
         )
     keys = search_keys(key)
-    sampler = "tpe" if method == "auto" else method
-    progress = rest.pop("progress")
+    sampler = "tpe" if budget.method == "auto" else budget.method
+    budget = dataclasses.replace(budget, method=sampler)
     run = search_black_box(
         sample,
         orders,
         keys=keys,
         space=space,
         neighbours=neighbours,
-        trials=trials,
-        restarts=rest["restarts"],
-        search_n=rest["search_n"],
-        select_n=rest["select_n"],
-        top=top,
-        method=sampler,
+        budget=budget,
         progress=progress,
         options=options,
     )
@@ -287,9 +247,9 @@ def _find_pair_black_box(
         run.x_prime,
         orders,
         key=keys.certify,
-        n=rest["n"],
-        alpha=rest["alpha"],
-        both_directions=rest["both_directions"],
+        n=certification.n,
+        alpha=certification.alpha,
+        both_directions=certification.both_directions,
         options=options,
     )
     return _result(
@@ -298,21 +258,23 @@ def _find_pair_black_box(
         run.x,
         run.x_prime,
         run.index,
+        budget=budget,
+        certification=certification,
         search_value=run.values,
         trace=run.trace,
         method=sampler,
         reason=run.reason,
         candidate=run.candidate,
-        steps=trials,
+        steps=budget.trials,
         name=getattr(sample, "__name__", type(sample).__name__),
         neighbours=neighbours,
-        **rest,
     )
 
 
-def _result(bound, orders, x, x_prime, index, **fields) -> SearchResult:
+def _result(
+    bound, orders, x, x_prime, index, *, budget: Budget, certification: Certification, **fields
+) -> SearchResult:
     """The :class:`SearchResult` of a certified pair."""
-    ints = ("n", "search_n", "select_n", "steps", "restarts")
     return SearchResult(
         lam=orders,
         x=np.asarray(x),
@@ -324,10 +286,14 @@ def _result(bound, orders, x, x_prime, index, **fields) -> SearchResult:
         bias=np.asarray(bound.bias),
         direction=np.asarray(bound.direction),
         level=np.asarray(bound.level),
-        alpha=np.asarray(float(fields.pop("alpha"))),
+        alpha=np.asarray(float(certification.alpha)),
         search_value=np.asarray(fields.pop("search_value")),
         trace=np.asarray(fields.pop("trace")),
-        both_directions=bool(fields.pop("both_directions")),
-        **{k: int(fields.pop(k)) for k in ints},
+        both_directions=bool(certification.both_directions),
+        n=int(certification.n),
+        search_n=int(budget.search_n),
+        select_n=int(budget.select_n),
+        steps=int(fields.pop("steps")),
+        restarts=int(budget.restarts),
         **fields,
     )

@@ -239,7 +239,12 @@ def test_estimate_ldp_is_the_kernel_on_split_keys():
     """estimate_ldp(key): input i draws from split(key, 2)[i]; same key, same answer."""
     mech, key = TruncatedLaplace(scale=2.0), jax.random.key(5)
     lip = lipschitz_laplace(2.0)
-    kw = dict(key=key, precision=1.0, confidence=0.8, lipschitz=lip, with_lower_bound=False)
+    kw = dict(
+        key=key,
+        accuracy=H.Accuracy(precision=1.0, confidence=0.8),
+        regularity=H.Regularity(lipschitz=lip),
+        settings=H.HistogramSettings(with_lower_bound=False),
+    )
     r = H.estimate_ldp(mech, 0.0, 1.0, **kw)
     assert (r.buckets, r.n, r.guaranteed) == (6, 9588, True)
     assert int(r.status) == 0 and int(r.failed_bucket) == -1
@@ -266,12 +271,16 @@ def _toy(key, x, n):
 
 
 TOY = from_sampler(_toy, name="toy")
-TOY_KW = dict(precision=1.0, confidence=0.8, lipschitz=0.5, n=2000)  # theory: (4, 5815)
+TOY_KW = dict(  # theory: (4, 5815)
+    accuracy=H.Accuracy(precision=1.0, confidence=0.8),
+    regularity=H.Regularity(lipschitz=0.5),
+    settings=H.HistogramSettings(n=2000, with_lower_bound=False),
+)
 
 
 def test_empty_bucket_is_a_failure_status_and_the_floor_stays_finite():
     """Algorithm 1 fails on bucket 2 of 4 of input 0: a status, never a NaN."""
-    r = H.estimate_ldp(TOY, 0.0, 1.0, key=jax.random.key(0), with_lower_bound=False, **TOY_KW)
+    r = H.estimate_ldp(TOY, 0.0, 1.0, key=jax.random.key(0), **TOY_KW)
     assert int(r.status) == H.STATUS_EMPTY_BUCKET and r.failed
     assert r.buckets == 4 and (int(r.failed_input), int(r.failed_bucket)) == (0, 2)
     assert "empty bucket 2 of input 0" in r.status_text
@@ -292,7 +301,7 @@ def test_empty_bucket_is_a_failure_status_and_the_floor_stays_finite():
 
 
 def test_outputs_outside_the_interval_fail_loudly():
-    r = H.estimate_ldp(TOY, 1.0, 2.0, key=jax.random.key(1), with_lower_bound=False, **TOY_KW)
+    r = H.estimate_ldp(TOY, 1.0, 2.0, key=jax.random.key(1), **TOY_KW)
     assert int(r.status) == H.STATUS_OUTSIDE and r.failed
     np.testing.assert_array_equal(r.outside == 0, [True, False])
     assert np.isposinf(r.estimate)
@@ -318,25 +327,90 @@ def test_renyi_zero_count_from_counts(x64):
 
 def test_estimator_argument_errors():
     mech = TruncatedLaplace(scale=2.0)
-    kw = dict(key=jax.random.key(0), precision=1.0, confidence=0.8, with_lower_bound=False)
+    accuracy = H.Accuracy(precision=1.0, confidence=0.8)
+
+    def run(x2=1.0, lipschitz=0.5, **settings):
+        return H.estimate_ldp(
+            mech,
+            0.0,
+            x2,
+            key=jax.random.key(0),
+            accuracy=accuracy,
+            regularity=H.Regularity(lipschitz=lipschitz),
+            settings=H.HistogramSettings(with_lower_bound=False, **settings),
+        )
+
     with pytest.raises(ValueError, match="precondition"):
-        H.estimate_ldp(mech, 0.0, 1.0, lipschitz=2.5, **kw)
+        run(lipschitz=2.5)
     with pytest.raises(ValueError, match="pass n="):
-        H.estimate_ldp(mech, 0.0, 1.0, lipschitz=0.5, buckets=5, **kw)
+        run(buckets=5)
     with pytest.raises(ValueError, match="n must"):
-        H.estimate_ldp(mech, 0.0, 1.0, lipschitz=0.5, n=0, **kw)
+        run(n=0)
     with pytest.raises(ValueError, match="lam"):
-        H.estimate_lrdp(mech, 0.0, 1.0, lipschitz=0.5, lam=1.0, **kw)
+        H.estimate_lrdp(
+            mech, 0.0, 1.0, key=jax.random.key(0), lam=1.0, accuracy=accuracy,
+            regularity=H.Regularity(lipschitz=0.5),
+        )  # fmt: skip
     with pytest.raises(ValueError, match="same shape"):
-        H.estimate_ldp(mech, 0.0, np.zeros(2), lipschitz=0.5, **kw)
+        run(x2=np.zeros(2))
     with pytest.raises(ValueError, match="floor"):
-        H.estimate_ldp(mech, 0.0, 1.0, lipschitz=0.5, floor=-1.0, **kw)
+        run(floor=-1.0)
     # Without the precondition the user's sizes still run, flagged as not guaranteed; with it,
     # the theory's own sizes passed explicitly keep the guarantee.
-    r = H.estimate_ldp(mech, 0.0, 1.0, lipschitz=2.5, buckets=6, n=9588, **kw)
+    r = run(lipschitz=2.5, buckets=6, n=9588)
     assert not r.guaranteed and r.n == 9588
-    lip = lipschitz_laplace(2.0)
-    assert H.estimate_ldp(mech, 0.0, 1.0, lipschitz=lip, buckets=6, n=9588, **kw).guaranteed
+    assert run(lipschitz=lipschitz_laplace(2.0), buckets=6, n=9588).guaranteed
+
+
+@pytest.mark.parametrize(
+    ("make", "kwargs", "match"),
+    [
+        (H.Accuracy, dict(precision=0.0, confidence=0.8), "precision"),
+        (H.Accuracy, dict(precision=1.0, confidence=1.0), "confidence"),
+        (H.Accuracy, dict(precision="a", confidence=0.8), "real number"),
+        (H.Regularity, dict(lipschitz=-1.0), "lipschitz"),
+        (H.Regularity, dict(lipschitz=0.5, low=1.0, high=0.0), "low < high"),
+        (H.Regularity, dict(lipschitz=0.5, high=np.inf), "finite"),
+        (H.Regularity, dict(lipschitz=0.5, input_lipschitz=0.0), "input_lipschitz"),
+        (H.Regularity, dict(lipschitz=0.5, input_low=2.0), "input_low < input_high"),
+        (H.HistogramSettings, dict(n=0), "n must"),
+        (H.HistogramSettings, dict(n=2.5e6), "n must"),
+        (H.HistogramSettings, dict(buckets=0), "buckets must"),
+        (H.HistogramSettings, dict(inputs=1), "inputs must"),
+        (H.HistogramSettings, dict(chunk_size=0), "chunk_size must"),
+        (H.HistogramSettings, dict(floor=-1.0), "floor"),
+        (H.HistogramSettings, dict(beta=0.0), "beta"),
+        (H.HistogramSettings, dict(bound_lam=(1.0, 2.0)), "bound_lam"),
+        (H.HistogramSettings, dict(alpha=0.7), "alpha"),
+        (H.HistogramSettings, dict(with_lower_bound="no"), "with_lower_bound"),
+    ],
+)
+def test_options_are_checked_when_made(make, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make(**kwargs)
+
+
+def test_options_an_estimator_does_not_take_are_errors():
+    mech, key = TruncatedLaplace(scale=2.0), jax.random.key(0)
+    accuracy = H.Accuracy(precision=1.0, confidence=0.8)
+    regularity = H.Regularity(lipschitz=lipschitz_laplace(2.0))
+    pair = dict(key=key, accuracy=accuracy, regularity=regularity)
+    with pytest.raises(ValueError, match="bound_lam applies"):
+        H.estimate_lrdp(
+            mech, 0.0, 1.0, lam=2.0, settings=H.HistogramSettings(bound_lam=(2.0,)), **pair
+        )
+    with pytest.raises(ValueError, match="inputs applies"):
+        H.estimate_ldp(mech, 0.0, 1.0, settings=H.HistogramSettings(inputs=4), **pair)
+    with pytest.raises(ValueError, match="input_lipschitz"):
+        H.estimate_global_ldp(mech, **pair)
+    with pytest.raises(ValueError, match="accuracy must be an? Accuracy"):
+        H.estimate_ldp(mech, 0.0, 1.0, key=key, accuracy=(1.0, 0.8), regularity=regularity)
+    # The defaults are the former keywords' defaults.
+    assert H.HistogramSettings() == H.HistogramSettings(
+        n=None, buckets=None, inputs=None, floor=None, beta=None, with_lower_bound=True,
+        bound_lam=None, alpha=0.05, chunk_size=H.counting.CHUNK,
+    )  # fmt: skip
+    assert H.Regularity(lipschitz=1) == H.Regularity(1.0, 0.0, 1.0, None, 0.0, 1.0)
 
 
 # ------------------------------------------------------------------------ global version
@@ -346,9 +420,11 @@ def test_estimator_argument_errors():
 def test_global_is_the_max_over_pairs_of_the_same_draws(lam):
     mech, key = TruncatedLaplace(scale=2.0), jax.random.key(7)
     kw = dict(
-        key=key, precision=1.0, confidence=0.8, lipschitz=lipschitz_laplace(2.0),
-        input_lipschitz=1.3, inputs=4, buckets=5, n=3000, with_lower_bound=False,
-    )  # fmt: skip
+        key=key,
+        accuracy=H.Accuracy(precision=1.0, confidence=0.8),
+        regularity=H.Regularity(lipschitz=lipschitz_laplace(2.0), input_lipschitz=1.3),
+        settings=H.HistogramSettings(inputs=4, buckets=5, n=3000, with_lower_bound=False),
+    )
     if lam is None:
         r = H.estimate_global_ldp(mech, **kw)
     else:
@@ -381,7 +457,13 @@ def test_lower_bound_is_paper_000_on_the_same_draws():
     mech, key = TruncatedLaplace(scale=5.0), jax.random.key(2)
     lip = lipschitz_laplace(5.0)
     r = H.estimate_lrdp(
-        mech, 0.0, 1.0, key=key, precision=1.0, confidence=0.9, lipschitz=lip, lam=2.0
+        mech,
+        0.0,
+        1.0,
+        key=key,
+        lam=2.0,
+        accuracy=H.Accuracy(precision=1.0, confidence=0.9),
+        regularity=H.Regularity(lipschitz=lip),
     )
     assert (r.buckets, r.n) == (3, 17793)  # published 17794 (their bisection stops at gap 2)
     k1, k2 = jax.random.split(key)

@@ -16,6 +16,9 @@ from scipy.stats import norm
 import rdpjax
 from rdpjax import mechanisms
 from rdpjax.search import (
+    Budget,
+    Certification,
+    Pairs,
     SearchSpace,
     certify,
     find_pair,
@@ -44,12 +47,9 @@ def clipped_run():
         CLIPPED_MEAN,
         ORDERS,
         key=jax.random.key(0),
-        space=SPACE,
-        steps=40,
-        restarts=2,
-        n=4000,
-        search_n=1024,
-        alpha=ALPHA,
+        pairs=Pairs(space=SPACE),
+        budget=Budget(steps=40, restarts=2, search_n=1024),
+        certification=Certification(n=4000, alpha=ALPHA),
     )
 
 
@@ -59,13 +59,9 @@ def discrete_run():
         mechanisms.RandomizedResponse(1.0),
         2.0,
         key=jax.random.key(1),
-        m=3,
-        steps=6,
-        restarts=2,
-        population=4,
-        n=4000,
-        search_n=512,
-        both_directions=True,
+        pairs=Pairs(m=3),
+        budget=Budget(steps=6, restarts=2, population=4, search_n=512),
+        certification=Certification(n=4000, both_directions=True),
     )
 
 
@@ -176,11 +172,9 @@ def test_discrete_mechanisms_use_the_evolutionary_search(discrete_run):
             mechanisms.RandomizedResponse(1.0),
             2.0,
             key=jax.random.key(1),
-            m=3,
-            method="gradient",
-            steps=2,
-            restarts=1,
-            n=100,
+            pairs=Pairs(m=3),
+            budget=Budget(method="gradient", steps=2, restarts=1),
+            certification=Certification(n=100),
         )
 
 
@@ -194,16 +188,44 @@ def test_search_space_and_validation():
         search_space(mechanisms.ReportNoisyMax(1.0))
     gauss = mechanisms.Gaussian(5.0)
     key = jax.random.key(0)
-    for kwargs, match in (
-        ({"lam": 1.0}, "lam"),
-        ({"lam": 2.0, "steps": 0}, "steps"),
-        ({"lam": 2.0, "alpha": 0.7}, "alpha"),
-        ({"lam": 2.0, "method": "newton"}, "method"),
-        ({"lam": 2.0, "domain": (1.0, 0.0)}, "domain"),
-        ({"lam": 2.0, "m": 0}, "m must be"),
+    with pytest.raises(ValueError, match="lam"):
+        find_pair(gauss, 1.0, key=key, certification=Certification(n=100))
+    # The option objects check their fields when they are made.
+    for make, kwargs, match in (
+        (Budget, {"steps": 0}, "steps"),
+        (Budget, {"restarts": 0}, "restarts"),
+        (Budget, {"population": 0}, "population"),
+        (Budget, {"search_n": 1}, "search_n"),
+        (Budget, {"select_n": 1}, "select_n"),
+        (Budget, {"method": "newton"}, "method"),
+        (Budget, {"steps": 2.5}, "steps must be"),
+        (Certification, {"alpha": 0.7}, "alpha"),
+        (Certification, {"n": 1}, "n must be"),
+        (Certification, {"both_directions": "yes"}, "both_directions"),
+        (Pairs, {"domain": (1.0, 0.0)}, "domain"),
+        (Pairs, {"m": 0}, "m must be"),
+        (Pairs, {"levels": 1}, "levels must be"),
+        (Pairs, {"space": (0.0, 1.0)}, "SearchSpace"),
+        (Pairs, {"neighbours": "swap"}, "neighbours must be one of"),
     ):
         with pytest.raises(ValueError, match=match):
-            find_pair(gauss, key=key, n=100, **kwargs)
+            make(**kwargs)
+    with pytest.raises(ValueError, match="budget must be a Budget"):
+        find_pair(gauss, 2.0, key=key, budget={"steps": 2})
+    with pytest.raises(ValueError, match="method must be one of"):
+        find_pair(gauss, 2.0, key=key, budget=Budget(method="tpe"))
+
+
+def test_options_defaults_are_the_former_keyword_defaults():
+    """The defaults of the option objects (and of the defaults they leave to find_pair) are
+    those of find_pair's keywords before they were grouped."""
+    assert Pairs() == Pairs(m=None, domain=None, levels=None, space=None, neighbours=None)
+    assert Budget() == Budget(
+        method="auto", steps=100, restarts=None, trials=200, top=3, population=8
+    )
+    assert (Budget().search_n, Budget().select_n, Budget().optimizer) == (None, None, None)
+    assert Certification() == Certification(n=100_000, alpha=0.05, both_directions=False)
+    assert Pairs(domain=[0, 2]).domain == (0.0, 2.0)  # a hashable pair of floats
 
 
 def _search_parser():

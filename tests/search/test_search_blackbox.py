@@ -12,6 +12,7 @@ the same draw sizes, so the bound's compiled kernels are shared.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 
@@ -21,7 +22,7 @@ import pytest
 
 from rdpjax import mechanisms
 from rdpjax.mechanisms.databases import paper_pair
-from rdpjax.search import certify, find_pair, search_keys
+from rdpjax.search import Budget, Certification, Pairs, certify, find_pair, search_keys
 from rdpjax.search.neighbours import pair, reference_params, variants
 from rdpjax.search.space import SearchSpace
 from rdpjax.stream.blackbox import blackbox_bound
@@ -30,7 +31,8 @@ pytest.importorskip("optuna")  # the `search` extra (and the `test` extra) insta
 
 TAU = 0.1
 ORDERS = [2.0, 5.0]
-SIZES = dict(search_n=1024, select_n=2048, n=3000)  # one set of sizes: shared compilations
+SIZES = dict(search_n=1024, select_n=2048)  # one set of sizes: shared compilations
+CERTIFICATION = Certification(n=3000)
 
 
 def _bias(db) -> float:
@@ -70,23 +72,34 @@ def vote_run():
         RECORDER,
         ORDERS,
         key=KEY,
-        m=10,
-        domain=(0.0, 1.0),
-        neighbours="replace-one",
-        trials=25,
-        restarts=1,
-        top=2,
+        pairs=Pairs(m=10, domain=(0.0, 1.0), neighbours="replace-one"),
+        budget=Budget(trials=25, restarts=1, top=2, **SIZES),
+        certification=CERTIFICATION,
         progress=False,
-        **SIZES,
     )
     return res, list(RECORDER.calls)
+
+
+def _find(sample, **kwargs):
+    """find_pair with ``kwargs`` sorted into Pairs and Budget fields; the rest passed as is."""
+    fields = {cls: {f.name for f in dataclasses.fields(cls)} for cls in (Pairs, Budget)}
+    pairs = {k: kwargs.pop(k) for k in list(kwargs) if k in fields[Pairs]}
+    budget = {k: kwargs.pop(k) for k in list(kwargs) if k in fields[Budget]}
+    return find_pair(
+        sample,
+        kwargs.pop("lam", ORDERS),
+        pairs=Pairs(**pairs),
+        budget=Budget(**budget),
+        certification=CERTIFICATION,
+        **kwargs,
+    )
 
 
 def _tiny(sample=soft_vote, **kwargs):
     settings = dict(
         key=jax.random.key(5), m=4, domain=(0.0, 1.0), trials=6, restarts=1, progress=False
     )
-    return find_pair(sample, ORDERS, **{**settings, **SIZES, **kwargs})
+    return _find(sample, **{**settings, **SIZES, **kwargs})
 
 
 def test_finds_a_pair_worse_than_21(vote_run):
@@ -206,16 +219,16 @@ def test_pairs_from_parameters():
 )
 def test_bad_domain_and_options_are_value_errors(kwargs, match):
     settings = dict(key=jax.random.key(0), m=4, domain=(0.0, 1.0), neighbours="replace-one")
-    with pytest.raises(ValueError, match=match):
-        find_pair(soft_vote, 2.0, **{**settings, **kwargs})
+    with pytest.raises(ValueError, match=match):  # when the options are made, or by find_pair
+        _find(soft_vote, lam=2.0, **{**settings, **kwargs})
 
 
 def test_other_misuse():
     key = jax.random.key(0)
     with pytest.raises(ValueError, match="Mechanism or a numpy black box"):
-        find_pair(42, 2.0, key=key, m=3, domain=(0, 1), neighbours="replace-one")
+        find_pair(42, 2.0, key=key, pairs=Pairs(m=3, domain=(0, 1), neighbours="replace-one"))
     with pytest.raises(ValueError, match="replace-one relation"):
-        find_pair(mechanisms.Gaussian(5.0), 2.0, key=key, neighbours="add-remove")
+        find_pair(mechanisms.Gaussian(5.0), 2.0, key=key, pairs=Pairs(neighbours="add-remove"))
     with pytest.raises(ValueError, match="numpy black boxes only"):
         find_pair(mechanisms.Gaussian(5.0), 2.0, key=key, options={"discrete": True})
 
