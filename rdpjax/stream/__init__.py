@@ -45,18 +45,23 @@ same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
 * :mod:`rdpjax.stream.options`: :class:`StreamOptions`, the stream's settings in one object;
 * :mod:`rdpjax.stream.samplers`: samplers as static jit arguments, their output kind, the pilot
   draw;
+* :mod:`rdpjax.stream.sources`: the :class:`Source` protocol (output kind, pilot, counts) and
+  its two kinds: :class:`JaxSource` (compiled scans) and :class:`NumpySource` (batches of a
+  numpy black box);
 * :mod:`rdpjax.stream.plan`: argument checks, the pilot → plan/grid step (``fix_settings``) and
-  the counts → bound step (``bound_from_counts``), both shared with the black-box bound of
-  :mod:`rdpjax.stream.blackbox`;
+  the counts → bound step (``bound_from_counts``);
+* :mod:`rdpjax.stream.driver`: :func:`bound_of_source`, the one driver every streamed bound
+  runs: checks, kind, settings from the pilot, counts, bound;
 * :mod:`rdpjax.stream.progress`: progress reports from inside the scan;
 * :mod:`rdpjax.stream.scan`: the compiled draw-and-bin scan over chunks;
-* :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`mechanism_streamed_bound`,
-  :func:`streamed_samples`;
+* :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`mechanism_streamed_bound`
+  (JAX sources), :func:`streamed_samples`;
 * :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`, :func:`bound_of_draws`;
 * :mod:`rdpjax.stream.blackbox`: :func:`blackbox_bound`, numpy black boxes batch by batch.
 """
 
 from rdpjax.stream.blackbox import blackbox_bound
+from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import (
     DEFAULT_BATCH,
     DEFAULT_PILOT,
@@ -64,6 +69,7 @@ from rdpjax.stream.options import (
     StreamOptions,
 )
 from rdpjax.stream.replicate import bound_of_draws, replicated_bounds
+from rdpjax.stream.sources import JaxSource, NumpySource, Source
 from rdpjax.stream.streamed import mechanism_streamed_bound, streamed_bound, streamed_samples
 
 __all__ = [
@@ -77,4 +83,8 @@ __all__ = [
     "replicated_bounds",
     "bound_of_draws",
     "blackbox_bound",
+    "bound_of_source",
+    "JaxSource",
+    "NumpySource",
+    "Source",
 ]

@@ -41,36 +41,16 @@ batch shape and dtype: twice when ``batch_size`` does not divide n.
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable
 from typing import Any
 
-import jax
-import numpy as np
-
-from rdpjax._precision import float64
-from rdpjax.estimator.grid import check_layout
-from rdpjax.estimator.inputs import check_grid_size, plan_options
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Bound
-from rdpjax.stream.batches import (
-    batch_counts,
-    bin_batch,
-    checked_outputs,
-    empty_carry,
-    generators,
-)
+from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import DEFAULT_BATCH, StreamOptions, split_options
-from rdpjax.stream.plan import bound_from_counts, check_sizes, fix_settings, streamable
+from rdpjax.stream.sources import NumpySource
 
 __all__ = ["DEFAULT_BATCH", "blackbox_bound"]
-
-_IN_FLIGHT = 2
-"""Batches dispatched to the binning kernel and not yet binned, at most (bounds the memory)."""
-
-
-def _kind(out: np.ndarray) -> tuple[bool, tuple[int, ...]]:
-    return out.dtype.kind in "biu", out.shape[1:]
 
 
 def blackbox_bound(
@@ -146,116 +126,14 @@ def blackbox_bound(
       >>> bool((b.lower <= [0.04, 0.10]).all())
       True
     """
-    if not callable(sample):
-        raise ValueError(f"sample must be callable as sample(rng, database, m); got {sample!r}.")
+    source = NumpySource(sample, key, x, x_prime)
     options, stream = split_options(options, stream, fields, caller="blackbox_bound")
-    options = streamable(options)
-    check_layout(options.layout)
-    n_p, n_q = check_sizes(n)
-    batch_size, pilot, project = stream.batch_size, stream.pilot_size, stream.project
-    outside, progress = stream.outside, stream.progress
-    g_pilot, g_p, g_q = generators(key)
-    with float64():
-        # Cheap checks before the (possibly slow) black box is called at all.
-        plan_options(
-            lam,
-            alpha=alpha,
-            floor=options.floor,
-            beta=options.beta,
-            discrete=False,
-            both_directions=both_directions,
-            variance=options.variance,
-            second_order=options.second_order,
-            defaults=options.defaults,
-        )
-        check_grid_size(options.grid_size)
-        pilots = (
-            checked_outputs(sample, g_pilot, x, pilot, project, "x (pilot)"),
-            checked_outputs(sample, g_pilot, x_prime, pilot, project, "x' (pilot)"),
-        )
-        kinds = [_kind(a) for a in pilots]
-        if kinds[0] != kinds[1]:
-            raise ValueError(
-                "sample must return the same kind of output on x and x'; got (integer, shape) "
-                f"= {kinds[0]} and {kinds[1]} in the pilot draw."
-            )
-        integer, tail = kinds[0]
-        d = tail[0] if tail else 1
-        is_discrete = integer if options.discrete is None else bool(options.discrete)
-        if is_discrete and tail:
-            raise ValueError(
-                f"discrete outputs must be integer codes of shape (m,); got (m, {d}): pass "
-                "project=, a fixed function mapping each output to one integer code."
-            )
-        if not is_discrete and not 1 <= d <= 3:
-            raise ValueError(
-                f"continuous outputs must have dimension 1 ≤ d ≤ 3; got d = {d}: pass project=, "
-                "a fixed function mapping a batch to (m,) or (m, d ≤ 3)."
-            )
-        fixed = fix_settings(
-            lambda: pilots,
-            lam,
-            kind=(integer, d),
-            sizes=(n_p, n_q),
-            alpha=alpha,
-            both_directions=both_directions,
-            options=options,
-            stream=stream,
-        )
-        sides = [
-            dict(rng=g_p, database=x, n=n_p, drawn=0, name="x (P)", carry=empty_carry(fixed)),
-            dict(
-                rng=g_q, database=x_prime, n=n_q, drawn=0, name="x' (Q)", carry=empty_carry(fixed)
-            ),
-        ]
-        in_flight: collections.deque = collections.deque()  # (side, carry) pairs
-
-        def check_outside(name: str, carry) -> None:
-            off = int(float(carry[1]))
-            if outside == "raise" and off:
-                raise ValueError(
-                    f"{off} outputs on {name} fell outside the grid range or support fixed by "
-                    "the pilot; pass a larger margin= (or support_size=) or outside='clip'."
-                )
-
-        total = n_p + n_q
-        while any(s["drawn"] < s["n"] for s in sides):
-            for s in sides:
-                if s["drawn"] == s["n"]:
-                    continue
-                m = min(batch_size, s["n"] - s["drawn"])
-                out = checked_outputs(sample, s["rng"], s["database"], m, project, s["name"])
-                if _kind(out) != (integer, tail):
-                    raise ValueError(
-                        f"sample returned outputs of (integer, shape) = {_kind(out)} on "
-                        f"{s['name']}, but {(integer, tail)} in the pilot draw."
-                    )
-                if not is_discrete and out.ndim == 1:
-                    out = out[:, None]
-                s["carry"] = bin_batch(
-                    *s["carry"], out, fixed.low, fixed.spacing, layout=fixed.layout
-                )
-                del out
-                s["drawn"] += m
-                in_flight.append((s["name"], s["carry"]))
-                if len(in_flight) > _IN_FLIGHT:  # wait for the binning to catch up
-                    name, carry = in_flight.popleft()
-                    jax.block_until_ready(carry)
-                    check_outside(name, carry)
-                if progress is not None:
-                    progress(sides[0]["drawn"] + sides[1]["drawn"], total)
-        carries = [s["carry"] for s in sides]
-        for s in sides:
-            check_outside(s["name"], s["carry"])
-        counts = [
-            np.asarray(batch_counts(c[0], fixed.low, fixed.spacing, layout=fixed.layout))
-            for c in carries
-        ]
-        return bound_from_counts(
-            fixed,
-            tuple(counts),
-            tuple(np.asarray(c[1]) for c in carries),
-            (n_p, n_q),
-            outside=outside,
-            stacklevel=2,
-        )
+    return bound_of_source(
+        source,
+        lam,
+        n=n,
+        alpha=alpha,
+        both_directions=both_directions,
+        options=options,
+        stream=stream,
+    )

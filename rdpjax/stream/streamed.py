@@ -1,11 +1,12 @@
-"""Streamed bounds: the front end of the stream, from the arguments to the :class:`rdpjax.Bound`.
+"""Streamed bounds of JAX samplers: the front doors to the driver, and the draws in memory.
 
-:func:`streamed_bound` (user samplers), :func:`mechanism_streamed_bound` (a zoo mechanism on
-a pair) and :func:`streamed_samples` (the same draws in memory); overview in
-:mod:`rdpjax.stream`. A streamed bound checks the arguments, probes the samplers, draws the pilot
-and fixes the settings (:mod:`rdpjax.stream.plan`), runs the compiled scan on each side
-(:mod:`rdpjax.stream.scan`, with progress reports from :mod:`rdpjax.stream.progress`), then
-computes the bound from the counts.
+:func:`streamed_bound` (user samplers) and :func:`mechanism_streamed_bound` (a zoo mechanism on
+a pair) make a :class:`~rdpjax.stream.sources.JaxSource` and run the one driver
+(:func:`rdpjax.stream.driver.bound_of_source`): the samplers are probed, the pilot fixes the
+settings (:mod:`rdpjax.stream.plan`), each side is drawn and binned in one compiled scan
+(:mod:`rdpjax.stream.scan`, with progress reports from :mod:`rdpjax.stream.progress`), and the
+bound comes from the counts. :func:`streamed_samples` gives the same draws in memory; overview
+in :mod:`rdpjax.stream`.
 """
 
 from __future__ import annotations
@@ -19,110 +20,18 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
-from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Bound
-from rdpjax.estimator.sharding import draw_mesh
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import StreamOptions, split_options
-from rdpjax.stream.plan import as_key, bound_from_counts, check_sizes, fix_settings, streamable
-from rdpjax.stream.progress import _progress_run
+from rdpjax.stream.plan import as_key, check_sizes
 from rdpjax.stream.samplers import (
-    Sampler,
     mechanism_samplers,
-    output_kind,
-    pilot_draw,
     user_sampler,
 )
-from rdpjax.stream.scan import _materialize, _stream_side
-
-
-def _streamed(
-    key,
-    samplers: tuple[Sampler, Sampler],
-    args: tuple,
-    lam,
-    *,
-    n,
-    alpha: float,
-    both_directions: bool,
-    options: BoundOptions,
-    stream: StreamOptions,
-) -> Bound:
-    options = streamable(options)
-    check_layout(options.layout)
-    n_p, n_q = check_sizes(n)
-    chunk, pilot, progress = min(stream.chunk, max(n_p, n_q)), stream.pilot_size, stream.progress
-    if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
-        raise ValueError(f"n / chunk must stay below 2^31 chunks; got n={n}, chunk={chunk}.")
-    mesh = draw_mesh(stream.devices)
-    key = as_key(key)
-    impl = str(jax.random.key_impl(key))
-    k_pilot, k_p, k_q = jax.random.split(key, 3)
-    kp_pilot, kq_pilot = jax.random.split(k_pilot)
-    with float64():
-        kinds = [output_kind(s, a, key) for s, a in zip(samplers, args, strict=True)]
-        if kinds[0] != kinds[1]:
-            raise ValueError(
-                "sample_p and sample_q must return the same kind of output; got "
-                f"(integer, d) = {kinds[0]} and {kinds[1]}."
-            )
-
-        def draw_pilot():
-            return tuple(
-                np.asarray(pilot_draw(k, a, sampler=s, m=pilot))
-                for k, s, a in zip((kp_pilot, kq_pilot), samplers, args, strict=True)
-            )
-
-        fixed = fix_settings(
-            draw_pilot,
-            lam,
-            kind=kinds[0],
-            sizes=(n_p, n_q),
-            alpha=alpha,
-            both_directions=both_directions,
-            options=options,
-            stream=stream,
-        )
-        with _progress_run(progress, (n_p, n_q), chunk) as run_id:
-            results = []
-            for side, (k, s, a, m) in enumerate(
-                zip((k_p, k_q), samplers, args, (n_p, n_q), strict=True)
-            ):
-                results.append(
-                    _stream_side(
-                        np.asarray(jax.random.key_data(k)),
-                        a,
-                        fixed.low,
-                        fixed.spacing,
-                        np.int32(2 * run_id + side),
-                        sampler=s,
-                        n=m,
-                        chunk=chunk,
-                        layout=fixed.layout,
-                        method=stream.binning,
-                        mesh=mesh,
-                        impl=impl,
-                        progress=progress is not None,
-                    )
-                )
-            # Host copies: the bound's compilation is then shared with lower_bound's (jit keys
-            # include input shardings, and the stream's outputs live on the mesh).
-            (counts_p, out_p, bad_p), (counts_q, out_q, bad_q) = jax.device_get(results)
-        nonfinite = np.array([float(bad_p), float(bad_q)])
-        if np.any(nonfinite > 0):
-            raise ValueError(
-                f"the samplers returned {nonfinite.astype(int).tolist()} non-finite values "
-                "(P, Q); a mechanism's outputs must be finite."
-            )
-        return bound_from_counts(
-            fixed,
-            (counts_p, counts_q),
-            (out_p, out_q),
-            (n_p, n_q),
-            outside=stream.outside,
-            stacklevel=3,
-        )
+from rdpjax.stream.scan import _materialize
+from rdpjax.stream.sources import JaxSource
 
 
 def streamed_bound(
@@ -191,11 +100,9 @@ def streamed_bound(
       True
     """
     options, stream = split_options(options, stream, fields, caller="streamed_bound")
-    samplers = (user_sampler(sample_p), user_sampler(sample_q))
-    return _streamed(
-        key,
-        samplers,
-        ((), ()),
+    source = JaxSource(key, (user_sampler(sample_p), user_sampler(sample_q)), ((), ()))
+    return bound_of_source(
+        source,
         lam,
         n=n,
         alpha=alpha,
@@ -243,10 +150,8 @@ def mechanism_streamed_bound(
     sampler, args_p, args_q, spec = mechanism_samplers(mechanism, x, x_prime)
     if spec.is_discrete and stream.support_size is None and spec.alphabet_size:
         stream = dataclasses.replace(stream, support_size=spec.alphabet_size)
-    return _streamed(
-        key,
-        (sampler, sampler),
-        (args_p, args_q),
+    return bound_of_source(
+        JaxSource(key, (sampler, sampler), (args_p, args_q)),
         lam,
         n=n,
         alpha=alpha,

@@ -1,0 +1,84 @@
+"""The one driver of the stream: from a source of draws to a :class:`rdpjax.Bound`.
+
+Every streamed bound runs the same four steps, whatever draws the outputs
+(:mod:`rdpjax.stream.sources`): the cheap checks of the options; the source's output kind (and,
+for a black box, its pilot); the grid and settings fixed from the pilot before any counted draw
+exists (:func:`rdpjax.stream.plan.fix_settings`, the data independence a valid bound needs);
+the counts of ``n`` draws a side on that grid; eq. (16) of Kutta, Askin, Dunsche,
+arXiv:2212.04739v3 from the two histograms (:func:`rdpjax.stream.plan.bound_from_counts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rdpjax._precision import float64
+from rdpjax.estimator.grid import check_layout
+from rdpjax.estimator.inputs import check_grid_size, plan_options
+from rdpjax.estimator.options import BoundOptions
+from rdpjax.estimator.plan import Bound
+from rdpjax.stream.options import StreamOptions
+from rdpjax.stream.plan import bound_from_counts, check_sizes, fix_settings, streamable
+from rdpjax.stream.sources import Source
+
+__all__ = ["bound_of_source"]
+
+
+def bound_of_source(
+    source: Source,
+    lam: float | Sequence[float],
+    *,
+    n: int | tuple[int, int],
+    alpha: float,
+    both_directions: bool,
+    options: BoundOptions,
+    stream: StreamOptions,
+) -> Bound:
+    """A lower bound on ``D_λ(P‖Q)`` from ``n`` draws a side of ``source``, never all in memory.
+
+    Args:
+      source: a :class:`~rdpjax.stream.sources.Source` (JAX samplers or a numpy black box).
+      lam: an order λ > 1 or a sequence of orders.
+      n: draws per side, or a pair ``(n_p, n_q)``.
+      alpha: family-wise error level in (0, 0.5).
+      both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
+      options: the estimator's :class:`rdpjax.BoundOptions` (no quantile map: ``"auto"`` is
+        none, ``"quantile"`` an error).
+      stream: the :class:`~rdpjax.stream.options.StreamOptions`.
+
+    Returns:
+      A :class:`rdpjax.Bound` (numpy leaves); ``outside`` holds the draws clamped onto the edge.
+    """
+    options = streamable(options)
+    check_layout(options.layout)
+    sizes = check_sizes(n)
+    with float64():
+        # Cheap checks before the source is drawn from at all (a black box may be slow).
+        plan_options(
+            lam,
+            alpha=alpha,
+            floor=options.floor,
+            beta=options.beta,
+            discrete=False,
+            both_directions=both_directions,
+            variance=options.variance,
+            second_order=options.second_order,
+            defaults=options.defaults,
+        )
+        check_grid_size(options.grid_size)
+        kind = source.kind(options, stream)
+        fixed = fix_settings(
+            source.pilot,
+            lam,
+            kind=kind,
+            sizes=sizes,
+            alpha=alpha,
+            both_directions=both_directions,
+            options=options,
+            stream=stream,
+        )
+        counts, outside = source.counts(fixed, sizes, stream)
+        # Warnings point at the caller of the public function that called this one.
+        return bound_from_counts(
+            fixed, counts, outside, sizes, outside=stream.outside, stacklevel=3
+        )

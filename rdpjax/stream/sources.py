@@ -1,0 +1,259 @@
+"""Sources: a pair of output laws the stream draws from, behind one protocol.
+
+A :class:`Source` says what its outputs are (integer codes or floats, their dimension), draws
+the pilot the grid and the settings are fixed from, and turns ``n`` draws per side into counts
+on that grid. The driver (:func:`rdpjax.stream.driver.bound_of_source`) does the rest, the same
+for every source. Two kinds exist:
+
+* :class:`JaxSource`: two JAX samplers (``sample(key, m)``, or a zoo mechanism on x and x'),
+  drawn and binned inside one compiled scan per side, split over the devices
+  (:mod:`rdpjax.stream.scan`); keys ``split(key, 3)``: the pilot's, P's, Q's.
+* :class:`NumpySource`: a numpy black box ``sample(rng, database, m)`` on x and x', called batch
+  by batch with ``numpy.random.Generator`` s spawned from the key
+  (:func:`rdpjax.stream.batches.generators`), each batch binned on jax's runtime thread while
+  the next is drawn.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import jax
+import numpy as np
+
+from rdpjax.estimator.options import BoundOptions
+from rdpjax.estimator.sharding import draw_mesh
+from rdpjax.stream.batches import (
+    batch_counts,
+    bin_batch,
+    checked_outputs,
+    empty_carry,
+    generators,
+)
+from rdpjax.stream.options import StreamOptions
+from rdpjax.stream.plan import Fixed, as_key
+from rdpjax.stream.progress import _progress_run
+from rdpjax.stream.samplers import Sampler, output_kind, pilot_draw
+from rdpjax.stream.scan import _stream_side
+
+__all__ = ["JaxSource", "NumpySource", "Source"]
+
+Counts = tuple[tuple[np.ndarray, np.ndarray], tuple[Any, Any]]
+"""``((counts_p, counts_q), (outside_p, outside_q))``: host arrays."""
+
+_IN_FLIGHT = 2
+"""Numpy batches dispatched to the binning kernel and not yet binned, at most (bounds memory)."""
+
+
+class Source(Protocol):
+    """A pair of output laws, P (on x) and Q (on x'), that the stream can draw from."""
+
+    def kind(self, options: BoundOptions, stream: StreamOptions) -> tuple[bool, int]:
+        """``(integer codes?, dimension d)`` of the outputs (checked to agree on both sides)."""
+        ...
+
+    def pilot(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pilot draws of both sides (numpy), independent of the counted draws."""
+        ...
+
+    def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
+        """Draw ``sizes`` outputs a side and count them on ``fixed``'s grid or support."""
+        ...
+
+
+class JaxSource:
+    """Two JAX samplers with their traced arguments (a zoo mechanism and a database, or none).
+
+    Args:
+      key: the stream's key; split in three: the pilot's, P's and Q's.
+      samplers: the :class:`~rdpjax.stream.samplers.Sampler` of each side.
+      args: each side's traced arguments.
+    """
+
+    def __init__(self, key, samplers: tuple[Sampler, Sampler], args: tuple[Any, Any]):
+        self.key = as_key(key)
+        self.samplers, self.args = samplers, args
+        k_pilot, self.k_p, self.k_q = jax.random.split(self.key, 3)
+        self.pilot_keys = jax.random.split(k_pilot)
+        self.pilot_size = 0
+
+    def kind(self, options: BoundOptions, stream: StreamOptions) -> tuple[bool, int]:
+        """The samplers' output kind, from their abstract evaluation (nothing is drawn)."""
+        self.pilot_size = stream.pilot_size
+        kinds = [output_kind(s, a, self.key) for s, a in zip(self.samplers, self.args, strict=True)]
+        if kinds[0] != kinds[1]:
+            raise ValueError(
+                "sample_p and sample_q must return the same kind of output; got "
+                f"(integer, d) = {kinds[0]} and {kinds[1]}."
+            )
+        return kinds[0]
+
+    def pilot(self) -> tuple[np.ndarray, np.ndarray]:
+        """``stream.pilot_size`` draws a side from the pilot keys (drawn when a setting needs)."""
+        return tuple(  # pyright: ignore[reportReturnType]
+            np.asarray(pilot_draw(k, a, sampler=s, m=self.pilot_size))
+            for k, s, a in zip(self.pilot_keys, self.samplers, self.args, strict=True)
+        )
+
+    def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
+        """One compiled scan a side, drawing and binning ``stream.chunk`` draws a device a step."""
+        n_p, n_q = sizes
+        chunk, progress = min(stream.chunk, max(n_p, n_q)), stream.progress
+        if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
+            raise ValueError(
+                f"n / chunk must stay below 2^31 chunks; got n={sizes}, chunk={chunk}."
+            )
+        mesh = draw_mesh(stream.devices)
+        impl = str(jax.random.key_impl(self.key))
+        with _progress_run(progress, (n_p, n_q), chunk) as run_id:
+            results = []
+            for side, (k, s, a, m) in enumerate(
+                zip((self.k_p, self.k_q), self.samplers, self.args, sizes, strict=True)
+            ):
+                results.append(
+                    _stream_side(
+                        np.asarray(jax.random.key_data(k)),
+                        a,
+                        fixed.low,
+                        fixed.spacing,
+                        np.int32(2 * run_id + side),
+                        sampler=s,
+                        n=m,
+                        chunk=chunk,
+                        layout=fixed.layout,
+                        method=stream.binning,
+                        mesh=mesh,
+                        impl=impl,
+                        progress=progress is not None,
+                    )
+                )
+            # Host copies: the bound's compilation is then shared with lower_bound's (jit keys
+            # include input shardings, and the stream's outputs live on the mesh).
+            (counts_p, out_p, bad_p), (counts_q, out_q, bad_q) = jax.device_get(results)
+        nonfinite = np.array([float(bad_p), float(bad_q)])
+        if np.any(nonfinite > 0):
+            raise ValueError(
+                f"the samplers returned {nonfinite.astype(int).tolist()} non-finite values "
+                "(P, Q); a mechanism's outputs must be finite."
+            )
+        return (counts_p, counts_q), (out_p, out_q)
+
+
+def _kind(out: np.ndarray) -> tuple[bool, tuple[int, ...]]:
+    return out.dtype.kind in "biu", out.shape[1:]
+
+
+class NumpySource:
+    """A numpy black box ``sample(rng, database, m)`` on the adjacent databases x and x'.
+
+    Args:
+      sample: the black box; it must return a new array on each call (not a buffer it reuses:
+        the binning of one batch may still be reading it while the next is drawn).
+      key: the stream's key; ``numpy.random.SeedSequence`` of its words spawns the Generators
+        of the pilot, of P and of Q (:func:`rdpjax.stream.batches.generators`).
+      x: the first database, passed to ``sample`` as it is.
+      x_prime: the second, adjacent to ``x``.
+    """
+
+    def __init__(self, sample: Callable[..., Any], key, x: Any, x_prime: Any):
+        if not callable(sample):
+            raise ValueError(
+                f"sample must be callable as sample(rng, database, m); got {sample!r}."
+            )
+        self.sample, self.x, self.x_prime = sample, x, x_prime
+        self.g_pilot, self.g_p, self.g_q = generators(key)
+        self.pilots: tuple[np.ndarray, np.ndarray] | None = None
+        self.tail: tuple[int, ...] = ()
+        self.integer = self.discrete = False
+        self.project: Callable[..., Any] | None = None
+
+    def kind(self, options: BoundOptions, stream: StreamOptions) -> tuple[bool, int]:
+        """Draws the pilot (the only way to see a black box's outputs) and checks its shape."""
+        self.project, m = stream.project, stream.pilot_size
+        self.pilots = (
+            checked_outputs(self.sample, self.g_pilot, self.x, m, self.project, "x (pilot)"),
+            checked_outputs(self.sample, self.g_pilot, self.x_prime, m, self.project, "x' (pilot)"),
+        )
+        kinds = [_kind(a) for a in self.pilots]
+        if kinds[0] != kinds[1]:
+            raise ValueError(
+                "sample must return the same kind of output on x and x'; got (integer, shape) "
+                f"= {kinds[0]} and {kinds[1]} in the pilot draw."
+            )
+        self.integer, self.tail = kinds[0]
+        d = self.tail[0] if self.tail else 1
+        self.discrete = self.integer if options.discrete is None else bool(options.discrete)
+        if self.discrete and self.tail:
+            raise ValueError(
+                f"discrete outputs must be integer codes of shape (m,); got (m, {d}): pass "
+                "project=, a fixed function mapping each output to one integer code."
+            )
+        if not self.discrete and not 1 <= d <= 3:
+            raise ValueError(
+                f"continuous outputs must have dimension 1 ≤ d ≤ 3; got d = {d}: pass project=, "
+                "a fixed function mapping a batch to (m,) or (m, d ≤ 3)."
+            )
+        return self.integer, d
+
+    def pilot(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pilot draws :meth:`kind` made."""
+        assert self.pilots is not None, "kind() draws the pilot first"
+        return self.pilots
+
+    def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
+        """Batches of ``stream.batch_size`` a side in turn, binned while the next is drawn."""
+        outside, progress = stream.outside, stream.progress
+        sides = [
+            dict(rng=g, database=db, n=m, drawn=0, name=name, carry=empty_carry(fixed))
+            for g, db, m, name in zip(
+                (self.g_p, self.g_q), (self.x, self.x_prime), sizes, ("x (P)", "x' (Q)"),
+                strict=True,
+            )
+        ]  # fmt: skip
+        in_flight: collections.deque = collections.deque()  # (side, carry) pairs
+
+        def check_outside(name: str, carry) -> None:
+            off = int(float(carry[1]))
+            if outside == "raise" and off:
+                raise ValueError(
+                    f"{off} outputs on {name} fell outside the grid range or support fixed by "
+                    "the pilot; pass a larger margin= (or support_size=) or outside='clip'."
+                )
+
+        total = sum(sizes)
+        while any(s["drawn"] < s["n"] for s in sides):
+            for s in sides:
+                if s["drawn"] == s["n"]:
+                    continue
+                m = min(stream.batch_size, s["n"] - s["drawn"])
+                out = checked_outputs(
+                    self.sample, s["rng"], s["database"], m, self.project, s["name"]
+                )
+                if _kind(out) != (self.integer, self.tail):
+                    raise ValueError(
+                        f"sample returned outputs of (integer, shape) = {_kind(out)} on "
+                        f"{s['name']}, but {(self.integer, self.tail)} in the pilot draw."
+                    )
+                if not self.discrete and out.ndim == 1:
+                    out = out[:, None]
+                s["carry"] = bin_batch(
+                    *s["carry"], out, fixed.low, fixed.spacing, layout=fixed.layout
+                )
+                del out
+                s["drawn"] += m
+                in_flight.append((s["name"], s["carry"]))
+                if len(in_flight) > _IN_FLIGHT:  # wait for the binning to catch up
+                    name, carry = in_flight.popleft()
+                    jax.block_until_ready(carry)
+                    check_outside(name, carry)
+                if progress is not None:
+                    progress(sides[0]["drawn"] + sides[1]["drawn"], total)
+        for s in sides:
+            check_outside(s["name"], s["carry"])
+        counts = tuple(
+            np.asarray(batch_counts(s["carry"][0], fixed.low, fixed.spacing, layout=fixed.layout))
+            for s in sides
+        )
+        return counts, tuple(np.asarray(s["carry"][1]) for s in sides)  # pyright: ignore[reportReturnType]
