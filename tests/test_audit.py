@@ -225,7 +225,7 @@ def test_audit_streams_beyond_the_memory_budget():
     xs, xps = np.r_[1.0, np.zeros(9)], np.zeros(10)
     r = audit(numpy_laplace, xs, xps, [2, 5], n=100_000, key=key, memory_budget=0,
               batch_size=30_000, progress=False)  # fmt: skip
-    direct = blackbox_bound(numpy_laplace, key, xs, xps, [2, 5], n=100_000, batch_size=30_000,
+    direct = blackbox_bound(key, numpy_laplace, xs, xps, [2, 5], n=100_000, batch_size=30_000,
                             both_directions=True)  # fmt: skip
     assert r.streamed and r.to_dict()["streamed"]
     np.testing.assert_array_equal(r.lower, direct.lower)

@@ -91,7 +91,7 @@ def gaussian():
     key = jax.random.key(0)
     calls = []
     bound = blackbox_bound(
-        noisy_sum, key, X, X_PRIME, LAM, n=N, batch_size=BATCH,
+        key, noisy_sum, X, X_PRIME, LAM, n=N, batch_size=BATCH,
         progress=lambda done, total: calls.append((done, total)),
     )  # fmt: skip
     pilots, sides = _documented_draws(noisy_sum, key, N, rdpjax.stream.DEFAULT_PILOT)
@@ -136,7 +136,7 @@ def test_blackbox_progress_is_monotone_ends_at_total_and_changes_nothing(gaussia
     assert len(calls) == 8  # 4 batches per side
     assert all(t == 2 * N for _, t in calls)
     assert np.all(np.diff(done) > 0) and done[-1] == 2 * N
-    again = blackbox_bound(noisy_sum, key, X, X_PRIME, LAM, n=N, batch_size=BATCH)
+    again = blackbox_bound(key, noisy_sum, X, X_PRIME, LAM, n=N, batch_size=BATCH)
     for name in (*FIELDS, "outside", "bandwidth", "floor"):
         np.testing.assert_array_equal(getattr(again, name), getattr(bound, name))
 
@@ -148,7 +148,7 @@ def test_outside_mass_is_clamped_counted_and_warned_or_raised():
     key, n, pilot = jax.random.key(1), 3 * BATCH, 1000
     with pytest.warns(UserWarning, match="clamped"):
         bound = blackbox_bound(
-            noisy_sum, key, X, X_PRIME, LAM, n=n, batch_size=BATCH, pilot=pilot, margin=0.0,
+            key, noisy_sum, X, X_PRIME, LAM, n=n, batch_size=BATCH, pilot=pilot, margin=0.0,
             second_order=False,
         )  # fmt: skip
     pilots, sides = _documented_draws(noisy_sum, key, n, pilot)
@@ -160,7 +160,7 @@ def test_outside_mass_is_clamped_counted_and_warned_or_raised():
         np.testing.assert_allclose(getattr(bound, name), getattr(ref, name), rtol=1e-10, atol=0)
     with pytest.raises(ValueError, match="outside the grid range"):
         blackbox_bound(
-            noisy_sum, key, X, X_PRIME, LAM, n=n, batch_size=BATCH, pilot=pilot, margin=0.0,
+            key, noisy_sum, X, X_PRIME, LAM, n=n, batch_size=BATCH, pilot=pilot, margin=0.0,
             outside="raise",
         )  # fmt: skip
 
@@ -177,7 +177,7 @@ def randomized_response(rng, database, m):
 def test_discrete_randomized_response_equals_lower_bound_and_is_below_exact():
     key, n = jax.random.key(2), 50000
     bound = blackbox_bound(
-        randomized_response, key, X, X_PRIME, LAM, n=n, batch_size=20000, second_order=False
+        key, randomized_response, X, X_PRIME, LAM, n=n, batch_size=20000, second_order=False
     )
     assert bound.discrete and int(bound.support) == 2
     _, sides = _documented_draws(randomized_response, key, n, 2**16, batch=20000)
@@ -199,7 +199,7 @@ def test_discrete_codes_off_the_support_are_clamped_and_counted():
     key, n = jax.random.key(3), 30000
     with pytest.warns(UserWarning, match="clamped"):
         bound = blackbox_bound(
-            codes, key, X, X_PRIME, 2.0, n=n, support_size=6, batch_size=7000, second_order=False
+            key, codes, X, X_PRIME, 2.0, n=n, support_size=6, batch_size=7000, second_order=False
         )
     _, sides = _documented_draws(codes, key, n, 2**16, batch=7000)
     np.testing.assert_array_equal(bound.outside, [np.sum(s >= 6) for s in sides])
@@ -250,7 +250,7 @@ def test_bad_input_raises_clear_error(sample, kwargs, match):
     args = dict(n=1000, batch_size=500, pilot=100, lam=2.0)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        blackbox_bound(sample, jax.random.key(0), X, X_PRIME, args.pop("lam"), **args)
+        blackbox_bound(jax.random.key(0), sample, X, X_PRIME, args.pop("lam"), **args)
 
 
 def test_project_maps_vectors_to_a_bound():
@@ -261,7 +261,7 @@ def test_project_maps_vectors_to_a_bound():
         return np.sum(database) * np.eye(4)[0] + SCALE * rng.standard_normal((m, 4))
 
     bound = blackbox_bound(
-        vectors, jax.random.key(4), X, X_PRIME, 2.0, n=20000, project=lambda a: a[:, :2],
+        jax.random.key(4), vectors, X, X_PRIME, 2.0, n=20000, project=lambda a: a[:, :2],
         second_order=False,
     )  # fmt: skip
     assert len(bound.grid_shape) == 2

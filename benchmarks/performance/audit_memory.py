@@ -212,7 +212,7 @@ def blackbox_child(n: int) -> dict:
 
     def bound():
         return blackbox_bound(
-            noisy_sum, jax.random.key(2), x, x_prime, list(ORDERS), n=n, batch_size=BATCH,
+            jax.random.key(2), noisy_sum, x, x_prime, list(ORDERS), n=n, batch_size=BATCH,
             both_directions=True,
         )  # fmt: skip
 

@@ -281,7 +281,7 @@ def _streamed(
             )
         else:
             stream = options.stream.replace(progress=advance, project=project)
-            bound = blackbox_bound(mechanism, key, x, x_prime, orders, n=n, stream=stream, **common)
+            bound = blackbox_bound(key, mechanism, x, x_prime, orders, n=n, stream=stream, **common)
     return bound, None, ()
 
 

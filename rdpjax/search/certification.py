@@ -110,8 +110,8 @@ def certify(
         if not callable(mechanism):
             raise ValueError(f"mechanism must be a Mechanism or a callable; got {mechanism!r}")
         return blackbox_bound(
-            mechanism,
             key,
+            mechanism,
             np.asarray(x),
             np.asarray(x_prime),
             orders,

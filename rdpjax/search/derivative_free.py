@@ -130,7 +130,7 @@ def _estimates(sample, key, x, x_prime, orders, n: int, options: dict) -> np.nda
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        bound = blackbox_bound(sample, key, x, x_prime, orders, n=n, pilot=n, **options)
+        bound = blackbox_bound(key, sample, x, x_prime, orders, n=n, pilot=n, **options)
     return np.asarray(bound.estimate, np.float64).reshape(-1)
 
 

@@ -54,8 +54,8 @@ __all__ = ["DEFAULT_BATCH", "blackbox_bound"]
 
 
 def blackbox_bound(
-    sample: Callable,
     key,
+    sample: Callable,
     x,
     x_prime,
     lam,
@@ -79,11 +79,11 @@ def blackbox_bound(
     (``benchmarks/performance/audit_memory.py``).
 
     Args:
+      key: a ``jax.random`` key; the only source of randomness (module docstring).
       sample: ``sample(rng, database, m)`` returning ``m`` outputs, shape ``(m,)`` or ``(m,
         d)``: floats (continuous) or integer / bool codes (discrete), with ``rng`` a
         ``numpy.random.Generator``. Must return a new array on each call (not a buffer it
         reuses: the binning of one batch may still be reading it while the next is drawn).
-      key: a ``jax.random`` key; the only source of randomness (module docstring).
       x: the first of the adjacent databases, passed to ``sample`` as it is.
       x_prime: the second, adjacent to ``x``, passed the same way.
       lam: an order λ > 1 or a sequence of orders.
@@ -121,12 +121,12 @@ def blackbox_bound(
       >>> from rdpjax.stream.blackbox import blackbox_bound
       >>> def noisy_sum(rng, db, m):
       ...     return np.sum(db) + 5.0 * rng.standard_normal(m)
-      >>> b = blackbox_bound(noisy_sum, jax.random.key(0), np.array([1.0, 0.0]),
+      >>> b = blackbox_bound(jax.random.key(0), noisy_sum, np.array([1.0, 0.0]),
       ...                    np.zeros(2), [2.0, 5.0], n=10**6)
       >>> bool((b.lower <= [0.04, 0.10]).all())
       True
     """
-    source = NumpySource(sample, key, x, x_prime)
+    source = NumpySource(key, sample, x, x_prime)
     options, stream = split_options(options, stream, fields, caller="blackbox_bound")
     return bound_of_source(
         source,

@@ -149,15 +149,15 @@ class NumpySource:
     """A numpy black box ``sample(rng, database, m)`` on the adjacent databases x and x'.
 
     Args:
-      sample: the black box; it must return a new array on each call (not a buffer it reuses:
-        the binning of one batch may still be reading it while the next is drawn).
       key: the stream's key; ``numpy.random.SeedSequence`` of its words spawns the Generators
         of the pilot, of P and of Q (:func:`rdpjax.stream.batches.generators`).
+      sample: the black box; it must return a new array on each call (not a buffer it reuses:
+        the binning of one batch may still be reading it while the next is drawn).
       x: the first database, passed to ``sample`` as it is.
       x_prime: the second, adjacent to ``x``.
     """
 
-    def __init__(self, sample: Callable[..., Any], key, x: Any, x_prime: Any):
+    def __init__(self, key, sample: Callable[..., Any], x: Any, x_prime: Any):
         if not callable(sample):
             raise ValueError(
                 f"sample must be callable as sample(rng, database, m); got {sample!r}."

@@ -124,8 +124,8 @@ def test_certification_uses_fresh_draws(vote_run):
     res, calls = vote_run
     assert res.n not in (res.search_n, res.select_n)
     again = blackbox_bound(
-        soft_vote,
         search_keys(KEY).certify,
+        soft_vote,
         res.x,
         res.x_prime,
         ORDERS,
