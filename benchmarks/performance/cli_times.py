@@ -81,14 +81,13 @@ def main(argv=None) -> int:
             cold = _run(command, {**base, "RDPJAX_CACHE_DIR": str(cache)})
             warm = _run(command, {**base, "RDPJAX_CACHE_DIR": str(cache)})
             entries = sum(1 for p in cache.iterdir() if p.name.endswith("-cache"))
-            kept = len(list((cache / "rdpjax-programs").glob("*.program")))
             rows.append(
                 {"command": f"rdpjax {name}", "off_s": off, "cold_s": cold, "warm_s": warm,
-                 "warm_over_off": warm / off, "cache_entries": entries, "kept_traces": kept}
+                 "warm_over_off": warm / off, "cache_entries": entries}
             )  # fmt: skip
             print(
                 f"rdpjax {name:<40} off {off:6.1f} s  cold {cold:6.1f} s  warm {warm:6.1f} s "
-                f"(warm/off {warm / off:.2f}; {entries} cached programs, {kept} kept traces)",
+                f"(warm/off {warm / off:.2f}; {entries} cached programs)",
                 flush=True,
             )
     result = {

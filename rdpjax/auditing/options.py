@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rdpjax._validation import check_int
-from rdpjax.estimator.options import BoundOptions
+from rdpjax.estimator.options import BoundOptions, or_default
 from rdpjax.stream.options import BOUND_FIELDS, STREAM_FIELDS, StreamOptions
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "Training", "audit_options"]
@@ -144,12 +144,7 @@ def audit_options(options: AuditOptions | None, fields: Mapping[str, Any]) -> Au
             f"rdpjax.BoundOptions ({', '.join(BOUND_FIELDS)}) and of rdpjax.stream.StreamOptions "
             f"({', '.join(_STREAM_ONLY)})."
         )
-    if options is None:
-        options = AuditOptions()
-    elif not isinstance(options, AuditOptions):
-        raise TypeError(
-            f"options must be a rdpjax.auditing.AuditOptions; got {type(options).__name__}."
-        )
+    options = or_default(options, AuditOptions, "options", "rdpjax.auditing.AuditOptions")
     bound = {k: v for k, v in fields.items() if k in BOUND_FIELDS}
     stream = {k: v for k, v in fields.items() if k in _STREAM_ONLY}
     own = {k: v for k, v in fields.items() if k in AUDIT_FIELDS}

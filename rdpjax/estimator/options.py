@@ -16,7 +16,7 @@ from typing import Any
 from rdpjax._typing import ArrayLike
 from rdpjax.estimator.settings import DEFAULTS, Defaults
 
-__all__ = ["BoundOptions", "changed_fields", "resolve_options"]
+__all__ = ["BoundOptions", "changed_fields", "or_default", "resolve_options"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,11 +90,21 @@ def resolve_options(
             f"{caller}() got an unexpected keyword argument {unknown[0]!r}; the estimator's "
             f"options are the fields of rdpjax.BoundOptions: {', '.join(FIELDS)}."
         )
-    if options is None:
-        options = BoundOptions() if base is None else base
-    elif not isinstance(options, BoundOptions):  # pyright: ignore[reportUnnecessaryIsInstance]  # callers are untyped
-        raise TypeError(f"options must be a rdpjax.BoundOptions; got {type(options).__name__}.")
-    return dataclasses.replace(options, **fields) if fields else options
+    chosen: BoundOptions = or_default(options, BoundOptions, "options", "rdpjax.BoundOptions", base)
+    return dataclasses.replace(chosen, **fields) if fields else chosen
+
+
+def or_default(value: Any, cls: type[Any], name: str, label: str, default: Any = None) -> Any:
+    """``value`` if it is a ``cls``; ``default`` (or ``cls()``) if it is ``None``.
+
+    Raises:
+      TypeError: naming ``name`` and ``label`` when ``value`` is anything else.
+    """
+    if value is None:
+        return cls() if default is None else default
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {label}; got {type(value).__name__}.")
+    return value
 
 
 def changed_fields(options: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import jax
 
 from rdpjax._validation import check_int
 from rdpjax.estimator.binning import BINNING_METHODS
-from rdpjax.estimator.options import BoundOptions, resolve_options
+from rdpjax.estimator.options import BoundOptions, or_default, resolve_options
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -142,11 +142,6 @@ def split_options(
     bound = resolve_options(
         options, {k: v for k, v in fields.items() if k in BOUND_FIELDS}, caller=caller
     )
-    if stream is None:
-        stream = StreamOptions()
-    elif not isinstance(stream, StreamOptions):
-        raise TypeError(
-            f"stream must be a rdpjax.stream.StreamOptions; got {type(stream).__name__}."
-        )
+    stream = or_default(stream, StreamOptions, "stream", "rdpjax.stream.StreamOptions")
     changes = {k: v for k, v in fields.items() if k in STREAM_FIELDS}
     return bound, dataclasses.replace(stream, **changes) if changes else stream

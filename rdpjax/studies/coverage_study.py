@@ -34,7 +34,7 @@ from rdpjax._table import markdown_table
 from rdpjax._validation import check_int, check_orders
 from rdpjax.auditing.draws import exact_divergences
 from rdpjax.estimator.api import plan_bound
-from rdpjax.estimator.options import BoundOptions, resolve_options
+from rdpjax.estimator.options import BoundOptions, or_default, resolve_options
 from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.stream.samplers import Sampler, mechanism_fn
@@ -180,7 +180,7 @@ _STUDY_FIELDS = ("batch_size", "devices", "chunk_samples", "grid_points")
 def _study_options(options: StudyOptions | None, fields: dict[str, Any]) -> StudyOptions:
     """``options`` with ``fields`` applied: :class:`StudyOptions`' own, else its ``bound``'s."""
     bound_fields = {k: v for k, v in fields.items() if k not in _STUDY_FIELDS}
-    base = StudyOptions() if options is None else options
+    base = or_default(options, StudyOptions, "options", "rdpjax.studies.StudyOptions")
     bound = resolve_options(base.bound, bound_fields, caller="coverage")
     own = {k: v for k, v in fields.items() if k in _STUDY_FIELDS}
     return dataclasses.replace(base, bound=bound, **own)
