@@ -19,7 +19,7 @@ from rdpjax.mechanisms.base import Mechanism
 from rdpjax.stream.batches import check_batch, checked_outputs, generators
 from rdpjax.stream.plan import as_key
 
-__all__ = ["JaxSource", "NumpySource", "make_source"]
+__all__ = ["JaxBatches", "NumpyBatches", "make_source"]
 
 _SIDES = ("x (P)", "x' (Q)")
 
@@ -30,7 +30,7 @@ def _sample(mechanism: Mechanism, key, database, m: int):
     return mechanism.sample(key, database, m)
 
 
-class JaxSource:
+class JaxBatches:
     """Batches of a :class:`rdpjax.mechanisms.Mechanism`, drawn with keys folded off ``key``.
 
     Batch ``j`` of side ``s`` is the first ``m`` of ``bucket_size(m)`` draws from
@@ -83,7 +83,7 @@ class JaxSource:
         pass
 
 
-class NumpySource:
+class NumpyBatches:
     """Batches of a black box ``sample(rng, database, m)``, one generator per side.
 
     Side ``s`` calls it with its own ``numpy.random.Generator`` (``generators(key)``: pilot, P,
@@ -139,13 +139,13 @@ class NumpySource:
 
 
 def make_source(mechanism, x, x_prime, key, project, discrete):
-    """A :class:`JaxSource` for a mechanism, else a :class:`NumpySource`.
+    """A :class:`JaxBatches` for a mechanism, else a :class:`NumpyBatches`.
 
-    A :class:`~rdpjax.mechanisms.Mechanism` gets a :class:`JaxSource`; ``discrete`` forces the
+    A :class:`~rdpjax.mechanisms.Mechanism` gets a :class:`JaxBatches`; ``discrete`` forces the
     kind of a black box's outputs.
     """
     if isinstance(mechanism, Mechanism):
         if discrete is not None:
             raise ValueError("discrete= is for a black box's outputs; a mechanism knows its own.")
-        return JaxSource(mechanism, x, x_prime, key, project)
-    return NumpySource(mechanism, x, x_prime, key, project, discrete)
+        return JaxBatches(mechanism, x, x_prime, key, project)
+    return NumpyBatches(mechanism, x, x_prime, key, project, discrete)
