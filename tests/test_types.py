@@ -25,7 +25,6 @@ def test_pyright_strict_on_the_estimator():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "0 errors" in done.stdout, done.stdout[-2000:]

@@ -120,7 +120,6 @@ def test_cpu_devices_split_the_study_in_a_fresh_process_and_are_refused_once_jax
         capture_output=True,
         text=True,
         env={**env, "JAX_PLATFORMS": "cpu"},
-        timeout=300,
     )
     assert run.returncode == 0, run.stderr
     split = json.loads(run.stdout)
