@@ -65,6 +65,7 @@ def _readme_demo_table() -> str:
     return table.group(1)
 
 
+@pytest.mark.slow
 def test_reproduce_quick_prints_the_readme_table():
     """``rdpjax reproduce --quick``'s sizes (bounds at 10⁵, coverage 50 × 10⁴, seed 0)."""
     rows = reproduce(n=10**5, reps=50, coverage_n=10**4, seed=0, progress=False)

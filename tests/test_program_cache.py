@@ -116,6 +116,7 @@ def test_the_folder_keeps_at_most_max_programs(folder, monkeypatch):
     assert len(list(folder.glob("*.program"))) == 2
 
 
+@pytest.mark.slow
 def test_a_kept_bound_program_gives_the_plain_bound(folder):
     rng = np.random.default_rng(3)
     p, q = 0.5 + rng.standard_normal(3000), rng.standard_normal(3000)

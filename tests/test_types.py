@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # basedpyright over the package, in a subprocess
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

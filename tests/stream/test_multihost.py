@@ -20,11 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # three jax processes, two of them joined by jax.distributed
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_DEVICES, PROCESSES = 2, 2
 # A hang guard, not a time limit: a process that dies leaves its peers blocked in a collective
 # forever, and _run_all kills them as soon as one fails; this only ends a true deadlock, with room
-# for a machine loaded many times over (the test takes ~30 s on an idle 2-core machine).
+# for a machine loaded many times over (the test took 51-59 s on a shared 2-core machine).
 TIMEOUT_S = 1800
 
 _WORKER = textwrap.dedent(

@@ -64,6 +64,7 @@ def _mechanism_draws(key, n, chunk):
     ]
 
 
+@pytest.mark.slow
 def test_streamed_equals_in_memory_with_outside_mass_clamped_and_counted():
     """n = 30000 per side in 3 chunks and a rest, a grid narrower than the draws: the
     streamed bound equals lower_bound on the same draws clamped to the grid range by numpy,
@@ -166,6 +167,7 @@ _SHARDED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "kwargs"),
     [("rr", DISCRETE), ("gaussian", {**CONTINUOUS, "n": 6 * CONTINUOUS["chunk"] + 1000})],
@@ -274,6 +276,7 @@ def test_replicated_bounds_compile_once_and_match_lower_bound():
         np.testing.assert_allclose(getattr(first, name)[1, 2], getattr(ref, name), rtol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pad", [0, 4])
 @pytest.mark.parametrize("d", [1, 2])
 @pytest.mark.parametrize("method", ["scatter", "sort"])
@@ -372,6 +375,7 @@ def test_non_finite_draws_raise():
         )
 
 
+@pytest.mark.slow
 def test_bucketed_layout_reuses_the_compiled_stream_across_calls():
     """With layout="bucketed" a second call with new keys (a new pilot, so a slightly different
     range) compiles neither the stream nor the bound again; the bounds stay below the truth."""
