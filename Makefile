@@ -1,10 +1,10 @@
 # make demo : create .venv, install rdpjax, reproduce paper 000 §V at small sizes (rdpjax reproduce --quick)
-# make test : same set-up, then the test suite
+# make test : same set-up, then the test suite (make test-fast: without the slow tests)
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck clean calibrate coverage bench
+.PHONY: demo test test-fast lint typecheck clean calibrate coverage bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,9 +17,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
-# Two worker processes, one test file each at a time (pytest-xdist): 9.5 min instead of 12 on 2 cores.
+# Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
+# `make test`: the whole suite, every test (9.5 min instead of 12 on 2 cores).
+# `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
+# notebooks, the type check, multi-device runs, studies): under 3 min on 2 cores, for the loop of
+# editing and testing; `make test` is the gate before a commit.
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile
+
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 # `make test` runs these too (tests/test_lint.py); .pre-commit-config.yaml runs them on commit.
 lint: $(STAMP)
