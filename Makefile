@@ -20,8 +20,8 @@ demo: $(STAMP)
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
 # `make test`: the whole suite, every test (9.5 min instead of 12 on 2 cores).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
-# notebooks, the type check, multi-device runs, studies): under 3 min on 2 cores, for the loop of
-# editing and testing; `make test` is the gate before a commit.
+# notebooks, the type check, multi-device runs, studies): 1.5 min on 2 cores, under 3 with the
+# machine shared (load 5-6); for the loop of editing and testing, `make test` before a commit.
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile
 
