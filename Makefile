@@ -1,11 +1,11 @@
 # make demo : create .venv, install rdpjax, reproduce paper 000 §V at small sizes (rdpjax reproduce --quick)
-# make test : same set-up, then the test suite
+# make test : same set-up, then the test suite (make test-fast: without the slow tests)
 # make docs : same set-up, then the documentation site into site/ (mkdocs build --strict)
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck clean calibrate coverage bench docs
+.PHONY: demo test test-fast lint typecheck clean calibrate coverage bench docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +18,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
-# Two worker processes, one test file each at a time (pytest-xdist): 9.5 min instead of 12 on 2 cores.
+# Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
+# `make test`: the whole suite, every test (9.5 min instead of 12 on 2 cores).
+# `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
+# notebooks, the type check, multi-device runs, studies): 1.5 min on 2 cores, under 3 with the
+# machine shared (load 5-6); for the loop of editing and testing, `make test` before a commit.
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile
+
+test-fast: $(STAMP)
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 # `make test` runs these too (tests/test_lint.py); .pre-commit-config.yaml runs them on commit.
 lint: $(STAMP)

@@ -55,14 +55,16 @@ def compilations():
         jax.monitoring.unregister_event_duration_listener(listen)
 
 
-def run_script(code: str, *args: str, timeout: float = 300) -> dict:
+def run_script(code: str, *args: str) -> dict:
     """Run ``code`` in a fresh CPU-only Python (so that it can set ``XLA_FLAGS`` before jax is
-    imported, e.g. to force host devices) and return the JSON it prints after ``RESULT``."""
+    imported, e.g. to force host devices) and return the JSON it prints after ``RESULT``.
+
+    No time limit: it is one process, waited for as an in-process test would be; a wall-clock
+    limit would fail the test on a machine that is merely loaded."""
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["JAX_PLATFORMS"] = "cpu"
     run = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
-        timeout=timeout,
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))[6:])

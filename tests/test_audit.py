@@ -75,6 +75,7 @@ def test_black_box_batches_give_the_same_draws():
     np.testing.assert_array_equal(one, many)
 
 
+@pytest.mark.slow
 def test_projection_is_applied():
     mech = RandomizedResponse(1.5)
     x, xp = mech.reference_pair()
@@ -112,6 +113,7 @@ def test_unknown_options_are_a_type_error_naming_the_options():
               bandwith=0.1)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_default_orders_follow_the_claim():
     mech = Laplace(5.0)
     x, xp = mech.reference_pair()
@@ -129,6 +131,7 @@ def test_default_orders_follow_the_claim():
     assert black_box.verdict().startswith("no claim")
 
 
+@pytest.mark.slow
 def test_gaussian_against_its_exact_curve_and_half_of_it():
     """Issue 19's acceptance: σ = 5 on pair (21), n = 1e6, orders chosen by audit."""
     mech = Gaussian(5.0)
@@ -142,6 +145,7 @@ def test_gaussian_against_its_exact_curve_and_half_of_it():
     assert mech.claim == claims.zcdp(1 / 50)  # the mechanism's own claim is its exact curve
 
 
+@pytest.mark.slow
 def test_sparse_vector_variants_with_their_own_claim():
     """Lee-Clifton's variant claims ε = 1 and is refuted by a default audit; Lyu's is not."""
     bad, good = SparseVector(1.0, variant="lee_clifton"), SparseVector(1.0, variant="lyu")
@@ -155,6 +159,7 @@ def test_sparse_vector_variants_with_their_own_claim():
     assert not at_257.is_refuted
 
 
+@pytest.mark.slow
 def test_report_files(tmp_path):
     mech = Laplace(5.0)
     x, xp = mech.reference_pair()
@@ -182,6 +187,7 @@ def test_report_files(tmp_path):
         write_report(r, tmp_path / "new" / "dir" / "report.json")
 
 
+@pytest.mark.slow
 def test_black_box_progress_bar(capsys):
     audit(numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=2_000, key=jax.random.key(0),
           batch_size=500, progress=True)  # fmt: skip
@@ -208,6 +214,7 @@ def test_projection_is_applied_per_batch():
     assert shapes[0] == (2, 3) and set(shapes[1:]) == {(1_000, 3)}  # a probe, then batches
 
 
+@pytest.mark.slow
 def test_audit_streams_beyond_the_memory_budget():
     """memory_budget=0 routes a zoo mechanism through the stream and a numpy black box through
     blackbox_bound: the report is theirs, for the same key, and below the truth."""

@@ -98,6 +98,7 @@ def gaussian():
     return key, bound, calls, pilots, sides
 
 
+@pytest.mark.slow
 def test_blackbox_equals_plan_machinery_on_the_same_binned_samples(gaussian):
     """The batched bound equals BoundPlan.bound on the documented draws binned in one pass on
     the pilot's grid, to 1e-12; the settings are the default rule on the pilot with the full n;
@@ -141,6 +142,7 @@ def test_blackbox_progress_is_monotone_ends_at_total_and_changes_nothing(gaussia
         np.testing.assert_array_equal(getattr(again, name), getattr(bound, name))
 
 
+@pytest.mark.slow
 def test_outside_mass_is_clamped_counted_and_warned_or_raised():
     """A small pilot (1000) without margin: some draws fall off its range; they are clamped
     (the bound equals the reference on np.clip'ed draws) and counted per side, never dropped;
@@ -278,6 +280,7 @@ STREAM = dict(
 )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_streamed_progress_is_monotone_ends_at_total_and_changes_nothing(monkeypatch):
     """20 full chunks and a rest per side, a report after every chunk (the minimum spacing of
     2^22 draws lifted, so that this small run reports often): progress(done, total) comes with

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rdpjax.estimator import grid
 
@@ -24,6 +25,7 @@ def _load(name):
     return module
 
 
+@pytest.mark.slow
 def test_multid_study_sets_and_restores_the_cells(tmp_path):
     bench = _load("calibrate_multid")
     default = dict(grid.CELLS_PER_BANDWIDTH_BY_DIM)
@@ -44,6 +46,7 @@ def test_multid_study_sets_and_restores_the_cells(tmp_path):
     assert "| gaussian σ=5 | 2 | 4 | 400 |" in out.with_suffix(".md").read_text()
 
 
+@pytest.mark.slow
 def test_zoo_map_study_bounds_the_same_draws_both_ways(tmp_path):
     bench = _load("calibrate_zoo_map")
     out = tmp_path / "zoo_map.json"
@@ -103,6 +106,7 @@ def test_bound_compile_counts_the_programs_ffts_and_fusions():
     assert counts["fusions"] >= 1
 
 
+@pytest.mark.slow
 def test_sequential_ceiling_needs_the_closed_form_levels(tmp_path):
     """One case: a median ≤ n95/3 needs level Φ̄((z_α + z_0.95)/√3) at n95/3 (power 1/2 there),
     0.0287 at α = 0.05; for two cases far apart, the later one's stops count that first level as
@@ -125,6 +129,7 @@ def test_sequential_ceiling_needs_the_closed_form_levels(tmp_path):
     assert 2.0 < result["oracle_sprt"]["ratio"] < 2.7
 
 
+@pytest.mark.slow
 def test_multid_map_study_factorizes_the_exact_values_and_the_oracle(tmp_path):
     bench = _load("calibrate_multid_map")
     offzoo = importlib.import_module("calibrate_offzoo")  # on the path the study put it on

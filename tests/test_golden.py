@@ -10,6 +10,17 @@ references elsewhere: quadrature, closed forms, dp-accounting, direct KDE). They
 
 A change that moves them on purpose (a new default, a new estimator) reruns them, says so in its
 commit, and rewrites the README table (``rdpjax reproduce --quick``) and the numbers below.
+
+Regression pins (``pytest -m regression``): numbers recorded from rdpjax's own output, not
+independent references. The README table was recorded at commit 2a3d902 (pooled scale on 2^10
+points), the Laplace numbers below at 2a3d902 and the randomized-response ones at 27583f8
+(discrete floor ≥ 4/n, the commit that added this file); ``git log -S<number>`` finds them. They
+catch unintended changes, and say nothing of whether the numbers are right. That is tested
+against independent references: closed forms typed from the papers (tests/references.py) in
+tests/estimator/test_bounds.py (bounds below the exact value, fixed-key coverage),
+tests/estimator/test_divergence_variance.py and tests/stream/test_stream.py; the direct KDE in
+tests/estimator/test_kde.py; dp-accounting, autodp and scipy/mpmath quadrature for the exact
+divergences (the table's "exact" column) in tests/mechanisms/test_zoo_*.py.
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ import rdpjax
 from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.stream import mechanism_streamed_bound
 from rdpjax.studies.reproduction import format_table, reproduce
+
+pytestmark = pytest.mark.regression
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -52,6 +65,7 @@ def _readme_demo_table() -> str:
     return table.group(1)
 
 
+@pytest.mark.slow
 def test_reproduce_quick_prints_the_readme_table():
     """``rdpjax reproduce --quick``'s sizes (bounds at 10⁵, coverage 50 × 10⁴, seed 0)."""
     rows = reproduce(n=10**5, reps=50, coverage_n=10**4, seed=0, progress=False)

@@ -50,11 +50,13 @@ CLAIM = pure_dp(1.0)
 # rdpjax.testing
 
 
+@pytest.mark.slow
 def test_a_correct_laplace_passes_and_returns_the_report():
     report = assert_claim_holds(laplace_sum, *PAIR, CLAIM, n=SMALL_N, key=jax.random.key(0))
     assert not report.is_refuted and report.n == SMALL_N and report.claim == CLAIM
 
 
+@pytest.mark.slow
 def test_a_broken_laplace_is_refuted_and_fails_assert_claim_holds():
     bad = laplace_sum_half_noise
     report = assert_claim_refuted(bad, *PAIR, CLAIM, n=SMALL_N, key=jax.random.key(0))
@@ -210,6 +212,7 @@ def _audit_case(case, key=0):
 FAST_BUGS = ("zero_sensitivity", "noise_on_sum_scaled_for_mean")
 
 
+@pytest.mark.slow
 def test_bug_shapes_refuted_and_twins_cleared():
     import cases_bugs
 
@@ -224,6 +227,7 @@ def test_bug_shapes_refuted_and_twins_cleared():
         assert c.cites and (c.twin is None or c.twin.split(",")[0].strip() in cases), c.name
 
 
+@pytest.mark.slow
 def test_dpsgd_fixed_batches_accounted_as_poisson_are_refuted():
     pytest.importorskip("dp_accounting")
     import cases_dpsgd
@@ -286,6 +290,7 @@ def test_pydp_adapters():
     _audit_case(cases["pydp_laplace"])
 
 
+@pytest.mark.slow
 def test_jax_privacy_adapter_and_its_accounting():
     jax_privacy = pytest.importorskip("jax_privacy")
     dpa = pytest.importorskip("dp_accounting")

@@ -68,6 +68,7 @@ def _plugin(curves, bound):
         ]
 
 
+@pytest.mark.slow
 def test_density_curves_are_the_bounds_densities(gaussian_samples):
     p, q = gaussian_samples
     curves = plots.density_curves(p, q, lam=ORDERS)

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 from references import laplace_exact
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +25,7 @@ def _block_defining(name: str, page: Path = README) -> str:
     return matches[0]
 
 
+@pytest.mark.slow
 def test_numpy_black_box_example_runs_and_refutes_the_claim():
     namespace: dict = {}
     with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -35,6 +37,7 @@ def test_numpy_black_box_example_runs_and_refutes_the_claim():
     assert np.all(report.lower <= exact) and np.all(report.lower > report.claimed)
 
 
+@pytest.mark.slow
 def test_command_line_example_refutes_the_file(tmp_path, monkeypatch, capsys):
     """The README's ``rdpjax audit bug.py:noisy_sum …`` line, on the README's noisy_sum saved
     as bug.py: exit status 1 (refuted); with the sensitivity fixed (scale 2), exit status 0."""
@@ -55,6 +58,7 @@ def test_command_line_example_refutes_the_file(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_streamed_example_runs_at_small_n():
     """The README's streaming block, with N = 1e9 replaced by 2e5: bounds below the truth."""
     source = _block_defining("on_x_prime").replace("N = 10**9", "N = 2 * 10**5")
@@ -90,6 +94,7 @@ def test_every_command_line_in_the_readme_parses():
         assert args.command == argv[0], command
 
 
+@pytest.mark.slow
 def test_canary_scores_example_bounds_the_training_below_its_claim():
     """The guide's canary-score example runs as written: positive bounds, below the claim
     (20 Gaussian steps of noise multiplier 4 on a clipped canary: ρ = 20/(2·4²) zCDP)."""

@@ -21,6 +21,7 @@ def test_wilson_interval_matches_statsmodels(k, n):
     )
 
 
+@pytest.mark.slow
 def test_coverage_study_gaussian_and_randomized_response():
     """100 replications at n = 5000: if the true coverage were 0.95, P(≤ 88/100) = 0.6%."""
     x, xp = rdpjax.mechanisms.databases.paper_pair()
@@ -49,6 +50,7 @@ def _compiled(run):
         jax.monitoring.unregister_event_duration_listener(listen)
 
 
+@pytest.mark.slow
 def test_coverage_compiles_its_study_once_per_shape():
     """A second study with another key (and, for randomized response, another ε: its support
     is fixed) compiles nothing new. For the Gaussian the grid follows each study's pilot draw;
@@ -68,6 +70,7 @@ def test_coverage_compiles_its_study_once_per_shape():
         assert not np.array_equal(first.lower, second.lower)
 
 
+@pytest.mark.slow
 def test_mechanisms_with_one_layout_share_the_bound_program():
     """The bounds of a study are compiled apart from its draws: a Poisson-subsampled Gaussian
     study whose pilot plans the same layout as a Gaussian study's (checked here on the pilots
@@ -92,6 +95,7 @@ def test_mechanisms_with_one_layout_share_the_bound_program():
     assert "jit(_draws)" in names and "jit(_bounds)" not in names, names
 
 
+@pytest.mark.slow
 def test_chunked_study_equals_one_call():
     """Drawn and bounded in chunks of replications (a small STUDY_CHUNK_SAMPLES), a study
     returns exactly what one call returns: each replication's key is fixed (one replication a
@@ -155,6 +159,7 @@ def test_coverage_needs_a_known_truth():
         coverage(mech, x, xp, 2.0, n=100, reps=2, key=jax.random.key(0))
 
 
+@pytest.mark.slow
 def test_large_grids_are_bounded_in_smaller_batches():
     """With few grid points allowed per batch (grid_points), the bounds run one
     replication a batch and agree with the default batches (to rounding: a batch is a vmap)."""

@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # basedpyright over the package, in a subprocess
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -25,7 +29,6 @@ def test_pyright_strict_on_the_estimator():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "0 errors" in done.stdout, done.stdout[-2000:]

@@ -178,6 +178,7 @@ def test_audit_command_errors(capsys, argv, message):
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_reproduce_writes_results_and_figures(tmp_path, capsys):
     """A miniature `rdpjax reproduce --out` (the full one lives in
     benchmarks/papers/paper_000.py)."""
@@ -234,6 +235,7 @@ def test_txt_with_commas_and_a_commented_header(tmp_path):
     np.testing.assert_array_equal(read_samples(tmp_path / "x.txt"), [[1.5, 2.0], [3.0, 4.5]])
 
 
+@pytest.mark.slow
 def test_warnings_are_one_line_on_the_command_line(tmp_path):
     import subprocess
     import sys

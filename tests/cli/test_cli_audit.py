@@ -103,6 +103,7 @@ def _exit_code(argv) -> int:
 # ----------------------------------------------------------------------------- claims
 
 
+@pytest.mark.slow
 def test_a_wrong_sensitivity_is_refuted_and_the_fixed_twin_is_not(user_dir, tmp_path, capsys):
     """noisy_sum adds Laplace(1) to a sum that moves by 2: D_λ is that of Laplace shift 2,
     scale 1 (1.60 at λ = 2, 1.85 at λ = 5), far above the ε-DP curve of ε = 1 (0.74, 0.92).
@@ -137,6 +138,7 @@ def test_a_wrong_sensitivity_is_refuted_and_the_fixed_twin_is_not(user_dir, tmp_
     assert (report / "report.md").read_text().startswith("# Audit of fixed_sum")
 
 
+@pytest.mark.slow
 def test_a_jax_sampler_file_and_quiet(user_dir, capsys):
     """jax_sum is fixed_sum in JAX (default mode: from_sampler). A 0.05-zCDP claim says
     ε(λ) ≤ 0.1 at λ = 2 where the truth is 0.62: refuted, and --quiet prints the verdict only."""
@@ -173,6 +175,7 @@ def test_a_discrete_jax_sampler(user_dir, capsys):
     assert np.all(np.array(out["lower"]) <= exact) and np.all(np.array(out["lower"]) > 0)
 
 
+@pytest.mark.slow
 def test_bound_checks_a_zcdp_claim(tmp_path, capsys):
     """Samples of N(1, 1) and N(0, 1): D_λ = λ/2, i.e. exactly 0.5-zCDP. A 0.1-zCDP claim
     (0.2 at λ = 2, truth 1) is refuted: exit 1. A 2-zCDP claim (4 at λ = 2) is not: exit 0."""
@@ -193,6 +196,7 @@ def test_bound_checks_a_zcdp_claim(tmp_path, capsys):
     assert err.startswith("rdpjax bound: error: --claim-zcdp -1:") and "\n" not in err
 
 
+@pytest.mark.slow
 def test_bound_with_a_claim_and_no_orders_uses_the_validated_grid(tmp_path, capsys):
     """No --lam: the claim grid for this n (λ ≤ 5 below 10⁴ a side) in both directions, the
     configuration whose error rates docs/claims.md reports; --lam keeps one direction."""

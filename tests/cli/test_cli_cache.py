@@ -49,6 +49,7 @@ def _bound(tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_the_program_fills_its_cache_and_not_when_off(tmp_path):
     on = _bound(tmp_path, {"RDPJAX_CACHE_DIR": str(tmp_path / "on")})
     assert on.returncode == 0, on.stderr.decode()

@@ -43,6 +43,7 @@ def _check_cell(cell: dict) -> None:
     assert cell["simultaneous_low"] <= cell["simultaneous"] <= cell["simultaneous_high"]
 
 
+@pytest.mark.slow
 def test_coverage_json_has_the_fields_and_they_agree(capsys):
     argv = ["coverage", CHEAP, "--param", "k=4", "--lam", "2", "5", "--n", "2000", "--n", "3e3"]
     assert main([*argv, "--reps", "20", "--both-directions", "--json"]) == 0
@@ -67,6 +68,7 @@ def test_coverage_json_has_the_fields_and_they_agree(capsys):
         assert cell["simultaneous_covered"] >= 15
 
 
+@pytest.mark.slow
 def test_coverage_text_output_and_progress(capsys):
     assert main(["coverage", CHEAP, "--n", "2000", "--reps", "10", "--lam", "3"]) == 0
     captured = capsys.readouterr()
@@ -106,6 +108,7 @@ def test_coverage_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert "\n" not in err and "Traceback" not in err and captured.out == ""
 
 
+@pytest.mark.slow
 def test_cpu_devices_split_the_study_in_a_fresh_process_and_are_refused_once_jax_runs(capsys):
     """``--cpu-devices 2`` in a fresh process: JAX gets two CPU devices (the results' meta says
     so) and the study, split over them, counts the same replications as on one device, its
@@ -121,7 +124,6 @@ def test_cpu_devices_split_the_study_in_a_fresh_process_and_are_refused_once_jax
         capture_output=True,
         text=True,
         env={**env, "JAX_PLATFORMS": "cpu"},
-        timeout=300,
     )
     assert run.returncode == 0, run.stderr
     split = json.loads(run.stdout)
@@ -160,6 +162,7 @@ def _benchmark():
     return module
 
 
+@pytest.mark.slow
 def test_coverage_benchmark_writes_and_resumes(tmp_path, capsys):
     bench = _benchmark()
     out = tmp_path / "coverage.json"

@@ -48,6 +48,7 @@ def _laws(rng, n):
 MAPPED = {"gaussian", "laplace", "cauchy", "student_t3", "lognormal", "bimodal", "spike_slab"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sample, expected",
     [
@@ -70,6 +71,7 @@ def test_tail_ratio_of_an_atom_holding_the_quartiles_is_infinite():
     )
 
 
+@pytest.mark.slow
 def test_the_rule_maps_all_but_bounded_supports():
     rng = np.random.default_rng(1)
     for name, (p, q) in _laws(rng, N).items():
@@ -84,6 +86,7 @@ def test_the_rule_maps_all_but_bounded_supports():
             np.testing.assert_array_equal(bound.lower, kept.lower)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, expected",
     [
@@ -124,6 +127,7 @@ def test_gaussian_tails_are_mapped_up_to_their_size_limit_and_heavier_ones_beyon
     assert auto_transform(uniform, uniform[::-1]) is None
 
 
+@pytest.mark.slow
 def test_what_the_rule_leaves_alone():
     rng = np.random.default_rng(2)
     p, q = rng.standard_cauchy(N) + 0.5, rng.standard_cauchy(N)
@@ -141,6 +145,7 @@ def test_what_the_rule_leaves_alone():
     assert AUTO_TAIL_RANGE[0] < 2.0 / 1.5 < AUTO_TAIL_RANGE[1]  # the clipped Gaussian's ≈ 1.48
 
 
+@pytest.mark.slow
 def test_vector_outputs_are_mapped_when_an_axis_asks_for_it():
     rng = np.random.default_rng(4)
     cauchy, normal, uniform = rng.standard_cauchy(N), rng.standard_normal(N), rng.uniform(size=N)
@@ -192,6 +197,7 @@ def test_plan_bound_needs_the_map_fixed():
         rdpjax.plan_bound(rng.normal(size=2000), rng.normal(size=2000), 2.0, transform="auto")
 
 
+@pytest.mark.slow
 def test_density_curves_follow_the_map_the_bound_applied():
     from rdpjax.auditing.plots import density_curves
 
@@ -205,6 +211,7 @@ def test_density_curves_follow_the_map_the_bound_applied():
     assert kept.bound.transform is None and np.ptp(kept.points) > 100.0  # Cauchy's range
 
 
+@pytest.mark.slow
 def test_audits_and_the_command_line(tmp_path, capsys):
     def cauchy_sum(rng, database, n):  # a black box with heavy-tailed noise
         return float(np.sum(database)) + rng.standard_cauchy(n)

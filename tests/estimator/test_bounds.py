@@ -59,6 +59,7 @@ def test_estimates_nondecreasing_in_lambda():
     assert np.all(np.diff(np.asarray(b.estimate)) >= -1e-12)
 
 
+@pytest.mark.slow
 def test_jit_equals_eager_and_same_key_same_answer():
     p, q = _gauss(jax.random.key(3), 2000, 1500)
     with rdpjax.float64():
@@ -75,6 +76,7 @@ def test_jit_equals_eager_and_same_key_same_answer():
     )
 
 
+@pytest.mark.slow
 def test_vmap_equals_loop():
     keys = jax.random.split(jax.random.key(4), 3)
     with rdpjax.float64():
@@ -87,6 +89,7 @@ def test_vmap_equals_loop():
         np.testing.assert_allclose(np.asarray(batched.lower[i]), np.asarray(b.lower), rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_samples_drawn_in_the_program_give_the_same_bound_behind_the_fusion_boundary():
     """bound_of_draws writes samples drawn in the same program to memory first (a conditional,
     rdpjax.stream._fusion): the bounds of a vmapped study are those of the fused program."""
@@ -116,6 +119,7 @@ def _replicate(plan, draw, reps, seed):
     return np.asarray(out.estimate), np.asarray(out.std_error), np.asarray(out.lower)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n_p", "n_q"), [(10000, 10000), (4000, 20000)])
 def test_standard_error_matches_replication_spread(n_p, n_q):
     """σ̂/√n vs the spread of D̂ over R = 200 keyed replications (also for unequal sizes).
@@ -130,6 +134,7 @@ def test_standard_error_matches_replication_spread(n_p, n_q):
     assert np.all(np.abs(ratio - 1) < 0.2), ratio
 
 
+@pytest.mark.slow
 def test_fixed_key_coverage_gaussian_and_laplace():
     """Small fixed-key coverage check (benchmarks/calibration/calibrate.py is the real study).
 
@@ -346,6 +351,7 @@ def test_bandwidth_wider_than_the_data_gets_a_grid():
     assert float(b.bandwidth[0]) == 1000.0
 
 
+@pytest.mark.slow
 def test_large_host_buffers_are_reused_only_once_jax_let_them_go(x64):
     """to_device keeps buffers of 4 MiB or more and hands one out again only when no jax array
     shares it: an array still held keeps its values while later copies are made, and a
@@ -385,6 +391,7 @@ def test_floor_must_be_a_single_number():
         )
 
 
+@pytest.mark.slow
 def test_samples_reach_jax_through_a_private_copy(x64):
     """plan_bound hands samples to jax through one aligned copy (zero-copy device_put on the
     CPU): the values and dtype are kept, ints become float64, and changing the caller's array
@@ -412,6 +419,7 @@ def test_samples_reach_jax_through_a_private_copy(x64):
     np.testing.assert_array_equal(plan(pj, qj).lower, before)
 
 
+@pytest.mark.slow
 def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(monkeypatch):
     """Past the budget the compiled programs are dropped (issue 20): with a budget of 4, data
     sets whose sizes each fall into a new bucket never leave more than 4 programs of a kind
@@ -450,6 +458,7 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
     np.testing.assert_array_equal(again.lower, first.lower)
 
 
+@pytest.mark.slow
 def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_programs(monkeypatch):
     """Every sample of up to MIN_PADDED_ROWS outputs is padded to that length and the scale's
     subsample to SCALE_POINTS rows, so data sets of sizes in many buckets compile one settings
@@ -489,6 +498,7 @@ def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_progra
         np.testing.assert_array_equal(a.lower, b.lower)
 
 
+@pytest.mark.slow
 def test_a_new_size_in_a_seen_bucket_compiles_nothing():
     """Samples are padded to a bucketed size and the layout is bucketed (issue 20): bounds on
     9,000 … 9,900 samples a side (bucket 10,240; the data's range fixed, so one grid layout)
@@ -530,6 +540,7 @@ def test_discrete_data_sets_of_new_supports_compile_nothing_in_a_seen_bucket():
     assert {b.grid_shape for b in results} == {(48,)} and all(b.discrete for b in results)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("p", "q"),
     [
@@ -565,6 +576,7 @@ def test_padded_bound_equals_the_plan_on_the_samples(p, q):
         )
 
 
+@pytest.mark.slow
 def test_plan_bound_outside_float64_scope():
     # plan_bound is public: called without rdpjax.float64() (jax in its default 32-bit mode) it
     # must plan in float64 itself, not fail on a 64-bit constant (it raised OverflowError).
@@ -577,6 +589,7 @@ def test_plan_bound_outside_float64_scope():
     assert np.isfinite(float(direct.lower[0]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("support", [3, 37, 300])
 def test_discrete_padded_support_changes_nothing(support):
     # The bucketed layout pads the support with codes neither sample has: every term of the
@@ -644,6 +657,7 @@ print("RESULT" + json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_lower_bound_bins_on_every_local_device(tmp_path):
     """With two local devices, lower_bound bins continuous samples split over both (each a
     block, one psum): the same bound as on one device, up to the 1-D binning's fraction

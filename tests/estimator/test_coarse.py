@@ -92,6 +92,7 @@ def _full_grid_bound(plan, binned):
     return jax.vmap(one)(jnp.asarray(plan.lam))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("law", "n"),
     [("gaussian", 1_000), ("uniform", 1_000), ("null", 5_000)],

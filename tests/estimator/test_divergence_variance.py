@@ -97,6 +97,7 @@ def test_autodiff_variance_equals_eq18_in_the_h_to_zero_limit(x64):
             np.testing.assert_allclose([float(vp), float(vq)], [float(rp), float(rq)], rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_autodiff_variance_converges_to_eq18_as_h_shrinks(x64):
     """Finite-h influence (kernel-smoothed gradient) → eq. (18) as h → 0 on a fixed grid."""
     grid = grid_from_range(jnp.array([-40.0]), jnp.array([40.0]), (4001,), (0,))

@@ -69,6 +69,7 @@ def _binning_by_definition(x, low, spacing, shape):
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["scatter", "sort"])
 @pytest.mark.parametrize("shape", [(7,), (5, 6), (4, 5, 6)])
 def test_linear_binning_equals_the_definition(x64, shape, method):
@@ -119,6 +120,7 @@ def test_packed_1d_binning_rounds_the_fraction_as_documented(x64):
     assert float(outside) == float(np.sum((x < 0) | (x > 1)))
 
 
+@pytest.mark.slow
 def test_packed_1d_binning_differentiates_as_linear_binning(x64):
     """The pair search differentiates the KDE through the samples: the int64 path's derivative
     (forward and reverse) is linear binning's, as given by the float64 sort formulation."""
@@ -222,6 +224,7 @@ _SHARDED_BINNING = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [(7,), (5, 6)])
 def test_linear_binning_split_over_four_host_devices(shape):
     """Binning split over 4 forced host devices (blocks of 75 samples: two chunks of 32 and a

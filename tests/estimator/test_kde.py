@@ -18,6 +18,7 @@ def _binned(d, n, h, grid_size=None):
     return x, hh, grid, fft_kde(counts, grid, jnp.asarray(hh), half)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("d", "n", "h", "grid_size", "tol"),
     [
@@ -45,6 +46,7 @@ def test_fft_kde_matches_direct_kde(x64, d, n, h, grid_size, tol):
     assert err <= tol, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [1, 2])
 def test_kde_integrates_to_one(x64, d):
     _, _, grid, binned = _binned(d, 3000, 0.5, None if d == 1 else 96)

@@ -36,6 +36,7 @@ def _dense_traces(hess, sigma_p, sigma_q):
     return 0.5 * np.trace(hs), 0.5 * np.trace(hs @ hs), sigma
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lam", [1.5, 3.0, 7.0])
 def test_closed_form_derivatives_match_autodiff(lam):
     rng = np.random.default_rng(1)
@@ -61,6 +62,7 @@ def test_closed_form_derivatives_match_autodiff(lam):
     np.testing.assert_allclose(closed[both], hess[both], rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_frequency_traces_equal_dense_computation():
     rng = np.random.default_rng(2)
     k, lam, floor, beta, n_p, n_q = 12, 4.0, 0.02, 50.0, 1000, 700
@@ -80,6 +82,7 @@ def test_frequency_traces_equal_dense_computation():
     np.testing.assert_allclose(float(var2), var_ref, rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_kde_bias_exact_and_variance_close_to_dense_computation():
     size, dx, lam, n_p, n_q = 160, 0.1, 3.0, 1000, 700
     grid = Grid(low=jnp.zeros(1), spacing=jnp.array([dx]), shape=(size,))
@@ -115,6 +118,7 @@ def test_kde_bias_exact_and_variance_close_to_dense_computation():
     np.testing.assert_allclose(float(var2), var_ref, rtol=0.05)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lam", [1.5, 4.0])
 def test_first_order_variance_from_the_closed_form_gradient_equals_autodiff(lam):
     """Without a given ``first_var`` the terms compute ``gᵀΣg`` from the closed-form gradient

@@ -38,6 +38,7 @@ def _simultaneous_coverage(defaults) -> float:
     return float(np.mean(np.all(np.asarray(lower) <= 0.0, axis=1)))  # the truth is 0
 
 
+@pytest.mark.slow
 def test_floor_counts_keep_a_sparse_null_valid():
     assert _simultaneous_coverage(rdpjax.DEFAULTS) >= 0.95
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 import rdpjax
 from rdpjax.claims import pure_dp
@@ -48,6 +49,7 @@ def test_zero_noise_bug_is_noted_and_its_bound_grows_with_n():
     assert seq.is_refuted and seq.bound.discrete and "may be infinite" in seq.notes[0]
 
 
+@pytest.mark.slow
 def test_correct_mechanisms_get_no_note():
     mech = RandomizedResponse(1.5)  # likelihood ratios up to e^15 over 1024 codes
     x, x_prime = mech.reference_pair()

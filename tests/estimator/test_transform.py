@@ -91,6 +91,7 @@ def test_affine_maps_of_the_data_leave_the_bound_unchanged():
     assert base.transform == "quantile" and int(base.n_p) == 20_000 - 20_000 // 16
 
 
+@pytest.mark.slow
 def test_bimodal_law_valid_and_tighter_than_without():
     """0.5·N(0, 1) + 0.5·N(50, 1) shifted by 0.3: the pooled scale makes one bandwidth far too
     wide for each mode; after the map one bandwidth fits both. 20 fixed-key replications at
@@ -122,6 +123,7 @@ def test_bimodal_law_valid_and_tighter_than_without():
     assert np.all(lows.mean(axis=0) > 0.3 * exact)
 
 
+@pytest.mark.slow
 def test_heavy_tail_keeps_a_small_grid_and_a_valid_bound():
     """Cauchy location, γ = 1, shift 0.5: D_2 = log(1 + δ²/2). Without the map the grid spans
     the data's range (2^18 points at n = 10⁵) and the bound falls as n grows."""
@@ -159,6 +161,7 @@ def test_command_line(tmp_path, capsys):
     assert code == 0 and "after the quantile map" in out
 
 
+@pytest.mark.slow
 def test_audit_passes_the_transform_and_needs_the_draws_in_memory(tmp_path, capsys):
     from rdpjax.mechanisms import Laplace
 
@@ -186,6 +189,7 @@ def test_command_line_mistakes_end_in_one_line_and_exit_2(tmp_path, capsys):
     assert len(err) == 1 and "n ≥ 100" in err[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [1_000, 2_000, 20_000, 200_000])
 def test_bandwidth_in_the_maps_units_follows_the_tapered_rule(n):
     # docs/methods.md §2.1: h = 10^(1/4)·s·m^(−1/3)·clip((m/1000)^(−0.35), 0.25, 1) on the m

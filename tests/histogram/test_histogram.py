@@ -215,6 +215,7 @@ def _reference_estimates(b, buckets, n, runs, lam=None, seed=0):
     return np.where((nj > 0).all(1) & (mj > 0).all(1), est, np.inf)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "lam,b,gamma,beta", [(None, 2.0, 1.0, 0.8), (2.0, 5.0, 1.0, 0.9)], ids=["ldp", "lrdp"]
 )
@@ -416,6 +417,7 @@ def test_options_an_estimator_does_not_take_are_errors():
 # ------------------------------------------------------------------------ global version
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lam", [None, 2.0], ids=["ldp", "lrdp"])
 def test_global_is_the_max_over_pairs_of_the_same_draws(lam):
     mech, key = TruncatedLaplace(scale=2.0), jax.random.key(7)
@@ -453,6 +455,7 @@ def test_global_is_the_max_over_pairs_of_the_same_draws(lam):
     assert float(r.estimate) >= pairwise[0, 3] - 1e-12  # ≥ the end points' pairwise value
 
 
+@pytest.mark.slow
 def test_lower_bound_is_paper_000_on_the_same_draws():
     mech, key = TruncatedLaplace(scale=5.0), jax.random.key(2)
     lip = lipschitz_laplace(5.0)

@@ -381,6 +381,7 @@ def _slope(x, y):
     return np.polyfit(np.log(x), np.log(y), 1)[0]
 
 
+@pytest.mark.slow
 def test_multinomial_slopes_in_n_and_alpha():
     """Theorem 1: the projected bitwise estimator's risk ∝ 1/(nα²) (d/(nα²) ≪ 1 here). The
     α-sweep uses common random numbers (same data, same uniforms for the flips) so that the
@@ -404,6 +405,7 @@ def test_multinomial_slopes_in_n_and_alpha():
     assert _slope(alphas, [mse(x, a, u) for a in alphas]) == pytest.approx(-2.0, abs=0.15)
 
 
+@pytest.mark.slow
 def test_histogram_slope_in_n_alpha_squared():
     """Proposition 2: with k = (nα²)^{1/4}, risk ∝ (nα²)^{−1/2}; Beta(2, 2) density."""
     rng = np.random.default_rng(13)

@@ -208,6 +208,7 @@ def test_nonprivate_series_risk_by_monte_carlo():
     assert_within_se(mean, ldp.series_risk(theta, NORM_SQ, None, n, pdf=BETA22.pdf), se)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k,alpha", [(3, 1.0), (4, 2.0)])
 def test_private_series_risk_by_monte_carlo(k, alpha):
     """R = 8000 replications of n = 200 points privatized by the zoo's sampler (20) (ties split,

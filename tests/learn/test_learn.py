@@ -59,6 +59,7 @@ def test_scores_trace_and_run_on_host_alike():
     np.testing.assert_allclose(np.asarray(traced), score(x), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_a_scale_leak_is_found_by_the_quadratic_score_only():
     exact = _scale_laws()(2.0)
     rng = np.random.default_rng(3)
@@ -71,6 +72,7 @@ def test_a_scale_leak_is_found_by_the_quadratic_score_only():
     assert linear < exact / 10 and learned.criteria["quadratic"] > 3 * linear
 
 
+@pytest.mark.slow
 def test_audit_learns_and_certifies_on_fresh_draws():
     """d = 10, exact D_2 = 0.25, n = 20,000 a side in total: 10 replications, every
     simultaneous bound ≤ exact, and the learned bound near the oracle projection's."""
@@ -94,6 +96,7 @@ def test_audit_learns_and_certifies_on_fresh_draws():
     assert "projection: learned" in report.to_markdown() and "projection learned" in str(report)
 
 
+@pytest.mark.slow
 def test_black_box_and_command_line(tmp_path, capsys):
     mech_file = tmp_path / "mech.py"
     mech_file.write_text(
@@ -121,6 +124,7 @@ def test_errors():
         learn_projection(np.ones((5, 2)), np.zeros((5, 2)))
 
 
+@pytest.mark.slow
 def test_dp_sgd_step_with_optax_is_cleared_and_a_broken_one_refuted():
     """One full-batch DP-SGD step (optax's DP aggregation, C = 4, σ = 2, B = 10, d = 5) with a
     canary against a zero-gradient example: exactly the Gaussian mechanism of the claim
@@ -172,6 +176,7 @@ def _shifted(rng, m: int, d: int, shift: float = 0.5):
     return rng.standard_normal((m, d)) + shift * e, rng.standard_normal((m, d))
 
 
+@pytest.mark.slow
 def test_training_grows_where_the_direction_is_noisy_and_only_there():
     """cos²θ = 1/(1 + 2d/(m‖Δ‖²)) for the mean difference of m draws a side (methods §2.7): at
     d = 2, m = 4000 it is 0.996, and nothing is gained by training more; at d = 400 it is 0.56 at
@@ -187,6 +192,7 @@ def test_training_grows_where_the_direction_is_noisy_and_only_there():
     assert training_size(*_shifted(rng, 4000, 400), n, 4000) == 4000  # no room: kept
 
 
+@pytest.mark.slow
 def test_growing_the_training_part_raises_the_bound_in_high_dimension():
     """d = 200, n = 20,000 a side in total, D_2 = 0.25, three keys: the grown training part gives
     a higher mean bound than a fixed fifth on the same keys, and every bound stays ≤ exact."""
@@ -218,6 +224,7 @@ def test_growing_the_training_part_raises_the_bound_in_high_dimension():
     assert lows["grown"] > lows["fixed"] + 0.01, lows
 
 
+@pytest.mark.slow
 def test_the_training_part_is_capped():
     from rdpjax.auditing import Training
 
@@ -235,6 +242,7 @@ def test_the_training_part_is_capped():
     assert report.to_dict()["settings"]["projection"]["n_train"] == 50 and report.n == 950
 
 
+@pytest.mark.slow
 def test_the_report_of_a_learned_projection_is_strict_json():
     import json
 

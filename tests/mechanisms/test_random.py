@@ -11,6 +11,7 @@ from rdpjax.mechanisms import _random
 SHAPES = [(7,), (5, 3), (4, 1), (1, 6), (3, 2, 4)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("x64", [False, True])
 def test_flat_draws_equal_shaped_draws(shape, x64):

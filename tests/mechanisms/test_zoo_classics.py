@@ -185,6 +185,7 @@ def test_svt_incorrect_variants_exceed_eps():
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["lyu", "lee_clifton", "stoddard", "chen"])
 def test_svt_sampler_chi2(variant):
     mech = SparseVector(1.0, 0.5, variant=variant)

@@ -35,6 +35,7 @@ def _scaled(mech, factor):
     return jax.tree.map(lambda v: jnp.asarray(v) * factor, mech)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", SAMPLING_PATHS, ids=[e.label for e in SAMPLING_PATHS])
 def test_jit_vmap_over_keys_and_parameters_equal_eager(entry):
     """jit(vmap_params(vmap_keys(sample))) equals eager sampling one mechanism and key at a time."""
@@ -54,6 +55,7 @@ def test_jit_vmap_over_keys_and_parameters_equal_eager(entry):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", ZOO, ids=IDS)
 def test_output_spec_describes_samples(entry):
     mech, x = _scaled(entry.mechanism, 1.0), entry.x

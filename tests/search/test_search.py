@@ -70,6 +70,7 @@ def _one_entry_differs(x, x_prime, index):
     return np.flatnonzero(differs).tolist() == [int(index)]
 
 
+@pytest.mark.slow
 def test_clipped_mean_worst_pair_is_found(clipped_run):
     """Exact D_λ = λ Δ² / (2σ²) with Δ = (clip(x_j) − clip(x'_j)) / m: the worst pairs have
     the differing entry ≥ 1 on one side and ≤ −1 on the other (|Δ| = 2/m)."""
@@ -88,6 +89,7 @@ def test_clipped_mean_worst_pair_is_found(clipped_run):
     assert np.all(r.estimate - 3 * r.std_error > exact / 4)
 
 
+@pytest.mark.slow
 def test_projection_keeps_the_domain(clipped_run, discrete_run):
     assert np.all((clipped_run.x >= SPACE.low) & (clipped_run.x <= SPACE.high))
     assert np.all((clipped_run.x_prime >= SPACE.low) & (clipped_run.x_prime <= SPACE.high))
@@ -95,12 +97,14 @@ def test_projection_keeps_the_domain(clipped_run, discrete_run):
         assert set(np.unique(pair).tolist()) <= {0.0, 1.0}
 
 
+@pytest.mark.slow
 def test_adjacency(clipped_run, discrete_run):
     for r in (clipped_run, discrete_run):
         assert _one_entry_differs(r.x, r.x_prime, r.index)
         assert r.neighbours == "replace-one" and "neighbours: replace-one" in str(r)
 
 
+@pytest.mark.slow
 def test_bonferroni_level(clipped_run, discrete_run):
     """Each certified bound is at level α/K, K = orders × directions, and equals
     estimate − bias + Φ⁻¹(α/K)·se."""
@@ -110,6 +114,7 @@ def test_bonferroni_level(clipped_run, discrete_run):
         np.testing.assert_allclose(r.lower, expected, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_certification_uses_fresh_draws(clipped_run):
     """The certified estimate is the bound on draws from the certification key (as documented
     in SearchKeys), and those draws share no value with any search or selection draw."""
@@ -161,6 +166,7 @@ def test_gradient_matches_finite_differences():
     np.testing.assert_allclose(auto, np.asarray(fd), rtol=1e-4, atol=1e-6 * np.max(np.abs(auto)))
 
 
+@pytest.mark.slow
 def test_discrete_mechanisms_use_the_evolutionary_search(discrete_run):
     r = discrete_run
     assert r.method == "evolutionary"

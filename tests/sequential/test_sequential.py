@@ -113,6 +113,7 @@ def test_discrete_look_equals_the_fixed_n_bound_on_the_same_draws():
     assert float(report.bound.alpha) == pytest.approx(schedule.alphas[-1])
 
 
+@pytest.mark.slow
 def test_a_false_claim_stops_early_and_a_true_one_runs_to_max_n():
     kw = dict(key=jax.random.key(0), sequential=True, max_n=25_600, progress=False)
     false = rdpjax.audit(laplace_sum, ONE, ZERO, claim=pure_dp(0.3), **kw)
@@ -128,6 +129,7 @@ def test_a_false_claim_stops_early_and_a_true_one_runs_to_max_n():
     json.dumps(record, allow_nan=False)
 
 
+@pytest.mark.slow
 def test_true_exact_claims_are_not_refuted_small_study():
     """A fixed-key miniature of benchmarks/calibration/sequential.py's validity table (R = 200
     there): 12
@@ -150,6 +152,7 @@ def test_true_exact_claims_are_not_refuted_small_study():
     assert refuted <= 1
 
 
+@pytest.mark.slow
 def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
     kw = dict(key=jax.random.key(7), sequential=True, max_n=6_400, batch_size=250)
     full = rdpjax.audit(laplace_sum, ONE, ZERO, claim=pure_dp(2.0), progress=False, **kw)
@@ -201,6 +204,7 @@ def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
     assert again.looks == full.looks
 
 
+@pytest.mark.slow
 def test_jax_mechanism_interrupted_and_resumed(tmp_path, monkeypatch):
     """A JAX sampler's batch j is drawn from fold_in(key, j): a run stopped by Ctrl-C resumes to
     the uninterrupted looks."""
@@ -279,6 +283,7 @@ def _cli_args(tmp_path, claim: str, *extra):
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_cli_until_refuted_exit_status_and_report(tmp_path, capsys):
     from rdpjax.cli import main
 
@@ -294,6 +299,7 @@ def test_cli_until_refuted_exit_status_and_report(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("not refuted")
 
 
+@pytest.mark.slow
 def test_cli_killed_mid_way_resumes_to_the_uninterrupted_report(tmp_path):
     """SIGKILL at the 9th call of the sampler (1 probe, 2 pilot, then two calls a look: during
     look 3 of 8); --resume continues from the checkpoint and reports the same looks and bounds."""

@@ -65,6 +65,7 @@ def _mechanism_draws(key, n, chunk):
     ]
 
 
+@pytest.mark.slow
 def test_streamed_equals_in_memory_with_outside_mass_clamped_and_counted():
     """n = 30000 per side in 3 chunks and a rest, a grid narrower than the draws: the
     streamed bound equals lower_bound on the same draws clamped to the grid range by numpy,
@@ -167,6 +168,7 @@ _SHARDED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "kwargs"),
     [("rr", DISCRETE), ("gaussian", {**CONTINUOUS, "n": 6 * CONTINUOUS["chunk"] + 1000})],
@@ -183,7 +185,6 @@ def test_four_host_devices_equal_one_device(name, kwargs):
         capture_output=True,
         text=True,
         env=env,
-        timeout=300,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     line = next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))
@@ -276,6 +277,7 @@ def test_replicated_bounds_compile_once_and_match_lower_bound():
         np.testing.assert_allclose(getattr(first, name)[1, 2], getattr(ref, name), rtol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pad", [0, 4])
 @pytest.mark.parametrize("d", [1, 2])
 @pytest.mark.parametrize("method", ["scatter", "sort"])
@@ -374,6 +376,7 @@ def test_non_finite_draws_raise():
         )
 
 
+@pytest.mark.slow
 def test_bucketed_layout_reuses_the_compiled_stream_across_calls():
     """With layout="bucketed" a second call with new keys (a new pilot, so a slightly different
     range) compiles neither the stream nor the bound again; the bounds stay below the truth."""
