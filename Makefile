@@ -13,8 +13,8 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e '.[test,bench,libraries,docs]'
 	touch $(STAMP)
 
-# Compiled XLA programs are kept in .venv/jax-cache, so a second `make demo` skips most of the
-# compilation and tracing that dominate the first (20 s on 2 cores once installed; the second 5 s).
+# Compiled XLA programs are kept in .venv/jax-cache, so a second `make demo` skips the compilation
+# that dominates the first (measured with the machine shared, load 3-6: 42 s, then 11.6-11.9 s).
 demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
