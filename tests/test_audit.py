@@ -122,9 +122,12 @@ def test_default_orders_follow_the_claim():
     np.testing.assert_array_equal(plain.lam, CLAIM_ORDERS)
     small = audit(mech, x, xp, n=9_999, key=key)  # below SMALL_N: λ ≤ 5
     np.testing.assert_array_equal(small.lam, SMALL_N_CLAIM_ORDERS)
-    table = claims.rdp({2.0: 0.05, 4.0: 0.08})
+    table = claims.rdp({2.0: 0.05, 4.0: 0.08})  # small-n grid cut at 4, and 4 itself
     tabulated = audit(mech, x, xp, n=5_000, key=key, claim=table)
-    np.testing.assert_array_equal(tabulated.lam, [2.0, 4.0])
+    np.testing.assert_array_equal(tabulated.lam, [1.5, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(tabulated.claimed, [0.05, 0.05, 0.08, 0.08])  # what was compared
+    own = audit(mech, x, xp, [2.0, 4.0], n=5_000, key=key, claim=table)  # lam= still wins
+    np.testing.assert_array_equal(own.lam, [2.0, 4.0])
     black_box = audit(numpy_laplace, x, xp, n=5_000, key=key)  # no claim
     np.testing.assert_array_equal(black_box.lam, DEFAULT_ORDERS)
     assert black_box.claim is None and black_box.claimed is None

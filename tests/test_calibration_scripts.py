@@ -177,3 +177,15 @@ def test_multid_map_study_factorizes_the_exact_values_and_the_oracle(tmp_path):
     kept, added = json.loads(out.read_text())["cells"]
     assert kept["None"]["seconds"] == -1.0 and kept["n"] == 2000
     assert added["n"] == 1000 and added["None"]["seconds"] > 0
+
+
+def test_tabulated_claims_study_runs_both_order_sets(tmp_path):
+    bench = _load("tabulated_claims")
+    out = tmp_path / "tabulated.json"
+    assert bench.main(["--reps", "3", "--n", "2000", "--only", "0", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    rows = result["rows"]
+    assert {r["n_orders"] for r in rows} == {4, 151}  # small-n claim grid vs the table's orders
+    assert len(result["table_orders"]) == 151 and len(result["paired_same_draws"]) == 5
+    for r in rows:
+        assert r["refuted"]["ci95"][0] <= r["refuted"]["rate"] <= r["refuted"]["ci95"][1]

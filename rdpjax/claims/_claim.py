@@ -136,6 +136,14 @@ class Claim:
         Args:
             lam: order(s) λ in (1, inf], scalar or array.
 
+        A tabulated claim gives, at any λ, the smallest tabulated value at an order ≥ λ (D_λ is
+        non-decreasing in λ: van Erven & Harremoës, arXiv:1206.2459v2, Thm 3), so a bound at an
+        order between or off the table's orders is compared with what the table implies there.
+        This is the one place that rule lives: :func:`rdpjax.claims.check_claim`,
+        :func:`rdpjax.audit` and the sequential audit's looks all compare ``lower > claim(lam)``
+        and report ``claim(lam)`` as "claimed"; which orders an audit bounds for a table is
+        :func:`rdpjax.estimator.orders.tabulated_claim_orders`.
+
         Returns:
             float64 array of shape ``np.atleast_1d(lam).shape``; +inf where the claim implies
             nothing (above a tabulated claim's largest order, at λ = ∞ for zCDP/GDP).

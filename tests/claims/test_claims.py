@@ -410,3 +410,63 @@ def test_mechanism_claims():
         from_sampler(_noisy_sum, epsilon=1.0, claim=pure_dp(1.0))
     with pytest.raises(ValueError, match=r"pure_dp\(0.5\)"):
         from_sampler(_noisy_sum, claim=0.5)
+
+
+# --------------------------------------------------------------------------------------------
+# Tabulated claims: which orders an audit bounds (issue 47).
+
+# Opacus' RDPAccountant.DEFAULT_ALPHAS: 1.1, …, 10.9 and 12, …, 63.
+OPACUS_ORDERS = np.array([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)), float)
+
+
+def test_tabulated_claims_are_checked_on_the_claim_grid():
+    from rdpjax.estimator.orders import (
+        CLAIM_ORDERS,
+        SMALL_N,
+        SMALL_N_CLAIM_ORDERS,
+        default_orders,
+        tabulated_claim_orders,
+    )
+
+    assert OPACUS_ORDERS.size == 151
+    table = rdp(0.05 * OPACUS_ORDERS, orders=OPACUS_ORDERS)
+    np.testing.assert_array_equal(default_orders(table, SMALL_N), CLAIM_ORDERS)
+    np.testing.assert_array_equal(default_orders(table, SMALL_N - 1), SMALL_N_CLAIM_ORDERS)
+    np.testing.assert_array_equal(default_orders(table), CLAIM_ORDERS)  # n unknown: large
+    # The grid is cut at the table's largest order, which is added when inside the grid's range.
+    np.testing.assert_array_equal(default_orders(rdp({2: 0.1, 8: 0.3})), [1.5, 2, 3, 5, 7, 8])
+    np.testing.assert_array_equal(default_orders(rdp({2: 0.1, 40: 1.0})), CLAIM_ORDERS)
+    np.testing.assert_array_equal(default_orders(rdp({3: 0.1}), 100), [1.5, 2, 3])
+    np.testing.assert_array_equal(default_orders(rdp({8: 0.1}), 100), SMALL_N_CLAIM_ORDERS)
+    np.testing.assert_array_equal(default_orders(rdp({1.2: 0.1, 1.3: 0.2})), [1.2, 1.3])
+    np.testing.assert_array_equal(tabulated_claim_orders([30.0], CLAIM_ORDERS), CLAIM_ORDERS)
+    # What each grid order is compared with: the smallest tabulated value at an order ≥ it.
+    np.testing.assert_allclose(table(CLAIM_ORDERS), 0.05 * np.asarray(CLAIM_ORDERS))
+    np.testing.assert_array_equal(
+        rdp({2: 0.3, 4: 0.2, 8: 0.7})([1.5, 3, 5, 9]), [0.2, 0.2, 0.7, np.inf]
+    )
+
+
+def test_true_tabulated_claim_survives_and_a_false_one_is_refuted():
+    """Gaussian b = √10 (D_λ = λ/20): its exact curve at Opacus' 151 orders, and 0.3 of it."""
+    from rdpjax.auditing import audit
+    from rdpjax.estimator.orders import CLAIM_ORDERS
+    from rdpjax.mechanisms import Gaussian
+
+    mech = Gaussian(10.0**0.5)
+    x, xp = mech.reference_pair()
+    exact = OPACUS_ORDERS / 20.0
+    np.testing.assert_allclose([mech.divergence(o, x, xp) for o in (2.0, 63.0)], [0.1, 3.15])
+    true, false = rdp(exact, orders=OPACUS_ORDERS), rdp(0.3 * exact, orders=OPACUS_ORDERS)
+    key = jax.random.key(47)
+    kept = audit(mech, x, xp, n=10**4, key=key, claim=true)
+    assert not kept.is_refuted
+    np.testing.assert_array_equal(kept.lam, CLAIM_ORDERS)
+    assert kept.bound.n_bounds == 18  # not 302
+    np.testing.assert_allclose(kept.claimed, np.asarray(CLAIM_ORDERS) / 20.0)
+    refuted = audit(mech, x, xp, n=10**4, key=key, claim=false)
+    assert refuted.is_refuted and refuted.verdict().startswith("REFUTED")
+    np.testing.assert_allclose(refuted.claimed, 0.3 * np.asarray(CLAIM_ORDERS) / 20.0)
+    # An explicit lam= is kept: the table's own orders give 302 bounds, as before.
+    own = audit(mech, x, xp, OPACUS_ORDERS, n=10**4, key=key, claim=false)
+    assert own.lam.size == 151 and own.bound.n_bounds == 302 and own.is_refuted
