@@ -10,13 +10,13 @@ import pytest
 
 from rdpjax.cli import main
 
-MECH_PY = '''
+MECH_PY = """
 import numpy as np
 
 
 def laplace_sum(rng, database, n):
     return np.sum(database) + rng.laplace(0.0, 1.0, size=n)
-'''
+"""
 
 PAIR = ["--x", "[1]", "--x-prime", "[0]"]
 
