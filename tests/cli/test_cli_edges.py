@@ -65,3 +65,111 @@ def test_bound_refuses_a_delta_claim_too(tmp_path, capsys):
     argv = ["bound", str(tmp_path / "p.npy"), str(tmp_path / "p.npy"), "--claim-delta", "0.01"]
     assert _exit_code(argv) == 2
     assert "(ε, δ)-DP claims are not checked yet" in _one_line(capsys)
+
+
+# ----------------------------------------------------------------------------- sizes
+
+
+def test_sizes_beyond_2_to_the_40_are_refused(capsys):
+    assert _exit_code(["audit", "laplace", "--n", "2e12"]) == 2
+    err = _one_line(capsys)
+    assert err.startswith("rdpjax audit: error: --n 2e+12: at most 2^40")
+    assert _exit_code(["audit", "laplace", "--until-refuted", "--max-n", "1.2e12"]) == 2
+    assert _one_line(capsys).startswith("rdpjax audit: error: --max-n 1.2e+12: at most 2^40")
+
+
+def test_a_huge_n_warns_with_its_scale_before_drawing(monkeypatch, capsys):
+    """--n 2e10: 4e10 draws, 4000 s = 1.1 hours at 10^7 per second, 4.6 days at 10^5."""
+    from rdpjax.cli.audit import LARGE_N, size_warning
+
+    assert size_warning(LARGE_N) is None
+    calls = []
+
+    def audit(*args, **kwargs):  # the warning is out before the audit starts
+        calls.append(capsys.readouterr().err)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("rdpjax.auditing.audit", audit)
+    assert _exit_code(["audit", "laplace", "--n", "2e10"]) == 130
+    (before,) = calls
+    assert before.count("\n") == 1
+    assert before.startswith("rdpjax audit: warning: --n 2e+10 draws 4e+10 outputs in all")
+    assert "1.1 hours at 10^7 draws per second, 4.6 days at 10^5" in before
+    assert "Ctrl-C" in before and "--until-refuted" in before
+    assert capsys.readouterr().err.startswith("rdpjax audit: interrupted")
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ([], "the draws of a fixed-n audit are not kept; an audit with --until-refuted"),
+        (["--until-refuted"], "the draws were not kept (add --report DIR"),
+        (["--until-refuted", "--report", "{d}"], "the outputs drawn so far are kept in {d}"),
+    ],
+)
+def test_ctrl_c_is_one_line_with_status_130(monkeypatch, capsys, tmp_path, extra, said):
+    def audit(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("rdpjax.auditing.audit", audit)
+    extra = [a.replace("{d}", str(tmp_path)) for a in extra]
+    assert _exit_code(["audit", "laplace", *extra]) == 130
+    err = _one_line(capsys)
+    assert err.startswith("rdpjax audit: interrupted; ")
+    assert said.replace("{d}", str(tmp_path)) in err
+    assert "--resume DIR" in err or f"--resume {tmp_path}" in err
+
+
+SLOW_PY = """
+import pathlib
+import time
+
+import numpy as np
+
+
+def slow(rng, database, n):
+    if n > 2:  # not the shape probe
+        pathlib.Path(__file__).with_name("started").touch()
+        time.sleep(60)
+    return rng.laplace(0.0, 1.0, size=n)
+"""
+
+
+def test_a_real_sigint_during_a_fixed_n_audit(tmp_path):
+    """The rdpjax program interrupted while it draws: status 130 and one line, no traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    (tmp_path / "slow.py").write_text(SLOW_PY)
+    argv = ["audit", f"{tmp_path}/slow.py:slow", "--numpy", *PAIR, "--n", "1000", "--quiet"]
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root), RDPJAX_NO_CACHE="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdpjax.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the audit did not start drawing"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("rdpjax audit: interrupted; the draws of a fixed-n audit are not kept")
