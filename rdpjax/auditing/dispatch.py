@@ -34,7 +34,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from rdpjax.auditing.draws import draw_outputs, exact_divergences, progress_bar
+from rdpjax.auditing.draws import (
+    check_finite_outputs,
+    draw_outputs,
+    exact_divergences,
+    progress_bar,
+)
 from rdpjax.auditing.options import DEFAULT_MEMORY_BUDGET, AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, json_ready
 from rdpjax.estimator.api import lower_bound
@@ -312,6 +317,9 @@ def _in_memory(
             q = draw_outputs(mechanism, kq, x_prime, n, **draw)
         bar.set_description("bounding")
         p, q = np.asarray(p), np.asarray(q)
+        # Named by side here: lower_bound would name them p_samples and q_samples.
+        check_finite_outputs(p, "x", projected=project is not None)
+        check_finite_outputs(q, "x'", projected=project is not None)
         common = dict(alpha=alpha, both_directions=both_directions, options=bound_options)
         bound = lower_bound(p, q, orders, **common)
         notes = _support_notes(p, q) if bound.discrete else ()

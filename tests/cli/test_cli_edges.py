@@ -16,6 +16,23 @@ import numpy as np
 
 def laplace_sum(rng, database, n):
     return np.sum(database) + rng.laplace(0.0, 1.0, size=n)
+
+
+def nan_on_empty(rng, database, n):
+    # Laplace noise, but NaN for the first 3 outputs of each call on a database summing to 0.
+    out = np.sum(database) + rng.laplace(0.0, 1.0, size=n)
+    if np.sum(database) == 0:
+        out[:3] = np.nan
+    return out
+
+
+def jax_nan_on_empty(key, database, n):
+    import jax
+    import jax.numpy as jnp
+
+    noise = jax.random.laplace(key, (n,))
+    out = jnp.sum(database).astype(noise.dtype) + noise
+    return jnp.where((jnp.arange(n) < 3) & (jnp.sum(database) == 0), jnp.nan, out)
 """
 
 PAIR = ["--x", "[1]", "--x-prime", "[0]"]
@@ -173,3 +190,17 @@ def test_a_real_sigint_during_a_fixed_n_audit(tmp_path):
     assert proc.returncode == 130, err
     assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("rdpjax audit: interrupted; the draws of a fixed-n audit are not kept")
+
+
+# ----------------------------------------------------------------------------- NaN outputs
+
+
+@pytest.mark.parametrize("function", ["nan_on_empty --numpy", "jax_nan_on_empty"])
+def test_nan_outputs_are_named_by_side(user_dir, capsys, function):
+    """x' = [0] sums to 0: 3 NaN outputs there, in the one call (batch) of 1,000 draws."""
+    name, *flags = function.split()
+    argv = ["audit", f"{user_dir}/mech.py:{name}", *flags, *PAIR, "--n", "1000", "--quiet"]
+    assert _exit_code(argv) == 2
+    err = _one_line(capsys)
+    assert err.startswith("rdpjax audit: error: the mechanism returned 3 NaN outputs on x' ")
+    assert "(of 1,000)" in err and "p_samples" not in err and "q_samples" not in err
