@@ -6,6 +6,8 @@ status (2 for input, 130 for Ctrl-C), never a traceback or a silent wrong number
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rdpjax.cli import main
@@ -204,3 +206,25 @@ def test_nan_outputs_are_named_by_side(user_dir, capsys, function):
     err = _one_line(capsys)
     assert err.startswith("rdpjax audit: error: the mechanism returned 3 NaN outputs on x' ")
     assert "(of 1,000)" in err and "p_samples" not in err and "q_samples" not in err
+
+
+# ----------------------------------------------------------------------------- vector codes
+
+VECTORS_PY = """
+import numpy as np
+
+
+def dice(rng, database, n):
+    return rng.integers(0, 3, size=(n, 3)) + int(np.sum(database))
+"""
+
+
+@pytest.mark.parametrize("sizes", [["--n", "2000"], ["--until-refuted", "--max-n", "2000"]])
+def test_integer_vectors_are_audited_fixed_n_and_sequentially(tmp_path, capsys, sizes):
+    """Outputs (m, 3) of codes: both audits count joint outcomes. The supports overlap only on
+    {1, 2}³ ({1, 2, 3}³ on x, {0, 1, 2}³ on x'), so the claim ε = 1 is refuted (exit 1)."""
+    (tmp_path / "vectors.py").write_text(VECTORS_PY)
+    argv = ["audit", f"{tmp_path}/vectors.py:dice", "--numpy", *PAIR, "--claim-epsilon", "1"]
+    assert _exit_code([*argv, *sizes, "--json"]) == 1, capsys.readouterr().err
+    report = json.loads(capsys.readouterr().out)
+    assert report["bound"]["discrete"] and report["is_refuted"]
