@@ -38,7 +38,9 @@ from rdpjax.auditing.draws import (
     check_finite_outputs,
     draw_outputs,
     exact_divergences,
+    mechanism_source_sha256,
     progress_bar,
+    user_function,
 )
 from rdpjax.auditing.options import DEFAULT_MEMORY_BUDGET, AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, json_ready
@@ -171,7 +173,12 @@ def audit(
         "estimator_options": json_ready(
             {**changed_fields(bound_options), **changed_fields(options.stream)}
         ),
+        # The map the bound applied (the "auto" choice resolved), beside the options asked for.
+        "transform_applied": bound.transform,
     }
+    function = user_function(mechanism)
+    if function is not None:
+        settings["mechanism_source_sha256"] = mechanism_source_sha256(function)
     if learned is not None:
         settings["projection"] = learned.to_dict()
     return AuditReport(

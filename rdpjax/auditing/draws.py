@@ -8,6 +8,8 @@ mechanism (:class:`rdpjax.mechanisms.Mechanism`) draws with JAX and may know ``D
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import inspect
 from collections.abc import Callable
 
 import jax
@@ -19,8 +21,10 @@ __all__ = [
     "check_finite_outputs",
     "draw_outputs",
     "exact_divergences",
+    "mechanism_source_sha256",
     "progress_bar",
     "seed_from_key",
+    "user_function",
 ]
 
 
@@ -126,6 +130,33 @@ def check_finite_outputs(out: np.ndarray, side: str, *, projected: bool = False)
         f"{who} returned {kinds} outputs on {side} (of {len(out):,}); a mechanism's outputs "
         "must be finite."
     )
+
+
+def user_function(mechanism) -> Callable | None:
+    """The user's own function behind ``mechanism``, or ``None`` for a zoo mechanism.
+
+    That is a black box ``sample(rng, database, n)`` itself, or the JAX sampler a
+    :func:`rdpjax.mechanisms.from_sampler` mechanism wraps.
+    """
+    if not isinstance(mechanism, Mechanism):
+        return mechanism if callable(mechanism) else None
+    from rdpjax.mechanisms.user import SamplerMechanism
+
+    return mechanism.sample_fn if isinstance(mechanism, SamplerMechanism) else None
+
+
+def mechanism_source_sha256(function: Callable) -> str | None:
+    """The SHA-256 (hex) of ``function``'s source text, or ``None`` when Python cannot find it.
+
+    The source is :func:`inspect.getsource`'s (through ``functools.wraps`` wrappers): the
+    function's own lines, not the module's, so a report can tell which code was audited. A
+    lambda typed at a prompt, a C function or a callable object has no source: ``None``.
+    """
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return None
+    return hashlib.sha256(source.encode()).hexdigest()
 
 
 def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions: bool):

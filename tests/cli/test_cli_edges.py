@@ -6,6 +6,7 @@ status (2 for input, 130 for Ctrl-C), never a traceback or a silent wrong number
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -228,3 +229,53 @@ def test_integer_vectors_are_audited_fixed_n_and_sequentially(tmp_path, capsys, 
     assert _exit_code([*argv, *sizes, "--json"]) == 1, capsys.readouterr().err
     report = json.loads(capsys.readouterr().out)
     assert report["bound"]["discrete"] and report["is_refuted"]
+    function = VECTORS_PY.split("\n\n\n")[1]  # the function's own lines
+    digest = hashlib.sha256(function.encode()).hexdigest()
+    assert report["settings"]["mechanism_source_sha256"] == digest
+    assert report["settings"]["transform_applied"] is None
+
+
+# ----------------------------------------------------------------------------- report settings
+
+NUMPY_SOURCE = """def noisy(rng, database, n):
+    return float(np.sum(database)) + rng.laplace(0.0, 1.0, size=n)
+"""
+
+JAX_SOURCE = """def noisy(key, database, n):
+    noise = jax.random.laplace(key, (n,))
+    return jnp.sum(database).astype(noise.dtype) + noise
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "source", "flags"),
+    [
+        ("import numpy as np\n", NUMPY_SOURCE, ["--numpy"]),
+        ("import jax\nimport jax.numpy as jnp\n", JAX_SOURCE, []),
+    ],
+)
+def test_the_report_records_the_map_applied_and_the_source_hash(
+    tmp_path, capsys, imports, source, flags
+):
+    """A 1-D Laplace at n = 2000 under transform "auto": the pilot quantile map is applied (its
+    tails are a Laplace law's), and report.json says so; the function's own lines are hashed."""
+    (tmp_path / "mech.py").write_text(f"{imports}\n\n# a comment outside the function\n{source}")
+    folder = tmp_path / "report"
+    argv = ["audit", f"{tmp_path}/mech.py:noisy", *flags, *PAIR, "--n", "2000"]
+    assert _exit_code([*argv, "--quiet", "--report", str(folder)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    record = json.loads((folder / "report.json").read_text())
+    assert record["settings"]["transform_applied"] == "quantile" == record["bound"]["transform"]
+    assert record["meta"]["transform"] is None  # the option as given: not set
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    assert record["settings"]["mechanism_source_sha256"] == digest
+    markdown = (folder / "report.md").read_text()
+    assert '- transform_applied: "quantile"' in markdown and digest in markdown
+    assert _exit_code([*argv, "--transform", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["settings"]["transform_applied"] is None
+
+
+def test_a_zoo_audit_records_no_source_hash(capsys):
+    assert _exit_code(["audit", "laplace", "--n", "1000", "--json"]) == 0
+    settings = json.loads(capsys.readouterr().out)["settings"]
+    assert "mechanism_source_sha256" not in settings and "transform_applied" in settings
