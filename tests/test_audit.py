@@ -240,3 +240,25 @@ def test_audit_streams_beyond_the_memory_budget():
     assert r.streamed and r.to_dict()["streamed"]
     np.testing.assert_array_equal(r.lower, direct.lower)
     assert np.all(r.lower <= np.array([0.037015, 0.084103]))
+
+
+def test_non_finite_outputs_are_named_by_side_and_counted_by_output():
+    """Rows 0 and 1 hold a NaN, row 2 an inf: 2 NaN outputs and 1 infinite one (of 5)."""
+    from rdpjax.auditing.draws import check_finite_outputs
+
+    out = np.zeros((5, 2))
+    out[0, 0] = out[1, 0] = out[1, 1] = np.nan
+    out[2, 1] = -np.inf
+    with pytest.raises(ValueError, match=r"^the mechanism returned 2 NaN and 1 infinite outputs "):
+        check_finite_outputs(out, "x")
+    with pytest.raises(ValueError, match=r"then the projection, returned 1 infinite outputs on x'"):
+        check_finite_outputs(np.array([0.0, np.inf]), "x'", projected=True)
+    check_finite_outputs(np.array([1e308, 1e308]), "x")  # the sum overflows; no value is bad
+    check_finite_outputs(np.array([1, 2]), "x")  # integers are finite
+
+    def nan_on_x_prime(rng, database, n):
+        out = rng.normal(size=n)
+        return np.where(np.arange(n) < 4 * np.all(np.asarray(database) == 0), np.nan, out)
+
+    with pytest.raises(ValueError, match=r"returned 4 NaN outputs on x' \(of 300\)"):
+        audit(nan_on_x_prime, [1.0], [0.0], 2.0, key=jax.random.key(0), n=300, progress=False)

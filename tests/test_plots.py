@@ -226,3 +226,19 @@ def test_missing_matplotlib_is_reported_clearly(monkeypatch):
         plots.plot_bound_vs_lambda(None)
     with pytest.raises(ImportError, match="rdpjax.auditing.plots needs matplotlib"):
         plots.plot_densities([0.0, 1.0], [0.0, 1.0])
+
+
+def test_densities_in_the_quantile_maps_units_say_so_on_the_x_axis():
+    """Laplace outputs (tail ratio 9 > 6): "auto" applies the pilot quantile map, whose values lie
+    in (0, 1); the axis says so. Gaussian outputs (ratio 4.6) are plotted as they are."""
+    rng = np.random.default_rng(1)
+    p, q = 1.0 + rng.laplace(size=5_000), rng.laplace(size=5_000)
+    curves = plots.density_curves(p, q, lam=ORDERS)
+    assert curves.bound.transform == "quantile"
+    # The grid spans (0, 1) and the kernel's margin, not the outputs' range (about −8 to 9).
+    assert np.ptp(np.concatenate([p, q])) > 10
+    assert -0.5 < curves.points.min() < 0.0 and 1.0 < curves.points.max() < 1.5
+    ax = plots.plot_density_curves(curves)
+    assert ax.get_xlabel() == "output, mapped to (0, 1) by the pilot quantile map"
+    plain = plots.density_curves(p, q, lam=ORDERS, transform=None)
+    assert plots.plot_density_curves(plain).get_xlabel() == "output"

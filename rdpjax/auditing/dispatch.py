@@ -34,7 +34,14 @@ from typing import Any
 import jax
 import numpy as np
 
-from rdpjax.auditing.draws import draw_outputs, exact_divergences, progress_bar
+from rdpjax.auditing.draws import (
+    check_finite_outputs,
+    draw_outputs,
+    exact_divergences,
+    mechanism_source_sha256,
+    progress_bar,
+    user_function,
+)
 from rdpjax.auditing.options import DEFAULT_MEMORY_BUDGET, AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, json_ready
 from rdpjax.estimator.api import lower_bound
@@ -166,7 +173,12 @@ def audit(
         "estimator_options": json_ready(
             {**changed_fields(bound_options), **changed_fields(options.stream)}
         ),
+        # The map the bound applied (the "auto" choice resolved), beside the options asked for.
+        "transform_applied": bound.transform,
     }
+    function = user_function(mechanism)
+    if function is not None:
+        settings["mechanism_source_sha256"] = mechanism_source_sha256(function)
     if learned is not None:
         settings["projection"] = learned.to_dict()
     return AuditReport(
@@ -312,6 +324,9 @@ def _in_memory(
             q = draw_outputs(mechanism, kq, x_prime, n, **draw)
         bar.set_description("bounding")
         p, q = np.asarray(p), np.asarray(q)
+        # Named by side here: lower_bound would name them p_samples and q_samples.
+        check_finite_outputs(p, "x", projected=project is not None)
+        check_finite_outputs(q, "x'", projected=project is not None)
         common = dict(alpha=alpha, both_directions=both_directions, options=bound_options)
         bound = lower_bound(p, q, orders, **common)
         notes = _support_notes(p, q) if bound.discrete else ()

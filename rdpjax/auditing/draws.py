@@ -8,6 +8,8 @@ mechanism (:class:`rdpjax.mechanisms.Mechanism`) draws with JAX and may know ``D
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import inspect
 from collections.abc import Callable
 
 import jax
@@ -15,7 +17,15 @@ import numpy as np
 
 from rdpjax.mechanisms.base import Mechanism
 
-__all__ = ["draw_outputs", "exact_divergences", "progress_bar", "seed_from_key"]
+__all__ = [
+    "check_finite_outputs",
+    "draw_outputs",
+    "exact_divergences",
+    "mechanism_source_sha256",
+    "progress_bar",
+    "seed_from_key",
+    "user_function",
+]
 
 
 def progress_bar(total: int, progress: bool | None, desc: str):
@@ -84,6 +94,69 @@ def draw_outputs(
             drawn += size
             bar.update(size)
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def check_finite_outputs(out: np.ndarray, side: str, *, projected: bool = False) -> None:
+    """Raise unless every output in ``out`` (one side's draws, ``(n,)`` or ``(n, ...)``) is finite.
+
+    The message names the side and counts the outputs (rows) with a NaN or an infinite value, so
+    that a mechanism's bad outputs are not reported in the estimator's terms. One pass: the sum
+    is finite iff every value is (or it overflowed, which the count then rules out).
+
+    Args:
+      out: the draws of one side.
+      side: the database they were drawn on, as the report names it (``"x"``, ``"x'"``).
+      projected: whether ``out`` went through the user's projection.
+
+    Raises:
+      ValueError: "the mechanism returned 3 NaN outputs on x (of 1,000)".
+    """
+    out = np.asarray(out)
+    if out.dtype.kind not in "fc":
+        return
+    with np.errstate(over="ignore", invalid="ignore"):  # inf − inf, an overflow: counted below
+        if np.isfinite(out.sum()):
+            return
+    rows = out.reshape(len(out), -1)
+    nan = int(np.count_nonzero(np.isnan(rows).any(axis=1)))
+    inf = int(np.count_nonzero(np.isinf(rows).any(axis=1)))
+    if not nan and not inf:
+        return  # a finite sum's overflow
+    kinds = " and ".join(
+        f"{count:,} {kind}" for count, kind in ((nan, "NaN"), (inf, "infinite")) if count
+    )
+    who = "the mechanism, then the projection," if projected else "the mechanism"
+    raise ValueError(
+        f"{who} returned {kinds} outputs on {side} (of {len(out):,}); a mechanism's outputs "
+        "must be finite."
+    )
+
+
+def user_function(mechanism) -> Callable | None:
+    """The user's own function behind ``mechanism``, or ``None`` for a zoo mechanism.
+
+    That is a black box ``sample(rng, database, n)`` itself, or the JAX sampler a
+    :func:`rdpjax.mechanisms.from_sampler` mechanism wraps.
+    """
+    if not isinstance(mechanism, Mechanism):
+        return mechanism if callable(mechanism) else None
+    from rdpjax.mechanisms.user import SamplerMechanism
+
+    return mechanism.sample_fn if isinstance(mechanism, SamplerMechanism) else None
+
+
+def mechanism_source_sha256(function: Callable) -> str | None:
+    """The SHA-256 (hex) of ``function``'s source text, or ``None`` when Python cannot find it.
+
+    The source is :func:`inspect.getsource`'s (through ``functools.wraps`` wrappers): the
+    function's own lines, not the module's, so a report can tell which code was audited. A
+    lambda typed at a prompt, a C function or a callable object has no source: ``None``.
+    """
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return None
+    return hashlib.sha256(source.encode()).hexdigest()
 
 
 def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions: bool):

@@ -80,8 +80,9 @@ class DensityCurves:
     """The densities behind a 1-D bound, on the bound's grid or support (host numpy float64).
 
     Attributes:
-      points: ``(g,)`` grid points (continuous), or the support values — the index of each
-        value when the outputs are vectors — (discrete).
+      points: ``(g,)`` grid points (continuous: in the units of the pilot quantile map, in
+        (0, 1), when ``bound.transform`` says it was applied), or the support values — the index
+        of each value when the outputs are vectors — (discrete).
       p_hat: ``(g,)`` KDE (eq. (10)) or relative frequencies (eq. (9)) of the samples on x.
       q_hat: ``(g,)`` the same for the samples on x'.
       q_floored: ``(g,)`` q̂_τ, the softmax floor (13) applied to ``q_hat`` (≥ τ and ≥ q̂).
@@ -254,6 +255,21 @@ def plot_densities(
     return plot_density_curves(curves, ax=ax, log=log, path=path, dpi=dpi)
 
 
+def _output_label(bound: Bound) -> str:
+    """The x axis of the densities: the outputs, or the map's (0, 1) units when they were mapped.
+
+    With ``bound.transform`` the grid (and so :attr:`DensityCurves.points`) lies in the units of
+    the pilot quantile map (:mod:`rdpjax.estimator.transform`), not in the mechanism's.
+    """
+    if bound.discrete:
+        return "output"
+    if bound.transform == "quantile":
+        return "output, mapped to (0, 1) by the pilot quantile map"
+    if bound.transform is not None:
+        return f"output, mapped by the {bound.transform} map"
+    return "output"
+
+
 def plot_density_curves(curves: DensityCurves, *, ax=None, log: bool = True, path=None, dpi=100):
     """Plot :class:`DensityCurves` already computed (as :func:`plot_densities` does from samples).
 
@@ -291,7 +307,7 @@ def plot_density_curves(curves: DensityCurves, *, ax=None, log: bool = True, pat
             f"grid {bound.grid_shape[0]}"
         )
     ax.set_title(title, fontsize="small")
-    ax.set_xlabel("output")
+    ax.set_xlabel(_output_label(bound))
     ax.set_ylabel("probability" if bound.discrete else "density")
     ax.legend(fontsize="small")
     return _finish(ax, path, dpi)

@@ -119,7 +119,11 @@ class AuditReport:
       n: outputs drawn per database.
       projected: whether a user projection was applied.
       streamed: whether the draws were binned batch by batch instead of held in memory.
-      settings: the audit's settings, a JSON object (text, so that the report stays hashable).
+      settings: the audit's settings, a JSON object (text, so that the report stays hashable):
+        the orders and who chose them, α, the directions, the options set
+        (``estimator_options``), the map the bound applied (``transform_applied``: ``None`` or
+        ``"quantile"``, whatever was asked) and, for the user's own function, the SHA-256 of
+        its source (``mechanism_source_sha256``; ``None`` when Python cannot find it).
       densities: the :class:`rdpjax.auditing.plots.DensityCurves` behind the bound (p̂, q̂, q̂_τ on
         its grid) when :func:`rdpjax.audit` was asked for them (``densities=True``) and could keep
         them (draws in memory, 1-D or discrete outputs); else ``None``.

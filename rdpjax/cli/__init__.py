@@ -81,8 +81,12 @@ def main(argv=None) -> int:
         sys.stdout.flush()
         print(format_user_error(err, args.command), end="", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\nrdpjax {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as err:
+        # A handler may say what was kept (KeyboardInterrupt(detail)). On a terminal the line
+        # starts on a fresh line, after the ^C the terminal echoed.
+        detail = f"; {err}" if str(err) else ""
+        lead = "\n" if sys.stderr.isatty() else ""
+        print(f"{lead}rdpjax {args.command}: interrupted{detail}", file=sys.stderr)
         return 130
 
 

@@ -205,6 +205,12 @@ def add_claim_options(parser) -> None:
         metavar="λ=ε,...",
         help="check claimed RDP values, e.g. 2=0.1,5=0.4 (rdpjax.claims.rdp)",
     )
+    parser.add_argument(
+        "--claim-delta",
+        metavar="D",
+        default=None,
+        help="(ε, δ)-DP claims are not checked yet: an error saying what is",
+    )
 
 
 _CLAIM_OPTIONS = {
@@ -215,8 +221,22 @@ _CLAIM_OPTIONS = {
 }
 
 
+UNSUPPORTED_DELTA = (
+    "(ε, δ)-DP claims are not checked yet; rdpjax checks pure ε-DP (--claim-epsilon E), "
+    "zCDP (--claim-zcdp RHO), GDP (--claim-gdp MU) and RDP curves (--claim-rdp λ=ε,...)"
+)
+"""What ``--claim-delta`` answers: the claims that are checked, and that (ε, δ) is not yet."""
+
+
 def claim_from_args(args):
-    """The :class:`rdpjax.claims.Claim` the options name, or ``None`` (CliError if invalid)."""
+    """The :class:`rdpjax.claims.Claim` the options name, or ``None``.
+
+    Raises:
+      CliError: for an invalid claim, or ``--claim-delta`` (an (ε, δ) claim, not checked yet).
+    """
+    delta = getattr(args, "claim_delta", None)
+    if delta is not None:
+        raise CliError(f"--claim-delta {delta}: {UNSUPPORTED_DELTA}")
     for dest, (flag, constructor) in _CLAIM_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is None:

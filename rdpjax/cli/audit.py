@@ -136,6 +136,8 @@ def _sequential_options(args, report_dir):
         if report_dir is not None and report_dir.resolve() != resume_dir.resolve():
             raise CliError("--resume DIR writes its report to DIR; drop --report or make it DIR")
         report_dir = resume_dir
+    _check_size("--n", args.n)
+    _check_size("--max-n", args.max_n)
     if not args.until_refuted:
         if args.max_n is not None:
             raise CliError("--max-n is for a sequential audit: add --until-refuted (or use --n)")
@@ -148,6 +150,76 @@ def _sequential_options(args, report_dir):
         "checkpoint": report_dir,
         "resume": args.resume is not None,
     }, report_dir
+
+
+MAX_N = 2**40
+"""The most outputs per database ``--n`` and ``--max-n`` take (≈ 1.1·10¹²): 2.2·10¹² draws in
+all, 2.5 days at 10⁷ draws per second (a fast JAX sampler on a CPU), 8 months at 10⁵ (a numpy
+black box)."""
+
+LARGE_N = 10**10
+"""Above this many outputs per database a fixed-n audit warns before drawing: 2·10¹⁰ draws take
+at least half an hour even at 10⁷ draws per second, and days for a slow black box."""
+
+_RATES = (10**5, 10**7)
+"""Draws per second, slow to fast, behind the warning's time range (numpy black boxes: about
+3·10⁵ measured in issue 47; JAX samplers on a CPU: ~10⁷)."""
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` in the largest unit that keeps the number ≥ 1: "33 minutes", "2.3 days"."""
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= size:
+            value = seconds / size
+            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.2g} {unit}"
+    return f"{seconds:.2g} seconds"
+
+
+def size_warning(n: int) -> str | None:
+    """The warning for a fixed-n audit of ``n`` outputs per database, or ``None`` (n small).
+
+    It gives the scale (``2n`` draws, and the time they take at :data:`_RATES`), how to stop the
+    run and what to use instead.
+    """
+    if n <= LARGE_N:
+        return None
+    slow, fast = (_duration(2 * n / rate) for rate in _RATES)
+    return (
+        f"--n {n:.3g} draws {2 * n:.3g} outputs in all: about {fast} at 10^7 draws per second, "
+        f"{slow} at 10^5; Ctrl-C stops it (its draws are not kept), and --until-refuted "
+        f"--max-n {n:.3g} --report DIR stops at the first refutation and can be resumed"
+    )
+
+
+def _check_size(flag: str, n: int | None) -> None:
+    if n is not None and n > MAX_N:
+        raise CliError(
+            f"{flag} {n:.3g}: at most 2^40 ≈ {MAX_N:.2g} outputs per database (2.2e+12 draws "
+            f"would take days to months); use a smaller {flag}"
+            + (", or --until-refuted --max-n N to stop at the first refutation" * (flag == "--n"))
+        )
+
+
+def _kept(report_dir) -> str:
+    return (
+        f"the outputs drawn so far are kept in {report_dir}; run the same command with "
+        f"--resume {report_dir} to continue"
+    )
+
+
+def _interrupted(args, report_dir) -> str:
+    """What an interrupted audit kept, and how to do better next time."""
+    if args.until_refuted and report_dir is not None:
+        return _kept(report_dir)
+    if args.until_refuted:
+        return (
+            "the draws were not kept (add --report DIR to checkpoint them: the audit can then "
+            "be resumed with --resume DIR)"
+        )
+    return (
+        "the draws of a fixed-n audit are not kept; an audit with --until-refuted --max-n N "
+        "--report DIR checkpoints them and can be resumed with --resume DIR"
+    )
 
 
 def run(args) -> int:
@@ -179,6 +251,9 @@ def run(args) -> int:
     sizes, report_dir = _sequential_options(args, report_dir)
 
     quiet = args.json or args.quiet
+    warning = None if args.until_refuted else size_warning(sizes["n"])
+    if warning is not None:
+        print(f"rdpjax audit: warning: {warning}", file=sys.stderr)
     try:
         report = audit(
             mechanism,
@@ -197,13 +272,11 @@ def run(args) -> int:
         )
     except ValueError as err:
         raise CliError(str(err)) from err
-    except (KeyboardInterrupt, UserCodeError):
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(_interrupted(args, report_dir)) from None
+    except UserCodeError:
         if args.until_refuted and report_dir is not None:
-            print(
-                f"rdpjax audit: the outputs drawn so far are kept in {report_dir}; run the same "
-                f"command with --resume {report_dir} to continue",
-                file=sys.stderr,
-            )
+            print(f"rdpjax audit: {_kept(report_dir)}", file=sys.stderr)
         raise
 
     if args.json:

@@ -196,9 +196,14 @@ def fix_settings(
     pilot_p = pilot_q = None
     if needs_pilot:
         pilot_p, pilot_q = (x.reshape(x.shape[0], -1).astype(np.float64) for x in draw_pilot())
-        for name, x in (("sample_p", pilot_p), ("sample_q", pilot_q)):
+        for side, x in (("x (P, sample_p)", pilot_p), ("x' (Q, sample_q)", pilot_q)):
             if not np.all(np.isfinite(x)):
-                raise ValueError(f"{name} returned non-finite values in the pilot draw.")
+                bad = int(np.count_nonzero(~np.all(np.isfinite(x), axis=1)))
+                raise ValueError(
+                    f"the mechanism returned {bad:,} non-finite (NaN or infinite) outputs on "
+                    f"{side} in the pilot draw (of {len(x):,}); a mechanism's outputs must be "
+                    "finite."
+                )
     if grid is None:
         lo = np.minimum(pilot_p.min(0), pilot_q.min(0))
         hi = np.maximum(pilot_p.max(0), pilot_q.max(0))

@@ -134,9 +134,10 @@ class JaxSource:
             (counts_p, out_p, bad_p), (counts_q, out_q, bad_q) = jax.device_get(results)
         nonfinite = np.array([float(bad_p), float(bad_q)])
         if np.any(nonfinite > 0):
+            bad_p, bad_q = (int(v) for v in nonfinite)
             raise ValueError(
-                f"the samplers returned {nonfinite.astype(int).tolist()} non-finite values "
-                "(P, Q); a mechanism's outputs must be finite."
+                f"the mechanism returned {bad_p:,} non-finite (NaN or infinite) values on x (P) "
+                f"and {bad_q:,} on x' (Q); a mechanism's outputs must be finite."
             )
         return (counts_p, counts_q), (out_p, out_q)
 

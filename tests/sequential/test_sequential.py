@@ -354,3 +354,45 @@ def test_cli_max_n_and_resume_need_until_refuted(tmp_path, capsys):
     args = [a for a in _cli_args(tmp_path, "1.0") if a != "--until-refuted"]
     assert main(args) == 2
     assert "--max-n is for a sequential audit" in capsys.readouterr().err
+
+
+def coin_pair(rng, database, m):
+    """Two independent randomized responses of the bit and a fair die: vectors of 3 codes."""
+    bit = int(database[0])
+    flips = (rng.random((m, 2)) >= 0.75).astype(np.int64)
+    return np.column_stack([np.abs(bit - flips), rng.integers(0, 6, m)])
+
+
+def _joint_code(rows):
+    """A fixed scalar code of each row (a, b, c) of coin_pair: 12 a + 6 b + c."""
+    rows = np.asarray(rows)
+    return 12 * rows[:, 0] + 6 * rows[:, 1] + rows[:, 2]
+
+
+def test_vectors_of_codes_are_joint_outcomes_as_in_a_fixed_n_audit(tmp_path):
+    """(m, 3) integer outputs: counted as joint outcomes, with the bounds of the same audit on
+    one scalar code per row (project=), which a relabelling of the outcomes cannot change; a
+    checkpointed run stopped mid-way resumes to the same looks (the table of rows is saved)."""
+    kw = dict(key=jax.random.key(3), sequential=True, max_n=3_200, batch_size=400, progress=False)
+    vectors = rdpjax.audit(coin_pair, ONE, ZERO, claim=pure_dp(2.0), **kw)
+    coded = rdpjax.audit(coin_pair, ONE, ZERO, claim=pure_dp(2.0), project=_joint_code, **kw)
+    assert [look.n for look in vectors.looks] == [look.n for look in coded.looks]
+    np.testing.assert_allclose(vectors.lower, coded.lower, rtol=1e-9)
+    np.testing.assert_allclose(vectors.estimate, coded.estimate, rtol=1e-9)
+    fixed = rdpjax.audit(coin_pair, ONE, ZERO, 2.0, key=jax.random.key(3), n=400, progress=False)
+    assert fixed.bound.discrete and vectors.bound.discrete
+    calls = {"n": 0}
+
+    def crashing(rng, database, m):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise KeyboardInterrupt
+        return coin_pair(rng, database, m)
+
+    crashing.__name__ = "coin_pair"  # the same audit's fingerprint
+    with pytest.raises(KeyboardInterrupt):
+        rdpjax.audit(crashing, ONE, ZERO, claim=pure_dp(2.0), checkpoint=tmp_path, **kw)
+    resumed = rdpjax.audit(
+        coin_pair, ONE, ZERO, claim=pure_dp(2.0), checkpoint=tmp_path, resume=True, **kw
+    )
+    assert resumed.looks == vectors.looks

@@ -370,7 +370,8 @@ def test_non_finite_draws_raise():
         return jnp.where(jnp.arange(m) == 3, jnp.nan, jax.random.normal(k, (m,), jnp.float32))
 
     mech = mechanisms.from_sampler(broken)
-    with pytest.raises(ValueError, match=r"non-finite values \(P, Q\)"):
+    message = r"returned 1 non-finite \(NaN or infinite\) values on x \(P\) and 1 on x' \(Q\)"
+    with pytest.raises(ValueError, match=message):
         mechanism_streamed_bound(
             jax.random.key(0), mech, X, X_PRIME, 2.0, n=100, grid=(-5, 5), bandwidth=0.5, floor=0.01
         )

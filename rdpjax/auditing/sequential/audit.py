@@ -19,7 +19,7 @@ import jax
 import numpy as np
 
 from rdpjax._json import json_floats
-from rdpjax.auditing.draws import exact_divergences
+from rdpjax.auditing.draws import exact_divergences, mechanism_source_sha256, user_function
 from rdpjax.auditing.options import AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, Look, json_ready
 from rdpjax.auditing.sequential.engine import add_batch, empty_counts, look_bound, setup_looks
@@ -182,7 +182,11 @@ def sequential_audit(
             raise
     if bound is None:  # resumed after the last look: the totals are those of that look
         bound = bound_at(len(state.looks) - 1)
-    return _report(state, bound, schedule, claim, exact, name, project, options, checkpoint)
+    function = user_function(mechanism)  # the user's code, hashed (a zoo mechanism: nothing)
+    extra = (
+        {} if function is None else {"mechanism_source_sha256": mechanism_source_sha256(function)}
+    )
+    return _report(state, bound, schedule, claim, exact, name, project, options, checkpoint, extra)
 
 
 def _sequential_options(options: AuditOptions) -> dict:
@@ -297,7 +301,8 @@ def _look(k: int, n_k: int, pilot: int, bound, claim, schedule) -> dict:
     }
 
 
-def _report(state, bound, schedule, claim, exact, name, project, options, checkpoint):
+def _report(state, bound, schedule, claim, exact, name, project, options, checkpoint, extra):
+    """The report of the last look; ``extra``: more settings (the hash of the user's source)."""
     lam = np.asarray(bound.lam, np.float64)
     lower = np.asarray(bound.lower, np.float64)
     claimed = None if claim is None else np.asarray(claim(lam), np.float64)
@@ -327,7 +332,9 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
         },
         "batch_size": state.fingerprint["batch_size"],
         "estimator_options": state.fingerprint["options"],
+        "transform_applied": bound.transform,  # None: the looks bin the outputs as drawn
     }
+    settings.update(extra)
     return AuditReport(
         lam=lam,
         estimate=np.asarray(bound.estimate),

@@ -14,7 +14,9 @@ margin wide enough for the first's. Look ``k``'s bound is therefore exactly a fi
 :func:`rdpjax.stream.blackbox.blackbox_bound` computes it) on ``n_k`` outputs with data-independent
 settings, valid at its level; the union over looks does the rest. Discrete outputs (integer codes)
 need no pilot: the frequencies live on the codes seen (empty cells add nothing to the estimate or
-its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``. Real outputs whose pilot takes few
+its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``; vectors of codes ``(m, d)`` are joint
+outcomes, numbered in the order their rows first appear (as a fixed-n audit counts them, one code
+per distinct row). Real outputs whose pilot takes few
 values (:func:`rdpjax.estimator.support.looks_discrete`, as :func:`rdpjax.lower_bound` decides) are
 counted the same way, on a table of the values seen.
 
@@ -115,7 +117,10 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
     sizes = np.asarray(schedule.sizes, np.float64)
     floor, beta = options.get("floor"), options.get("beta")
     if source.discrete:
-        return _discrete_setup(sizes, options), 0
+        setup = _discrete_setup(sizes, options)
+        if getattr(source, "vectors", False):  # vectors of codes: a table of the rows seen
+            setup["rows"] = []
+        return setup, 0
     pilot = options.get("pilot")
     pilot = DEFAULT_PILOT if pilot is None else check_int(pilot, "pilot", 8)
     margin = float(options.get("margin", 0.5))
@@ -196,6 +201,31 @@ def _codes(setup: dict, out: np.ndarray) -> np.ndarray:
     return np.asarray([index[v] for v in values.tolist()], np.int64)[inverse]
 
 
+def _row_codes(setup: dict, out: np.ndarray) -> np.ndarray:
+    """Codes of vector outputs ``(m, d)`` in the growing row table ``setup["rows"]``.
+
+    Each distinct row is one outcome, numbered in the order rows first appear (as
+    :func:`_codes` numbers values): a fixed one-to-one relabelling of the joint outcomes, which
+    the relative frequencies do not depend on.
+    """
+    rows = np.asarray(out).reshape(len(out), -1).astype(np.int64)
+    table = setup["rows"]
+    if table and rows.shape[1] != len(table[0]):
+        raise ValueError(f"outputs of dimension {rows.shape[1]}; the first had {len(table[0])}.")
+    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    index = {tuple(row): i for i, row in enumerate(table)}
+    for row in unique.tolist():
+        if tuple(row) not in index:
+            index[tuple(row)] = len(table)
+            table.append(row)
+    if len(table) > MAX_CODES:
+        raise ValueError(
+            f"more than {MAX_CODES:,} distinct output vectors: pass project= to map them to "
+            "fewer codes."
+        )
+    return np.asarray([index[tuple(row)] for row in unique.tolist()], np.int64)[inverse.ravel()]
+
+
 def _layout(setup: dict) -> Layout:
     shape, pad = tuple(setup["shape"]), tuple(setup["pad"])
     interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
@@ -214,6 +244,8 @@ def add_batch(setup: dict, counts: np.ndarray, outside: float, out: np.ndarray):
     if setup["kind"] == "discrete":
         if "values" in setup:
             out = _codes(setup, out)
+        elif "rows" in setup:
+            out = _row_codes(setup, out)
         if out.dtype.kind not in "biu":
             raise ValueError(f"discrete outputs must be integer codes; got {out.dtype}.")
         if out.size and (out.min() < 0 or out.max() >= MAX_CODES):

@@ -101,11 +101,9 @@ class NumpyBatches:
         self.auto_discrete = discrete is None
         if self.discrete and not integer:
             raise ValueError("discrete=True needs a sample returning integer codes.")
-        if self.discrete and probe.ndim != 1:
-            raise ValueError(
-                f"discrete outputs must be integer codes of shape (m,); got (m, "
-                f"{probe.shape[1]}): pass project=, mapping each output to one code."
-            )
+        # Vectors of codes (m, d) are counted as joint outcomes: the engine numbers each row
+        # seen (engine.add_batch), as a fixed-n audit's encode_pair does.
+        self.vectors = self.discrete and probe.ndim != 1
 
     def pilot(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         """``m`` checked pilot outputs per side, both drawn with the pilot's generator."""

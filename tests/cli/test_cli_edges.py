@@ -1,0 +1,281 @@
+"""Edges of the command line (issue 47): unsupported claims, sizes, interruptions, bad outputs.
+
+Each case is a mistake or an interruption that must end as one line on stderr with a set exit
+status (2 for input, 130 for Ctrl-C), never a traceback or a silent wrong number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from rdpjax.cli import main
+
+MECH_PY = """
+import numpy as np
+
+
+def laplace_sum(rng, database, n):
+    return np.sum(database) + rng.laplace(0.0, 1.0, size=n)
+
+
+def nan_on_empty(rng, database, n):
+    # Laplace noise, but NaN for the first 3 outputs of each call on a database summing to 0.
+    out = np.sum(database) + rng.laplace(0.0, 1.0, size=n)
+    if np.sum(database) == 0:
+        out[:3] = np.nan
+    return out
+
+
+def jax_nan_on_empty(key, database, n):
+    import jax
+    import jax.numpy as jnp
+
+    noise = jax.random.laplace(key, (n,))
+    out = jnp.sum(database).astype(noise.dtype) + noise
+    return jnp.where((jnp.arange(n) < 3) & (jnp.sum(database) == 0), jnp.nan, out)
+"""
+
+PAIR = ["--x", "[1]", "--x-prime", "[0]"]
+
+
+@pytest.fixture(scope="module")
+def user_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("edges")
+    (folder / "mech.py").write_text(MECH_PY)
+    return folder
+
+
+def _exit_code(argv) -> int:
+    """main's status, whether it returns it or argparse exits with it."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+def _one_line(capsys) -> str:
+    captured = capsys.readouterr()
+    err = captured.err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert captured.out == ""
+    return err.strip()
+
+
+# ----------------------------------------------------------------------------- (ε, δ) claims
+
+
+@pytest.mark.parametrize("epsilon", [[], ["--claim-epsilon", "1"]])
+def test_a_delta_claim_is_refused_saying_what_is_supported(user_dir, capsys, epsilon):
+    argv = ["audit", f"{user_dir}/mech.py:laplace_sum", "--numpy", *PAIR, "--n", "1000"]
+    assert _exit_code([*argv, *epsilon, "--claim-delta", "1e-5"]) == 2
+    err = _one_line(capsys)
+    assert err.startswith("rdpjax audit: error: --claim-delta 1e-5: ")
+    assert "(ε, δ)-DP claims are not checked yet" in err
+    for flag in ("--claim-epsilon", "--claim-zcdp", "--claim-gdp", "--claim-rdp"):
+        assert flag in err
+
+
+def test_bound_refuses_a_delta_claim_too(tmp_path, capsys):
+    import numpy as np
+
+    np.save(tmp_path / "p.npy", np.zeros(10))
+    argv = ["bound", str(tmp_path / "p.npy"), str(tmp_path / "p.npy"), "--claim-delta", "0.01"]
+    assert _exit_code(argv) == 2
+    assert "(ε, δ)-DP claims are not checked yet" in _one_line(capsys)
+
+
+# ----------------------------------------------------------------------------- sizes
+
+
+def test_sizes_beyond_2_to_the_40_are_refused(capsys):
+    assert _exit_code(["audit", "laplace", "--n", "2e12"]) == 2
+    err = _one_line(capsys)
+    assert err.startswith("rdpjax audit: error: --n 2e+12: at most 2^40")
+    assert _exit_code(["audit", "laplace", "--until-refuted", "--max-n", "1.2e12"]) == 2
+    assert _one_line(capsys).startswith("rdpjax audit: error: --max-n 1.2e+12: at most 2^40")
+
+
+def test_a_huge_n_warns_with_its_scale_before_drawing(monkeypatch, capsys):
+    """--n 2e10: 4e10 draws, 4000 s = 1.1 hours at 10^7 per second, 4.6 days at 10^5."""
+    from rdpjax.cli.audit import LARGE_N, size_warning
+
+    assert size_warning(LARGE_N) is None
+    calls = []
+
+    def audit(*args, **kwargs):  # the warning is out before the audit starts
+        calls.append(capsys.readouterr().err)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("rdpjax.auditing.audit", audit)
+    assert _exit_code(["audit", "laplace", "--n", "2e10"]) == 130
+    (before,) = calls
+    assert before.count("\n") == 1
+    assert before.startswith("rdpjax audit: warning: --n 2e+10 draws 4e+10 outputs in all")
+    assert "1.1 hours at 10^7 draws per second, 4.6 days at 10^5" in before
+    assert "Ctrl-C" in before and "--until-refuted" in before
+    assert capsys.readouterr().err.startswith("rdpjax audit: interrupted")
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ([], "the draws of a fixed-n audit are not kept; an audit with --until-refuted"),
+        (["--until-refuted"], "the draws were not kept (add --report DIR"),
+        (["--until-refuted", "--report", "{d}"], "the outputs drawn so far are kept in {d}"),
+    ],
+)
+def test_ctrl_c_is_one_line_with_status_130(monkeypatch, capsys, tmp_path, extra, said):
+    def audit(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("rdpjax.auditing.audit", audit)
+    extra = [a.replace("{d}", str(tmp_path)) for a in extra]
+    assert _exit_code(["audit", "laplace", *extra]) == 130
+    err = _one_line(capsys)
+    assert err.startswith("rdpjax audit: interrupted; ")
+    assert said.replace("{d}", str(tmp_path)) in err
+    assert "--resume DIR" in err or f"--resume {tmp_path}" in err
+
+
+SLOW_PY = """
+import pathlib
+import time
+
+import numpy as np
+
+
+def slow(rng, database, n):
+    if n > 2:  # not the shape probe
+        pathlib.Path(__file__).with_name("started").touch()
+        time.sleep(60)
+    return rng.laplace(0.0, 1.0, size=n)
+"""
+
+
+def test_a_real_sigint_during_a_fixed_n_audit(tmp_path):
+    """The rdpjax program interrupted while it draws: status 130 and one line, no traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    (tmp_path / "slow.py").write_text(SLOW_PY)
+    argv = ["audit", f"{tmp_path}/slow.py:slow", "--numpy", *PAIR, "--n", "1000", "--quiet"]
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root), RDPJAX_NO_CACHE="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdpjax.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the audit did not start drawing"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("rdpjax audit: interrupted; the draws of a fixed-n audit are not kept")
+
+
+# ----------------------------------------------------------------------------- NaN outputs
+
+
+@pytest.mark.parametrize("function", ["nan_on_empty --numpy", "jax_nan_on_empty"])
+def test_nan_outputs_are_named_by_side(user_dir, capsys, function):
+    """x' = [0] sums to 0: 3 NaN outputs there, in the one call (batch) of 1,000 draws."""
+    name, *flags = function.split()
+    argv = ["audit", f"{user_dir}/mech.py:{name}", *flags, *PAIR, "--n", "1000", "--quiet"]
+    assert _exit_code(argv) == 2
+    err = _one_line(capsys)
+    assert err.startswith("rdpjax audit: error: the mechanism returned 3 NaN outputs on x' ")
+    assert "(of 1,000)" in err and "p_samples" not in err and "q_samples" not in err
+
+
+# ----------------------------------------------------------------------------- vector codes
+
+VECTORS_PY = """
+import numpy as np
+
+
+def dice(rng, database, n):
+    return rng.integers(0, 3, size=(n, 3)) + int(np.sum(database))
+"""
+
+
+@pytest.mark.parametrize("sizes", [["--n", "2000"], ["--until-refuted", "--max-n", "2000"]])
+def test_integer_vectors_are_audited_fixed_n_and_sequentially(tmp_path, capsys, sizes):
+    """Outputs (m, 3) of codes: both audits count joint outcomes. The supports overlap only on
+    {1, 2}³ ({1, 2, 3}³ on x, {0, 1, 2}³ on x'), so the claim ε = 1 is refuted (exit 1)."""
+    (tmp_path / "vectors.py").write_text(VECTORS_PY)
+    argv = ["audit", f"{tmp_path}/vectors.py:dice", "--numpy", *PAIR, "--claim-epsilon", "1"]
+    assert _exit_code([*argv, *sizes, "--json"]) == 1, capsys.readouterr().err
+    report = json.loads(capsys.readouterr().out)
+    assert report["bound"]["discrete"] and report["is_refuted"]
+    function = VECTORS_PY.split("\n\n\n")[1]  # the function's own lines
+    digest = hashlib.sha256(function.encode()).hexdigest()
+    assert report["settings"]["mechanism_source_sha256"] == digest
+    assert report["settings"]["transform_applied"] is None
+
+
+# ----------------------------------------------------------------------------- report settings
+
+NUMPY_SOURCE = """def noisy(rng, database, n):
+    return float(np.sum(database)) + rng.laplace(0.0, 1.0, size=n)
+"""
+
+JAX_SOURCE = """def noisy(key, database, n):
+    noise = jax.random.laplace(key, (n,))
+    return jnp.sum(database).astype(noise.dtype) + noise
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "source", "flags"),
+    [
+        ("import numpy as np\n", NUMPY_SOURCE, ["--numpy"]),
+        ("import jax\nimport jax.numpy as jnp\n", JAX_SOURCE, []),
+    ],
+)
+def test_the_report_records_the_map_applied_and_the_source_hash(
+    tmp_path, capsys, imports, source, flags
+):
+    """A 1-D Laplace at n = 2000 under transform "auto": the pilot quantile map is applied (its
+    tails are a Laplace law's), and report.json says so; the function's own lines are hashed."""
+    (tmp_path / "mech.py").write_text(f"{imports}\n\n# a comment outside the function\n{source}")
+    folder = tmp_path / "report"
+    argv = ["audit", f"{tmp_path}/mech.py:noisy", *flags, *PAIR, "--n", "2000"]
+    assert _exit_code([*argv, "--quiet", "--report", str(folder)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    record = json.loads((folder / "report.json").read_text())
+    assert record["settings"]["transform_applied"] == "quantile" == record["bound"]["transform"]
+    assert record["meta"]["transform"] is None  # the option as given: not set
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    assert record["settings"]["mechanism_source_sha256"] == digest
+    markdown = (folder / "report.md").read_text()
+    assert '- transform_applied: "quantile"' in markdown and digest in markdown
+    assert _exit_code([*argv, "--transform", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["settings"]["transform_applied"] is None
+
+
+def test_a_zoo_audit_records_no_source_hash(capsys):
+    assert _exit_code(["audit", "laplace", "--n", "1000", "--json"]) == 0
+    settings = json.loads(capsys.readouterr().out)["settings"]
+    assert "mechanism_source_sha256" not in settings and "transform_applied" in settings
