@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import rdpjax  # noqa: E402
-from rdpjax.auditing import plots  # noqa: E402
+from rdpjax.auditing import densities, plots  # noqa: E402
 from rdpjax.estimator.divergence import plugin_divergence  # noqa: E402
 from rdpjax.mechanisms import Laplace  # noqa: E402
 
@@ -71,7 +71,7 @@ def _plugin(curves, bound):
 @pytest.mark.slow
 def test_density_curves_are_the_bounds_densities(gaussian_samples):
     p, q = gaussian_samples
-    curves = plots.density_curves(p, q, lam=ORDERS)
+    curves = densities.density_curves(p, q, lam=ORDERS)
     bound = rdpjax.lower_bound(p, q, ORDERS)
     assert curves.points.shape == bound.grid_shape
     np.testing.assert_allclose(curves.bound.floor, bound.floor, rtol=0)
@@ -87,7 +87,7 @@ def test_plot_densities_draws_the_curves_and_writes_the_file(gaussian_samples, t
     p, q = gaussian_samples
     path = tmp_path / "densities.png"
     ax = plots.plot_densities(p, q, lam=ORDERS, path=path, dpi=60)
-    curves = plots.density_curves(p, q, lam=ORDERS)
+    curves = densities.density_curves(p, q, lam=ORDERS)
     tau = float(curves.bound.floor)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert ax.get_yscale() == "log"
@@ -126,7 +126,7 @@ def test_discrete_densities_are_the_bounds_frequencies(tmp_path):
     rng = np.random.default_rng(1)
     p = rng.choice([-2, 0, 3, 7], size=5000, p=[0.1, 0.2, 0.3, 0.4])
     q = rng.choice([-2, 0, 3, 7], size=4000, p=[0.4, 0.3, 0.2, 0.1])
-    curves = plots.density_curves(p, q, lam=ORDERS)
+    curves = densities.density_curves(p, q, lam=ORDERS)
     bound = rdpjax.lower_bound(p, q, ORDERS)
     assert bound.discrete and curves.cell_volume == 1.0
     # Integer outputs are coded on their whole range (mixed radix): unseen values count 0.
@@ -145,7 +145,7 @@ def test_discrete_densities_are_the_bounds_frequencies(tmp_path):
 def test_density_curves_reject_multivariate_continuous_samples():
     rng = np.random.default_rng(1)
     with pytest.raises(ValueError, match="1-D"):
-        plots.density_curves(rng.normal(size=(500, 2)), rng.normal(size=(500, 2)))
+        densities.density_curves(rng.normal(size=(500, 2)), rng.normal(size=(500, 2)))
 
 
 def test_plot_bound_vs_n_plots_the_results(laplace_reports, tmp_path):
@@ -233,12 +233,12 @@ def test_densities_in_the_quantile_maps_units_say_so_on_the_x_axis():
     in (0, 1); the axis says so. Gaussian outputs (ratio 4.6) are plotted as they are."""
     rng = np.random.default_rng(1)
     p, q = 1.0 + rng.laplace(size=5_000), rng.laplace(size=5_000)
-    curves = plots.density_curves(p, q, lam=ORDERS)
+    curves = densities.density_curves(p, q, lam=ORDERS)
     assert curves.bound.transform == "quantile"
     # The grid spans (0, 1) and the kernel's margin, not the outputs' range (about −8 to 9).
     assert np.ptp(np.concatenate([p, q])) > 10
     assert -0.5 < curves.points.min() < 0.0 and 1.0 < curves.points.max() < 1.5
     ax = plots.plot_density_curves(curves)
     assert ax.get_xlabel() == "output, mapped to (0, 1) by the pilot quantile map"
-    plain = plots.density_curves(p, q, lam=ORDERS, transform=None)
+    plain = densities.density_curves(p, q, lam=ORDERS, transform=None)
     assert plots.plot_density_curves(plain).get_xlabel() == "output"

@@ -7,6 +7,7 @@ The layer above the estimator, the samplers and the claims:
 * :mod:`~rdpjax.auditing.draws` — numpy black boxes drawn batch by batch; a zoo mechanism's
   exact values;
 * :mod:`~rdpjax.auditing.report` — :class:`AuditReport`, its text, markdown and JSON;
+* :mod:`~rdpjax.auditing.densities` — the densities behind a bound, on its grid;
 * :mod:`~rdpjax.auditing.plots` — the figures (matplotlib, imported when drawing);
 * :mod:`~rdpjax.auditing.writer` — :func:`write_report`: a report's files;
 * :mod:`~rdpjax.auditing.learn` — learned projections of vector outputs (``project="learn"``);

@@ -345,11 +345,11 @@ def _support_notes(p, q) -> tuple[str, ...]:
 
 
 def _density_curves(p, q, orders, common, bound):
-    """The densities behind ``bound`` (``rdpjax.auditing.plots.density_curves``), or ``None``.
+    """The densities behind ``bound`` (``rdpjax.auditing.densities.density_curves``), or ``None``.
 
     ``None`` is for continuous outputs of d > 1, which have no 1-D picture.
     """
-    from rdpjax.auditing.plots import density_curves
+    from rdpjax.auditing.densities import density_curves
 
     try:
         return density_curves(p, q, lam=orders, bound=bound, **common)

@@ -124,7 +124,7 @@ class AuditReport:
         (``estimator_options``), the map the bound applied (``transform_applied``: ``None`` or
         ``"quantile"``, whatever was asked) and, for the user's own function, the SHA-256 of
         its source (``mechanism_source_sha256``; ``None`` when Python cannot find it).
-      densities: the :class:`rdpjax.auditing.plots.DensityCurves` behind the bound (p̂, q̂, q̂_τ on
+      densities: the :class:`rdpjax.auditing.densities.DensityCurves` behind the bound (p̂, q̂, q̂_τ on
         its grid) when :func:`rdpjax.audit` was asked for them (``densities=True``) and could keep
         them (draws in memory, 1-D or discrete outputs); else ``None``.
       looks: a sequential audit's :class:`Look` s, in order (the report's numbers are the last

@@ -199,7 +199,7 @@ def test_plan_bound_needs_the_map_fixed():
 
 @pytest.mark.slow
 def test_density_curves_follow_the_map_the_bound_applied():
-    from rdpjax.auditing.plots import density_curves
+    from rdpjax.auditing.densities import density_curves
 
     rng = np.random.default_rng(5)
     p, q = rng.standard_cauchy(N) + 0.5, rng.standard_cauchy(N)
