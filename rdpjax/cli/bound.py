@@ -3,9 +3,12 @@
     rdpjax bound P Q [--lam 2 5 7] [--alpha A] [--discrete | --continuous] [--both-directions]
                  [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,...]
                  [--bandwidth H] [--floor TAU] [--beta B] [--grid-size G]
-                 [--transform auto|none|quantile] [--json]
+                 [--transform auto|none|quantile] [--json] [--report DIR]
 
-Exit status: 0, or 1 when the claim is refuted, 2 on an input error.
+With a claim the table has a ``claimed`` column beside the bounds. ``--report DIR`` writes the
+same report files as ``rdpjax audit --report`` (report.json, report.md, bounds.png), so that a
+bound on samples drawn elsewhere (another environment, another machine) is recorded the same
+way. Exit status: 0, or 1 when the claim is refuted, 2 on an input error.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from rdpjax.cli._args import add_claim_options, add_lam, claim_from_args, subcommand
+from rdpjax.cli._files import output_dir, run_meta, settings
 from rdpjax.cli._types import CliError, count, positive_float
 
 __all__ = ["add_command", "read_samples", "run"]
@@ -87,6 +91,7 @@ def run(args) -> int:
             check = check_claim(claim, bound.lam, bound.lower, float(bound.alpha))
     except ValueError as err:
         raise CliError(str(err)) from err
+    report = _report(args, bound, claim, check, n)
     if args.json:
         out = bound.to_dict()
         if check is not None:
@@ -96,12 +101,54 @@ def run(args) -> int:
             out["is_refuted"] = check.is_refuted
             out["verdict"] = check.verdict()
         print(json.dumps(out, indent=1))
-    else:
+    elif check is None:
         print(f"Rényi-DP lower bounds from {args.p} (P) and {args.q} (Q)")
         print(bound)
-        if check is not None:
-            print(check.verdict())
+    else:  # the bounds beside the claim, and the verdict last
+        print(report)
+    if args.report is not None:
+        from rdpjax.auditing.writer import write_report
+
+        folder = output_dir(args.report, "--report")
+        try:
+            paths = write_report(report, folder, meta=run_meta(args, **settings(args)))
+        except (OSError, ValueError) as err:
+            raise CliError(f"--report {args.report}: {err}") from err
+        if not args.json:
+            print("wrote " + ", ".join(str(p) for p in paths))
     return 1 if check is not None and check.is_refuted else 0
+
+
+def _report(args, bound, claim, check, n: int):
+    """An :class:`rdpjax.AuditReport` of a bound on two files of samples (no exact value)."""
+    from rdpjax.auditing.report import AuditReport
+
+    lower = np.asarray(bound.lower)
+    record = {
+        "lam": [float(v) for v in np.asarray(bound.lam)],
+        "lam_chosen_by": "user"
+        if args.lam is not None
+        else "rdpjax.estimator.orders.default_orders",
+        "alpha": float(bound.alpha),
+        "both_directions": bool(bound.both_directions),
+        "samples": {"p": str(args.p), "q": str(args.q)},
+        "transform_applied": bound.transform,
+    }
+    return AuditReport(
+        lam=np.asarray(bound.lam),
+        estimate=np.asarray(bound.estimate),
+        lower=lower,
+        std_error=np.asarray(bound.std_error),
+        exact=None,
+        claimed=None if check is None else np.asarray(check.claimed, np.float64),
+        refuted=np.zeros(lower.shape, bool) if check is None else np.asarray(check.refuted),
+        bound=bound,
+        claim=claim,
+        mechanism=f"samples {args.p} (P) and {args.q} (Q)",
+        n=n,
+        projected=False,
+        settings=json.dumps(record),
+    )
 
 
 def add_command(sub):
@@ -181,6 +228,12 @@ def add_command(sub):
         "--json",
         action="store_true",
         help="print JSON with the Bound's field names (and claim, refuted, verdict with a claim)",
+    )
+    b.add_argument(
+        "--report",
+        metavar="DIR",
+        default=None,
+        help="write report.json, report.md and bounds.png to DIR (as rdpjax audit --report)",
     )
     b.set_defaults(func=run)
     return b

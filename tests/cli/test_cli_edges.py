@@ -279,3 +279,25 @@ def test_a_zoo_audit_records_no_source_hash(capsys):
     assert _exit_code(["audit", "laplace", "--n", "1000", "--json"]) == 0
     settings = json.loads(capsys.readouterr().out)["settings"]
     assert "mechanism_source_sha256" not in settings and "transform_applied" in settings
+
+
+def test_bound_shows_the_claim_beside_the_bounds_and_writes_a_report(tmp_path, capsys):
+    """Issue 47: `rdpjax bound` with a claim prints a claimed column (ρλ for ρ-zCDP, typed here
+    from the definition) and, with --report, writes the audit's report files."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    np.save(tmp_path / "p.npy", 1.0 + rng.standard_normal(5000))  # N(1, 1) vs N(0, 1): λ/2
+    np.save(tmp_path / "q.npy", rng.standard_normal(5000))
+    argv = ["bound", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--lam", "2", "5"]
+    out_dir = tmp_path / "report"
+    assert main([*argv, "--claim-zcdp", "0.05", "--report", str(out_dir)]) == 1
+    text = capsys.readouterr().out
+    header = next(line for line in text.splitlines() if line.split()[:1] == ["lambda"])
+    assert "claimed" in header.split()
+    record = json.loads((out_dir / "report.json").read_text())
+    assert record["claimed"] == [pytest.approx(0.05 * 2), pytest.approx(0.05 * 5)]
+    assert record["is_refuted"] and record["settings"]["samples"]["p"].endswith("p.npy")
+    assert (out_dir / "report.md").read_text().startswith("# Audit of samples")
+    assert main([*argv, "--report", str(out_dir)]) == 0  # no claim: the bounds alone
+    assert "claimed" not in capsys.readouterr().out
