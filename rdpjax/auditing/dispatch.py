@@ -324,11 +324,15 @@ def _in_memory(
             q = draw_outputs(mechanism, kq, x_prime, n, **draw)
         bar.set_description("bounding")
         p, q = np.asarray(p), np.asarray(q)
-        # Named by side here: lower_bound would name them p_samples and q_samples.
-        check_finite_outputs(p, "x", projected=project is not None)
-        check_finite_outputs(q, "x'", projected=project is not None)
         common = dict(alpha=alpha, both_directions=both_directions, options=bound_options)
-        bound = lower_bound(p, q, orders, **common)
+        try:
+            bound = lower_bound(p, q, orders, **common)
+        except ValueError:
+            # lower_bound names the samples p_samples and q_samples; non-finite outputs are named
+            # by side instead. Only on failure: lower_bound checks finiteness in its own pass.
+            check_finite_outputs(p, "x", projected=project is not None)
+            check_finite_outputs(q, "x'", projected=project is not None)
+            raise
         notes = _support_notes(p, q) if bound.discrete else ()
         curves = _density_curves(p, q, orders, common, bound) if options.densities else None
     return bound, curves, notes
