@@ -26,7 +26,6 @@ with one.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -161,8 +160,6 @@ def audit(
         mechanism, key, x, x_prime, orders, n, alpha, both_directions, project, bound_options,
         options,
     )  # fmt: skip
-    claimed = None if claim is None else np.asarray(claim(orders), np.float64)
-    lower = np.asarray(bound.lower)
     settings = {
         "lam": orders,
         "lam_chosen_by": "user" if lam is not None else "rdpjax.estimator.orders.default_orders",
@@ -181,25 +178,19 @@ def audit(
         settings["mechanism_source_sha256"] = mechanism_source_sha256(function)
     if learned is not None:
         settings["projection"] = learned.to_dict()
-    return AuditReport(
-        lam=np.asarray(bound.lam),
-        estimate=np.asarray(bound.estimate),
-        lower=lower,
-        std_error=np.asarray(bound.std_error),
+    return AuditReport.from_bound(
+        bound,
+        claim=claim,
+        mechanism=mechanism.name if is_mechanism else _callable_name(mechanism),
+        n=n,
+        settings=settings,
         exact=(
             exact_divergences(mechanism, x, x_prime, orders, both_directions)
             if is_mechanism
             else None
         ),
-        claimed=claimed,
-        refuted=np.zeros(lower.shape, bool) if claimed is None else lower > claimed,
-        bound=bound,
-        claim=claim,
-        mechanism=mechanism.name if is_mechanism else _callable_name(mechanism),
-        n=n,
         projected=project is not None,
         streamed=streamed,
-        settings=json.dumps(settings),
         densities=curves,
         notes=notes,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import numpy as np
 
@@ -150,6 +151,36 @@ class AuditReport:
     densities: object = None
     looks: tuple = ()
     notes: tuple = ()
+
+    @classmethod
+    def from_bound(
+        cls, bound: Bound, *, claim: Any, mechanism: str, n: int, settings: dict, **fields: Any
+    ) -> AuditReport:
+        """The report of ``bound`` checked against ``claim`` (``None``: nothing checked).
+
+        ``claimed`` is ``claim(λ)`` at the bound's orders and ``refuted`` where ``lower`` exceeds
+        it; ``settings`` is recorded as JSON; ``fields`` are the other attributes (``exact``,
+        ``projected``, ``streamed``, ``densities``, ``looks``, ``notes``).
+        """
+        lam = np.asarray(bound.lam, np.float64)
+        lower = np.asarray(bound.lower, np.float64)
+        claimed = None if claim is None else np.asarray(claim(lam), np.float64)
+        fields.setdefault("exact", None)
+        fields.setdefault("projected", False)
+        return cls(
+            lam=lam,
+            estimate=np.asarray(bound.estimate),
+            lower=lower,
+            std_error=np.asarray(bound.std_error),
+            claimed=claimed,
+            refuted=np.zeros(lower.shape, bool) if claimed is None else lower > claimed,
+            bound=bound,
+            claim=claim,
+            mechanism=mechanism,
+            n=n,
+            settings=json.dumps(settings),
+            **fields,
+        )
 
     @property
     def alpha(self) -> float:

@@ -91,7 +91,7 @@ def run(args) -> int:
             check = check_claim(claim, bound.lam, bound.lower, float(bound.alpha))
     except ValueError as err:
         raise CliError(str(err)) from err
-    report = _report(args, bound, claim, check, n)
+    report = _report(args, bound, claim, n)
     if args.json:
         out = bound.to_dict()
         if check is not None:
@@ -119,11 +119,10 @@ def run(args) -> int:
     return 1 if check is not None and check.is_refuted else 0
 
 
-def _report(args, bound, claim, check, n: int):
+def _report(args, bound, claim, n: int):
     """An :class:`rdpjax.AuditReport` of a bound on two files of samples (no exact value)."""
     from rdpjax.auditing.report import AuditReport
 
-    lower = np.asarray(bound.lower)
     record = {
         "lam": [float(v) for v in np.asarray(bound.lam)],
         "lam_chosen_by": "user"
@@ -134,20 +133,12 @@ def _report(args, bound, claim, check, n: int):
         "samples": {"p": str(args.p), "q": str(args.q)},
         "transform_applied": bound.transform,
     }
-    return AuditReport(
-        lam=np.asarray(bound.lam),
-        estimate=np.asarray(bound.estimate),
-        lower=lower,
-        std_error=np.asarray(bound.std_error),
-        exact=None,
-        claimed=None if check is None else np.asarray(check.claimed, np.float64),
-        refuted=np.zeros(lower.shape, bool) if check is None else np.asarray(check.refuted),
-        bound=bound,
+    return AuditReport.from_bound(
+        bound,
         claim=claim,
         mechanism=f"samples {args.p} (P) and {args.q} (Q)",
         n=n,
-        projected=False,
-        settings=json.dumps(record),
+        settings=record,
     )
 
 

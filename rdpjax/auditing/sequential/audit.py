@@ -10,7 +10,6 @@ sampler, a killed process) loses at most the batch under way (and a few seconds 
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from pathlib import Path
@@ -303,10 +302,7 @@ def _look(k: int, n_k: int, pilot: int, bound, claim, schedule) -> dict:
 
 def _report(state, bound, schedule, claim, exact, name, project, options, checkpoint, extra):
     """The report of the last look; ``extra``: more settings (the hash of the user's source)."""
-    lam = np.asarray(bound.lam, np.float64)
-    lower = np.asarray(bound.lower, np.float64)
-    claimed = None if claim is None else np.asarray(claim(lam), np.float64)
-    refuted = np.zeros(lower.shape, bool) if claimed is None else lower > claimed
+    lam = [float(v) for v in np.asarray(bound.lam, np.float64)]
     off = [int(v) for v in state.outside]
     if any(off):
         warnings.warn(
@@ -316,7 +312,7 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
         )
     last = state.looks[-1]
     settings = {
-        "lam": [float(v) for v in lam],
+        "lam": lam,
         "lam_chosen_by": "rdpjax.estimator.orders.default_orders at each look"
         if state.fingerprint["lam"] is None
         else "user",
@@ -335,21 +331,15 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
         "transform_applied": bound.transform,  # None: the looks bin the outputs as drawn
     }
     settings.update(extra)
-    return AuditReport(
-        lam=lam,
-        estimate=np.asarray(bound.estimate),
-        lower=lower,
-        std_error=np.asarray(bound.std_error),
-        exact=None if exact is None else exact(list(lam)),
-        claimed=claimed,
-        refuted=refuted,
-        bound=bound,
+    return AuditReport.from_bound(
+        bound,
         claim=claim,
         mechanism=name,
         n=int(last["n"]),
+        settings=settings,
+        exact=None if exact is None else exact(lam),
         projected=project is not None,
         streamed=True,
-        settings=json.dumps(settings),
         looks=tuple(Look.from_dict(d) for d in state.looks),
         notes=_notes(state),
     )
