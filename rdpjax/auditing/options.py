@@ -18,7 +18,7 @@ from typing import Any
 
 from rdpjax._validation import check_int
 from rdpjax.estimator.options import BoundOptions, or_default
-from rdpjax.stream.options import BOUND_FIELDS, STREAM_FIELDS, StreamOptions
+from rdpjax.stream.options import BOUND_FIELDS, STREAM_FIELDS, StreamOptions, split_options
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "Training", "audit_options"]
 
@@ -145,11 +145,10 @@ def audit_options(options: AuditOptions | None, fields: Mapping[str, Any]) -> Au
             f"({', '.join(_STREAM_ONLY)})."
         )
     options = or_default(options, AuditOptions, "options", "rdpjax.auditing.AuditOptions")
-    bound = {k: v for k, v in fields.items() if k in BOUND_FIELDS}
-    stream = {k: v for k, v in fields.items() if k in _STREAM_ONLY}
     own = {k: v for k, v in fields.items() if k in AUDIT_FIELDS}
-    if bound:
-        own["bound"] = dataclasses.replace(options.bound, **bound)
-    if stream:
-        own["stream"] = dataclasses.replace(options.stream, **stream)
+    rest = {k: v for k, v in fields.items() if k not in AUDIT_FIELDS}
+    if rest:  # the estimator's and the stream's fields, routed as the stream's drivers do
+        own["bound"], own["stream"] = split_options(
+            options.bound, options.stream, rest, caller="audit"
+        )
     return dataclasses.replace(options, **own) if own else options
