@@ -47,10 +47,10 @@ from typing import Any
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Bound
 from rdpjax.stream.driver import bound_of_source
-from rdpjax.stream.options import DEFAULT_BATCH, StreamOptions, split_options
+from rdpjax.stream.options import StreamOptions, split_options
 from rdpjax.stream.sources import NumpySource
 
-__all__ = ["DEFAULT_BATCH", "blackbox_bound"]
+__all__ = ["blackbox_bound"]
 
 
 def blackbox_bound(

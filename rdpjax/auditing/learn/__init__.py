@@ -17,9 +17,6 @@ certifying draws exist, so the bound is valid by data processing whatever was le
 
 from rdpjax.auditing.learn.scores import FAMILIES, Score, fit_score
 from rdpjax.auditing.learn.selection import (
-    TRAIN_FRACTION,
-    TRAIN_FRACTION_MAX,
-    TRAIN_MAX,
     LearnedProjection,
     learn_projection,
     train_projection,
@@ -28,9 +25,6 @@ from rdpjax.auditing.learn.selection import (
 
 __all__ = [
     "FAMILIES",
-    "TRAIN_FRACTION",
-    "TRAIN_FRACTION_MAX",
-    "TRAIN_MAX",
     "LearnedProjection",
     "Score",
     "fit_score",

@@ -23,9 +23,6 @@ from rdpjax.estimator.api import lower_bound
 from rdpjax.mechanisms.base import Mechanism
 
 __all__ = [
-    "TRAIN_FRACTION",
-    "TRAIN_FRACTION_MAX",
-    "TRAIN_MAX",
     "LearnedProjection",
     "learn_projection",
     "train_projection",
@@ -33,12 +30,7 @@ __all__ = [
 ]
 
 _TRAINING = Training()
-TRAIN_FRACTION = _TRAINING.fraction
-"""The first training part's share of n (:class:`rdpjax.auditing.options.Training`)."""
-TRAIN_FRACTION_MAX = _TRAINING.fraction_max
-"""The share :func:`training_size` may grow the training part to (:class:`Training`)."""
-TRAIN_MAX = _TRAINING.max_outputs
-"""At most this many training outputs a side (:class:`Training`)."""
+"""The default training shares (:class:`rdpjax.auditing.options.Training`)."""
 
 
 @dataclasses.dataclass(frozen=True)
