@@ -15,8 +15,8 @@ margin wide enough for the first's. Look ``k``'s bound is therefore exactly a fi
 settings, valid at its level; the union over looks does the rest. Discrete outputs (integer codes)
 need no pilot: the frequencies live on the codes seen (empty cells add nothing to the estimate or
 its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``; vectors of codes ``(m, d)`` are joint
-outcomes, numbered in the order their rows first appear (as a fixed-n audit counts them, one code
-per distinct row). Real outputs whose pilot takes few
+outcomes, numbered when first seen (as a fixed-n audit counts them, one code per distinct
+row). Real outputs whose pilot takes few
 values (:func:`rdpjax.estimator.support.looks_discrete`, as :func:`rdpjax.lower_bound` decides) are
 counted the same way, on a table of the values seen.
 
@@ -204,9 +204,9 @@ def _codes(setup: dict, out: np.ndarray) -> np.ndarray:
 def _row_codes(setup: dict, out: np.ndarray) -> np.ndarray:
     """Codes of vector outputs ``(m, d)`` in the growing row table ``setup["rows"]``.
 
-    Each distinct row is one outcome, numbered in the order rows first appear (as
-    :func:`_codes` numbers values): a fixed one-to-one relabelling of the joint outcomes, which
-    the relative frequencies do not depend on.
+    Each distinct row is one outcome, numbered when it is first seen (the new rows of a batch in
+    sorted order): a one-to-one relabelling of the joint outcomes, which the relative
+    frequencies do not depend on.
     """
     rows = np.asarray(out).reshape(len(out), -1).astype(np.int64)
     table = setup["rows"]
