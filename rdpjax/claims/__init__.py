@@ -18,8 +18,9 @@ Implications (each is cited again where it is coded):
   D_λ is λμ²/2 (Bun & Steinke, Lemma 2.4).
 * RDP values at orders λ_1 < … < λ_k ⇒ ``ε(λ) ≤ min_{λ_i ≥ λ} ε(λ_i)``, since D_λ is
   non-decreasing in λ (van Erven & Harremoës, arXiv:1206.2459v2, Thm 3); nothing above λ_k.
-* (ε, δ)-DP with δ > 0 implies no finite ε(λ) at any order, so it is refused (see
-  :func:`pure_dp`).
+* (ε, δ)-DP with δ > 0 implies no finite ε(λ) at any order: :func:`approx_dp` claims have the
+  curve +inf and are checked through their trade-off function instead (:mod:`.tradeoff`,
+  :mod:`rdpjax.rejection`), as μ-GDP claims also can be.
 
 Evaluation is on the host in float64 (claims are a handful of numbers per order); O(L) per call,
 plus one ``dp_accounting`` composition for :func:`from_dp_accounting`.
@@ -27,23 +28,30 @@ plus one ``dp_accounting`` composition for :func:`from_dp_accounting`.
 Layout: :mod:`._claim` (the :class:`Claim` value type, :func:`as_claim`),
 :mod:`._kernels` (each kind's curve evaluated at orders), :mod:`.curves` (:func:`pure_dp`,
 :func:`zcdp`, :func:`gdp`, :func:`rdp`), :mod:`.accounting` (:func:`from_dp_accounting`),
-:mod:`.check` (:class:`ClaimCheck`, :func:`check_claim`).
+:mod:`.check` (:class:`ClaimCheck`, :func:`check_claim`), :mod:`.tradeoff` (the trade-off function
+f(a) and hockey-stick curve δ(ε) of ε-DP, (ε, δ)-DP and μ-GDP claims).
 """
 
 from rdpjax.claims._claim import KINDS, Claim, as_claim
 from rdpjax.claims.accounting import from_dp_accounting
 from rdpjax.claims.check import ClaimCheck, check_claim
-from rdpjax.claims.curves import gdp, pure_dp, rdp, zcdp
+from rdpjax.claims.curves import approx_dp, gdp, pure_dp, rdp, zcdp
+from rdpjax.claims.tradeoff import SET_KINDS, hockey_stick, max_power, tradeoff
 
 __all__ = [
     "KINDS",
+    "SET_KINDS",
+    "approx_dp",
     "Claim",
     "ClaimCheck",
     "as_claim",
     "check_claim",
     "from_dp_accounting",
     "gdp",
+    "hockey_stick",
+    "max_power",
     "pure_dp",
     "rdp",
+    "tradeoff",
     "zcdp",
 ]

@@ -26,7 +26,7 @@ from rdpjax.claims._kernels import (
     _tabulated_curve,
 )
 
-KINDS = ("pure_dp", "zcdp", "gdp", "rdp", "dp_accounting")
+KINDS = ("pure_dp", "approx_dp", "zcdp", "gdp", "rdp", "dp_accounting")
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,12 +98,14 @@ def _orders_array(lam: Any, name: str = "lam") -> np.ndarray:
 class Claim:
     """A privacy claim as a curve λ ↦ claimed ε(λ), the tightest bound the claim implies.
 
-    Build claims with :func:`pure_dp`, :func:`zcdp`, :func:`gdp`, :func:`rdp` or
+    Build claims with :func:`pure_dp`, :func:`approx_dp`, :func:`zcdp`, :func:`gdp`, :func:`rdp` or
     :func:`from_dp_accounting`; instances are immutable, hashable and compare by value.
 
     Attributes:
         name: human label, e.g. ``"ρ-zCDP, ρ = 0.02"``.
-        kind: one of ``"pure_dp"``, ``"zcdp"``, ``"gdp"``, ``"rdp"``, ``"dp_accounting"``.
+        kind: one of ``"pure_dp"``, ``"approx_dp"``, ``"zcdp"``, ``"gdp"``, ``"rdp"``,
+            ``"dp_accounting"``. An ``"approx_dp"`` claim (δ > 0) implies no finite ε(λ): its
+            curve is +inf everywhere and it is checked by :mod:`rdpjax.rejection` instead.
         params: JSON-ready, read-only parameters (``{"rho": 0.02}``; a tabulated RDP claim
             stores ``orders`` and ``values``, ``None`` standing for +inf).
         orders: the orders of a tabulated claim, ascending; ``None`` when the claim is
@@ -157,6 +159,8 @@ class Claim:
         p = self.params
         if self.kind == "pure_dp":
             out = _rr_curve(flat, p["epsilon"])
+        elif self.kind == "approx_dp":  # δ > 0: no finite ε(λ) at any order
+            out = np.full(flat.shape, np.inf)
         elif self.kind == "zcdp":
             out = _linear_curve(flat, p["rho"])  # Bun & Steinke, Def. 1.1
         elif self.kind == "gdp":
@@ -202,6 +206,7 @@ def as_claim(obj: Any) -> Claim | None:
     if isinstance(obj, (int, float, np.number)) and not isinstance(obj, (bool, np.bool_)):
         hint = f"; a number is not taken as ε: for ε-DP use pure_dp({obj!r})"
     raise ValueError(
-        "claim must be None or a Claim built with pure_dp(ε), zcdp(ρ), gdp(μ), rdp(curve) or "
+        "claim must be None or a Claim built with pure_dp(ε), approx_dp(ε, δ), zcdp(ρ), gdp(μ), "
+        "rdp(curve) or "
         f"from_dp_accounting(event); got {obj!r} ({type(obj).__name__}){hint}"
     )

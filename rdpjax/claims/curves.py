@@ -16,7 +16,7 @@ from rdpjax._json import json_floats
 from rdpjax.claims._claim import Claim, _nonnegative, _orders_array, _real
 from rdpjax.claims._kernels import _call_curve
 
-__all__ = ["gdp", "pure_dp", "rdp", "zcdp"]
+__all__ = ["approx_dp", "gdp", "pure_dp", "rdp", "zcdp"]
 
 
 def pure_dp(epsilon: float, delta: float = 0.0) -> Claim:
@@ -30,8 +30,8 @@ def pure_dp(epsilon: float, delta: float = 0.0) -> Claim:
 
     Args:
         epsilon: ε, finite and ≥ 0.
-        delta: must be 0. An (ε, δ)-DP claim with δ > 0 is refused: it implies no finite ε(λ)
-            at any order.
+        delta: must be 0; for δ > 0 use :func:`approx_dp` (an (ε, δ) claim implies no finite
+            ε(λ) at any order, so it is checked by rejection sets instead of Rényi bounds).
 
     Returns:
         A :class:`Claim` of kind ``"pure_dp"``.
@@ -48,13 +48,50 @@ def pure_dp(epsilon: float, delta: float = 0.0) -> Claim:
     d = _real(delta, "delta")
     if d > 0.0:
         raise ValueError(
-            f"delta = {delta!r} > 0: an (ε, δ)-DP claim with δ > 0 implies no finite ε(λ) at any "
-            "order (the privacy loss may be unbounded with probability δ), so there is nothing to "
-            "refute; state an RDP, zCDP or GDP claim instead (rdp, zcdp, gdp, from_dp_accounting)"
+            f"delta = {delta!r} > 0: pure_dp is ε-DP (δ = 0); for an (ε, δ)-DP claim use "
+            "approx_dp(epsilon, delta), which is checked by certified rejection sets"
         )
     if d != 0.0:  # negative or NaN
         raise ValueError(f"delta must be 0 (pure ε-DP); got {delta!r}")
     return Claim(name=f"ε-DP, ε = {epsilon:g}", kind="pure_dp", params={"epsilon": epsilon})
+
+
+def approx_dp(epsilon: float, delta: float) -> Claim:
+    """An (ε, δ)-DP claim: ``P(S) ≤ e^ε Q(S) + δ`` for every set S, both ways round.
+
+    With δ > 0 the privacy loss may be unbounded with probability δ, so the claim implies no
+    finite ε(λ) at any order (its curve is +inf) and Rényi bounds cannot refute it. It is
+    checked by :func:`rdpjax.rejection.set_test`: a rejection set whose certified masses break
+    the inequality refutes it. Its trade-off function is
+    ``f(a) = max(0, 1 − δ − e^ε a, e^{−ε}(1 − δ − a))`` (Dong, Roth, Su, arXiv:1905.02383v3,
+    eq. (6)), the privacy region of Kairouz, Oh, Viswanath (arXiv:1311.0776v4, Thm 2.1).
+
+    Args:
+        epsilon: ε, finite and ≥ 0.
+        delta: δ in [0, 1). ``approx_dp(ε, 0)`` is the same statement as ``pure_dp(ε)`` but is
+            checked by rejection sets.
+
+    Returns:
+        A :class:`Claim` of kind ``"approx_dp"``.
+
+    Raises:
+        ValueError: for ε negative, infinite or NaN; δ outside [0, 1) or NaN.
+
+    Example:
+        >>> from rdpjax.claims import approx_dp
+        >>> c = approx_dp(1.0, 1e-5)
+        >>> c.kind, float(c(2.0)[0])
+        ('approx_dp', inf)
+    """
+    epsilon = _nonnegative(epsilon, "epsilon")
+    d = _real(delta, "delta")
+    if not 0.0 <= d < 1.0:
+        raise ValueError(f"delta must be in [0, 1); got {delta!r}")
+    return Claim(
+        name=f"(ε, δ)-DP, ε = {epsilon:g}, δ = {d:g}",
+        kind="approx_dp",
+        params={"epsilon": epsilon, "delta": d},
+    )
 
 
 def zcdp(rho: float) -> Claim:

@@ -282,9 +282,7 @@ def test_delta_refusal_message():
     with pytest.raises(ValueError) as info:
         pure_dp(1.0, delta=1e-5)
     message = str(info.value)
-    assert "δ > 0 implies no finite ε(λ) at any order" in message
-    assert "unbounded with probability δ" in message
-    assert "zCDP" in message and "RDP" in message
+    assert "approx_dp(epsilon, delta)" in message
 
 
 @pytest.mark.parametrize("lam", [1.0, 0.5, -2.0, math.nan, [2.0, 1.0], "2", None, True, 2 + 1j])
