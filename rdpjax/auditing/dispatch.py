@@ -120,6 +120,12 @@ def audit(
             f"sample(rng, database, n); got {type(mechanism).__name__}."
         )
     claim = _resolve_claim(claim, mechanism)
+    use_sets = _uses_sets(options.test, claim)
+    if use_sets and options.sequential:
+        raise ValueError(
+            f"a sequential audit checks claims by Rényi bounds only; {claim} is checked by "
+            "rejection sets in a fixed-n audit (pass n=, or test='renyi' for a GDP claim)."
+        )
     if options.sequential:
         from rdpjax.auditing.sequential.audit import from_audit
 
@@ -156,14 +162,21 @@ def audit(
             f"memory_budget={options.memory_budget:,} (raise it, or lower n)."
         )
     run = _streamed if streamed else _in_memory
-    bound, curves, notes = run(
-        mechanism, key, x, x_prime, orders, n, alpha, both_directions, project, bound_options,
-        options,
+    # With rejection sets, each statistic gets α/2: all that is reported holds together.
+    renyi_alpha = alpha / 2 if use_sets else alpha
+    bound, curves, notes, draws = run(
+        mechanism, key, x, x_prime, orders, n, renyi_alpha, both_directions, project,
+        bound_options, options,
     )  # fmt: skip
+    sets = None
+    if use_sets:
+        sets = _set_test(mechanism, key, x, x_prime, n, claim, alpha / 2, project, draws, options)
     settings = {
         "lam": orders,
         "lam_chosen_by": "user" if lam is not None else "rdpjax.estimator.orders.default_orders",
         "alpha": float(alpha),
+        "test": "both" if use_sets else "renyi",
+        "renyi_alpha": float(renyi_alpha),
         "both_directions": bool(both_directions),
         "batch_size": options.stream.batch_size,
         "memory_budget": options.memory_budget,
@@ -193,7 +206,66 @@ def audit(
         streamed=streamed,
         densities=curves,
         notes=notes,
+        sets=sets,
     )
+
+
+def _uses_sets(test: str, claim: Any) -> bool:
+    """Whether the audit also runs the rejection-set test (:attr:`AuditOptions.test`)."""
+    from rdpjax.claims import SET_KINDS
+
+    kind = None if claim is None else claim.kind
+    if test == "renyi":
+        if kind == "approx_dp":
+            raise ValueError(
+                f"{claim} implies no finite ε(λ): Rényi bounds cannot check it (test='renyi'); "
+                "use test='auto' or 'both', which certify rejection sets."
+            )
+        return False
+    if test == "both":
+        if kind not in SET_KINDS:
+            raise ValueError(
+                f"test='both' needs a claim of kind {', '.join(SET_KINDS)}; got "
+                f"{'no claim' if claim is None else claim}."
+            )
+        return True
+    return kind in ("approx_dp", "gdp")
+
+
+def _set_test(mechanism, key, x, x_prime, n, claim, alpha, project, draws, options):
+    """The rejection-set test: on the Rényi bound's draws in memory, else on a stream of its own.
+
+    A stream counts each draw into the Rényi grid as it comes and keeps none, so the sets are
+    certified on ``n`` further draws a side (keys folded from ``key``, independent of the
+    Rényi bound's).
+    """
+    from rdpjax.rejection import set_test
+    from rdpjax.rejection.streamed import blackbox_set_test, streamed_set_test
+
+    common = dict(alpha=alpha, options=options.sets)
+    if draws is not None:
+        p, q = (np.asarray(a) for a in draws)
+        if p.ndim == 2 and p.shape[1] > 1:
+            raise ValueError(
+                f"{claim} is checked by rejection sets on 1-D outputs or codes; the outputs have "
+                f"dimension {p.shape[1]}: pass project=, a fixed function to one number per output."
+            )
+        return set_test(p, q, claim, **common)
+    k_sets = jax.random.fold_in(key, 0x5E75)
+    with progress_bar(2 * n, options.progress, "certifying rejection sets") as bar:
+        advance = lambda done, total: bar.update(int(done) - bar.n)  # noqa: E731
+        stream = options.stream.replace(progress=advance)
+        if isinstance(mechanism, Mechanism):
+            from rdpjax.stream.samplers import mechanism_samplers
+
+            mech = mechanism if project is None else _with_projection(mechanism, project)
+            sampler, args_p, args_q, _ = mechanism_samplers(mech, x, x_prime)
+            return streamed_set_test(
+                k_sets, sampler, sampler, claim, n=n, args=(args_p, args_q), stream=stream,
+                **common,
+            )  # fmt: skip
+        stream = stream.replace(project=project)
+        return blackbox_set_test(k_sets, mechanism, x, x_prime, claim, n=n, stream=stream, **common)
 
 
 def _resolve_claim(claim: Any, mechanism: Any) -> Any:
@@ -269,7 +341,8 @@ def _streamed(
 ):
     """Draws binned as they come (:mod:`rdpjax.stream`), under a progress bar over the 2n draws.
 
-    Returns ``(bound, None, ())``: a stream keeps no densities and no discrete counts to note.
+    Returns ``(bound, None, (), None)``: a stream keeps no densities, no discrete counts to
+    note and no draws.
     """
     from rdpjax.stream import blackbox_bound, mechanism_streamed_bound
 
@@ -285,7 +358,7 @@ def _streamed(
         else:
             stream = options.stream.replace(progress=advance, project=project)
             bound = blackbox_bound(key, mechanism, x, x_prime, orders, n=n, stream=stream, **common)
-    return bound, None, ()
+    return bound, None, (), None
 
 
 def _in_memory(
@@ -293,7 +366,7 @@ def _in_memory(
 ):
     """Draws held in memory and bounded by :func:`rdpjax.lower_bound`.
 
-    Returns ``(bound, densities or None, notes)``.
+    Returns ``(bound, densities or None, notes, (p, q))``.
     """
     is_mechanism = isinstance(mechanism, Mechanism)
     kp, kq = jax.random.split(key)
@@ -326,7 +399,7 @@ def _in_memory(
             raise
         notes = _support_notes(p, q) if bound.discrete else ()
         curves = _density_curves(p, q, orders, common, bound) if options.densities else None
-    return bound, curves, notes
+    return bound, curves, notes, (p, q)
 
 
 def _support_notes(p, q) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from rdpjax._validation import check_int
 from rdpjax.estimator.options import BoundOptions, or_default
+from rdpjax.rejection.options import SetOptions
 from rdpjax.stream.options import BOUND_FIELDS, STREAM_FIELDS, StreamOptions, split_options
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "Training", "audit_options"]
@@ -55,6 +56,10 @@ class Training:
         check_int(self.max_outputs, "max_outputs", 20)
 
 
+TESTS = ("auto", "renyi", "both")
+"""The values of :attr:`AuditOptions.test`."""
+
+
 @dataclasses.dataclass(frozen=True)
 class AuditOptions:
     """How :func:`rdpjax.audit` draws, bounds and reports.
@@ -78,6 +83,12 @@ class AuditOptions:
       checkpoint: sequential only: a folder where the draws so far (binned) and the looks are
         saved after every batch.
       resume: sequential only: continue the audit saved in ``checkpoint``.
+      test: which statistics check the claim. ``"renyi"``: Rényi bounds only. ``"both"``:
+        Rényi bounds and certified rejection sets (:mod:`rdpjax.rejection`) on the same draws,
+        each at α/2, so that everything reported holds together at 1 − α. ``"auto"``:
+        ``"both"`` for (ε, δ) and μ-GDP claims (an (ε, δ) claim implies no finite ε(λ), and a
+        GDP claim's trade-off curve is stronger than its RDP curve), ``"renyi"`` otherwise.
+      sets: the :class:`rdpjax.rejection.SetOptions` of the rejection-set test.
       training: with ``project="learn"``, how much to train on (:class:`Training`).
       bound: the estimator's :class:`rdpjax.BoundOptions`.
       stream: the :class:`rdpjax.stream.StreamOptions` of streamed draws; its ``batch_size`` is
@@ -94,6 +105,8 @@ class AuditOptions:
     schedule: Any = None
     checkpoint: str | Path | None = None
     resume: bool = False
+    test: str = "auto"
+    sets: SetOptions = SetOptions()
     training: Training = Training()
     bound: BoundOptions = BoundOptions()
     stream: StreamOptions = StreamOptions()
@@ -102,6 +115,10 @@ class AuditOptions:
         if self.progress not in (None, True, False):
             raise ValueError(f"progress must be None, True or False; got {self.progress!r}.")
         check_int(self.memory_budget, "memory_budget", 0)
+        if self.test not in TESTS:
+            raise ValueError(f"test must be one of {TESTS}; got {self.test!r}.")
+        if not isinstance(self.sets, SetOptions):
+            raise ValueError(f"sets must be a rdpjax.rejection.SetOptions; got {self.sets!r}.")
         if self.stream.project is not None or self.stream.progress is not None:
             raise ValueError(
                 "an audit sets the stream's project and progress itself: pass project= and "

@@ -99,7 +99,17 @@ class Look:
 
 
 @pytree_dataclass(
-    static=("claim", "mechanism", "n", "projected", "streamed", "settings", "looks", "notes")
+    static=(
+        "claim",
+        "mechanism",
+        "n",
+        "projected",
+        "streamed",
+        "settings",
+        "looks",
+        "notes",
+        "sets",
+    )
 )
 class AuditReport:
     """The result of :func:`rdpjax.audit`. A pytree; ``exact`` and ``claimed`` may be ``None``.
@@ -132,6 +142,9 @@ class AuditReport:
         one's); empty for a fixed-n audit.
       notes: lines a reader must see beside the verdict, e.g. that the supports seem to differ
         (:func:`rdpjax.estimator.support.support_gap`).
+      sets: the :class:`rdpjax.rejection.SetTest` of an (ε, δ) or μ-GDP claim (certified
+        rejection sets on the same draws; ``settings["test"] == "both"``), else ``None``. The
+        Rényi bounds then hold at α/2 and the sets at α/2: together at 1 − α.
     """
 
     lam: np.ndarray
@@ -151,6 +164,7 @@ class AuditReport:
     densities: object = None
     looks: tuple = ()
     notes: tuple = ()
+    sets: Any = None
 
     @classmethod
     def from_bound(
@@ -189,14 +203,14 @@ class AuditReport:
         That is the bound's α, or for a sequential audit the α its looks share (each look holds
         at its own part of it).
         """
-        if self.looks:
+        if self.looks or self.sets is not None:
             return float(json.loads(self.settings)["alpha"])
         return float(self.bound.alpha)
 
     @property
     def is_refuted(self) -> bool:
-        """Whether any order's lower bound exceeds the claim."""
-        return bool(np.any(self.refuted))
+        """Whether any order's lower bound, or a certified rejection set, breaks the claim."""
+        return bool(np.any(self.refuted)) or (self.sets is not None and self.sets.refuted)
 
     @property
     def violation(self) -> np.ndarray:
@@ -221,6 +235,9 @@ class AuditReport:
     def verdict(self) -> str:
         """One line: whether the claim is refuted, at which order and by how much."""
         check = self.check()
+        if self.sets is not None:
+            renyi = "" if check is None or not check.is_refuted else f" ({check.verdict()})"
+            return self.sets.verdict() + renyi
         if check is not None:
             return check.verdict()
         conf = f"{1 - self.alpha:.0%}"
@@ -255,6 +272,7 @@ class AuditReport:
             "bound": bound,
             "looks": [look.to_dict() for look in self.looks],
             "notes": list(self.notes),
+            "sets": None if self.sets is None else self.sets.to_dict(),
         }
 
     def _rows(self) -> list[list[str]]:
@@ -298,6 +316,8 @@ class AuditReport:
         columns = [Column(self._HEADER[0], 8), *(Column(h, 10) for h in self._HEADER[1:6])]
         tails = ["", *(f"  {row[6]}" if row[6] else "" for row in rows)]
         lines += text_table(columns, [row[:6] for row in rows], tails=tails)
+        if self.sets is not None:
+            lines.append(f"Rényi bounds above at α/2; certified rejection sets at α/2, {self.sets}")
         lines.append(self.verdict())
         lines.extend(self.notes)
         return "\n".join(lines)
@@ -328,6 +348,8 @@ class AuditReport:
                 [(*row, d) for row, d in zip(self._rows(), self.directions(), strict=True)],
             ),
         ]
+        if self.sets is not None:
+            lines += ["", "## Certified rejection sets", "", "```", str(self.sets), "```"]
         if self.looks:
             lines += ["", "## Looks", "", *_looks_table(self.looks)]
         settings = json.loads(self.settings)

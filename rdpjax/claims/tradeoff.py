@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from rdpjax.claims._claim import Claim
 
@@ -67,6 +66,8 @@ def tradeoff(claim: Any, a: Any) -> np.ndarray:
         >>> round(float(tradeoff(gdp(1.0), 0.05)), 4)  # Φ(1.645 − 1)
         0.7405
     """
+    from scipy import special  # here, not at import: `import rdpjax` leaves scipy unloaded
+
     claim = _set_claim(claim)
     a = np.asarray(a, np.float64)
     if np.any(np.isnan(a)) or np.any((a < 0.0) | (a > 1.0)):
@@ -108,6 +109,8 @@ def hockey_stick(claim: Any, epsilon: Any) -> np.ndarray:
         >>> float(hockey_stick(approx_dp(1.0, 1e-5), 1.0))
         1e-05
     """
+    from scipy import special  # here, not at import: `import rdpjax` leaves scipy unloaded
+
     claim = _set_claim(claim)
     e = np.asarray(epsilon, np.float64)
     if np.any(np.isnan(e)) or np.any(e < 0.0):

@@ -1,0 +1,24 @@
+"""Certified rejection sets: (ε, δ)-DP, ε-DP and μ-GDP claims checked at any sample size.
+
+A claim bounds every test of "x" against "x'": a test rejecting on a set S has type II error at
+least ``f(type I error)`` (:mod:`rdpjax.claims.tradeoff`). This package chooses sets S from part
+of the draws (likelihood-ratio sets of an estimate, :mod:`.cells`), certifies their masses under
+P and Q on the rest with exact Clopper–Pearson bounds (:mod:`.binomial`), simultaneously over
+every set tried and both directions (:mod:`.certify`), and reports the certified trade-off
+points, a lower bound on ε at a given δ, a lower bound on μ, and whether the claim is refuted
+(:mod:`.result`). Validity is finite-sample: it needs only that the certification draws are
+i.i.d. and independent of the selection. This is the statistic of Jagielski, Ullman, Oprea,
+"Auditing differentially private machine learning", arXiv:2006.07709v1, §3 (Clopper–Pearson on a
+distinguisher's error rates), with the distinguisher learned on held-out draws.
+
+Front doors: :func:`set_test` (draws in memory), :func:`streamed_set_test` (counted batch by batch,
+n up to 2^40 a side), and :func:`rdpjax.audit`, which uses this test for (ε, δ) and μ-GDP
+claims.
+"""
+
+from rdpjax.rejection.api import set_test, test_of_counter
+from rdpjax.rejection.binomial import clopper_pearson
+from rdpjax.rejection.options import SetOptions
+from rdpjax.rejection.result import SetTest
+
+__all__ = ["SetOptions", "SetTest", "clopper_pearson", "set_test", "test_of_counter"]

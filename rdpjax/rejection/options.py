@@ -1,0 +1,63 @@
+"""The settings of the rejection-set test, :class:`SetOptions`, and their defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from rdpjax.rejection.cells import MAX_CELLS
+
+__all__ = ["DEFAULT_SELECTION", "SMOOTH_SHARE", "SetOptions", "set_options"]
+
+DEFAULT_SELECTION = 0.05
+"""Fraction of each side's draws that chooses the sets (the rest certifies them). Chosen by
+measurement against 0.1–0.3 on N(1,1) vs N(0,1) at n = 10³ … 10⁶ (mean certified ε at
+δ = 10⁻⁵ and μ; ``benchmarks/calibration/rejection_sets.py``)."""
+
+SMOOTH_SHARE = 0.02
+"""Default kernel width for continuous outputs: this share of the cells (at least half a cell);
+measured against 0.008–0.03 with :data:`DEFAULT_SELECTION`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SetOptions:
+    """Settings of the rejection-set test (checked when made).
+
+    Attributes:
+        selection: fraction of each side's draws that chooses the sets, in (0, 1); the rest
+            certifies them. Default :data:`DEFAULT_SELECTION`.
+        cells: cells the sets are unions of (2 … ``MAX_CELLS``); ``None``: 16 pooled selection
+            draws a cell, 16 to 4096.
+        smooth: kernel width in cells for continuous outputs' ratio estimate (0: none);
+            ``None``: :data:`SMOOTH_SHARE` of the cells, at least 0.5.
+        both_directions: also try sets likelier under Q than P (DP claims are symmetric).
+    """
+
+    selection: float = DEFAULT_SELECTION
+    cells: int | None = None
+    smooth: float | None = None
+    both_directions: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0.0 < float(self.selection) < 1.0:
+            raise ValueError(f"selection must be in (0, 1); got {self.selection!r}")
+        if self.cells is not None and not (
+            isinstance(self.cells, int | np.integer) and 2 <= self.cells <= MAX_CELLS
+        ):
+            raise ValueError(
+                f"cells must be an int in [2, {MAX_CELLS}] or None; got {self.cells!r}"
+            )
+        if self.smooth is not None and not (np.isfinite(self.smooth) and self.smooth >= 0):
+            raise ValueError(f"smooth must be finite and ≥ 0; got {self.smooth!r}")
+
+
+def set_options(options: SetOptions | None, fields: dict[str, Any]) -> SetOptions:
+    """``options`` (default :class:`SetOptions`) with ``fields`` replaced; names checked."""
+    options = SetOptions() if options is None else options
+    names = {f.name for f in dataclasses.fields(SetOptions)}
+    unknown = sorted(set(fields) - names)
+    if unknown:
+        raise TypeError(f"unknown option(s) {unknown}; SetOptions fields are {sorted(names)}")
+    return dataclasses.replace(options, **fields) if fields else options

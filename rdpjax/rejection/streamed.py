@@ -1,0 +1,206 @@
+"""The rejection-set test at any n: the certification draws are counted per cell as they come.
+
+The selection draws (``selection · n`` a side, at most :data:`MAX_SELECTION`) are drawn in memory
+and fix the cells and the sets; then ``n`` certification draws a side are turned into cell codes
+as they are drawn and counted by the stream (:mod:`rdpjax.stream.sources`): JAX samplers inside
+one compiled scan a side, numpy black boxes batch by batch. Memory O(selection + cells), so
+n = 10⁹ a side works as it does for the Rényi bounds. Keys: ``split(key)`` gives the
+selection's and the certification's, so the two parts are independent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, cast
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rdpjax._precision import float64
+from rdpjax.estimator.options import BoundOptions
+from rdpjax.rejection.api import test_of_counter
+from rdpjax.rejection.cells import cell_codes
+from rdpjax.rejection.options import SetOptions, set_options
+from rdpjax.rejection.result import SetTest
+from rdpjax.stream.batches import checked_outputs, generators
+from rdpjax.stream.options import StreamOptions
+from rdpjax.stream.plan import Fixed, Layout, as_key, check_sizes
+from rdpjax.stream.samplers import Sampler, pilot_draw, user_sampler
+from rdpjax.stream.sources import JaxSource, NumpySource, Source
+
+__all__ = ["MAX_SELECTION", "blackbox_set_test", "source_set_test", "streamed_set_test"]
+
+MAX_SELECTION = 2**24
+"""Most selection draws a side held in memory (128 MiB of float64)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Coder:
+    """Static encoder: a sampler's outputs (after its own encoder) to cell codes."""
+
+    edges: tuple[float, ...]
+    inner: Callable[..., Any] | None = None
+
+    def __call__(self, out: jax.Array) -> jax.Array:
+        out = out if self.inner is None else self.inner(out)
+        edges = jnp.asarray(self.edges, jnp.float64)
+        return jnp.searchsorted(edges, out.reshape(out.shape[0]), side="right").astype(jnp.int32)
+
+
+def _counting(size: int) -> Fixed:
+    """The :class:`~rdpjax.stream.plan.Fixed` of a count of codes ``[0, size)`` (no bound plan)."""
+    zero = jnp.zeros((), jnp.float64)
+    return Fixed(
+        plan=cast(Any, None),  # counting only: no Rényi bound is planned on these counts
+        layout=Layout(discrete=True, shape=(size,)),
+        grid=None,
+        low=np.zeros(1),
+        spacing=np.ones(1),
+        bandwidth=jnp.zeros(1, jnp.float64),
+        floor=zero,
+        beta=zero,
+    )
+
+
+def _selection_size(n: int, options: SetOptions) -> int:
+    return int(min(max(2, np.floor(options.selection * n)), MAX_SELECTION))
+
+
+def source_set_test(
+    select: tuple[np.ndarray, np.ndarray],
+    make_source: Callable[[np.ndarray], Source],
+    n: int | tuple[int, int],
+    claim: Any = None,
+    *,
+    delta: float | None = None,
+    alpha: float = 0.05,
+    options: SetOptions | None = None,
+    stream: StreamOptions | None = None,
+) -> SetTest:
+    """The test on selection draws and a source of certification draws as cell codes.
+
+    Args:
+        select: selection draws of P and Q (1-D, in memory).
+        make_source: ``make_source(edges)`` is a :class:`~rdpjax.stream.sources.Source` whose
+            outputs are the cell codes (:func:`~rdpjax.rejection.cells.cell_codes`) of fresh
+            draws, independent of ``select``.
+        n: certification draws per side, or a pair.
+        claim, delta, alpha, options: as for :func:`rdpjax.rejection.set_test`.
+        stream: the :class:`~rdpjax.stream.StreamOptions` (chunk, batch size, progress).
+    """
+    sizes = check_sizes(n)
+    stream = StreamOptions() if stream is None else stream
+
+    def count(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        source = make_source(edges)
+        coded = stream.replace(pilot=2, project=None)  # the codes need no pilot
+        with float64():  # float64 counts: exact to 2^53 draws
+            source.kind(BoundOptions(discrete=True), coded)
+            (counts_p, counts_q), _ = source.counts(_counting(edges.size + 1), sizes, coded)
+        return np.rint(counts_p).astype(np.int64), np.rint(counts_q).astype(np.int64)
+
+    return test_of_counter(
+        select, count, sizes, claim, delta=delta, alpha=alpha, options=options, streamed=True
+    )
+
+
+def streamed_set_test(
+    key: Any,
+    sample_p: Callable[..., Any] | Sampler,
+    sample_q: Callable[..., Any] | Sampler,
+    claim: Any = None,
+    *,
+    n: int,
+    args: tuple[Any, Any] = ((), ()),
+    delta: float | None = None,
+    alpha: float = 0.05,
+    options: SetOptions | None = None,
+    stream: StreamOptions | None = None,
+) -> SetTest:
+    """:func:`rdpjax.rejection.set_test` on JAX samplers, ``n`` certification draws a side.
+
+    Args:
+        key: a JAX PRNG key.
+        sample_p: ``sample_p(key, m) -> (m,)`` outputs on x (or a
+            :class:`~rdpjax.stream.samplers.Sampler` with ``args``).
+        sample_q: the same on x'.
+        claim: a claim of kind ``pure_dp``, ``approx_dp`` or ``gdp``, or ``None``.
+        n: certification draws per side (up to 2^40); the selection draws ``selection · n``
+            more (at most :data:`MAX_SELECTION`).
+        args: each side's traced arguments for :class:`Sampler` s (a mechanism and database).
+        delta: the δ of the reported ε bound (default the claim's, or 0).
+        alpha: family-wise level.
+        options: :class:`~rdpjax.rejection.SetOptions`.
+        stream: :class:`~rdpjax.stream.StreamOptions` (chunk, devices, progress).
+
+    Returns:
+        A :class:`~rdpjax.rejection.result.SetTest` with ``streamed=True``.
+    """
+    options = set_options(options, {})
+    samplers = [s if isinstance(s, Sampler) else user_sampler(s) for s in (sample_p, sample_q)]
+    k_sel, k_cert = jax.random.split(as_key(key))
+    m = _selection_size(min(check_sizes(n)), options)
+    with float64():
+        select = tuple(
+            np.asarray(pilot_draw(k, a, sampler=s, m=m))
+            for k, s, a in zip(jax.random.split(k_sel), samplers, args, strict=True)
+        )
+
+    def make_source(edges: np.ndarray) -> Source:
+        coder = [Sampler(fn=s.fn, encode=_Coder(tuple(edges.tolist()), s.encode)) for s in samplers]
+        return JaxSource(k_cert, (coder[0], coder[1]), args)
+
+    return source_set_test(
+        (select[0], select[1]), make_source, n, claim, delta=delta, alpha=alpha,
+        options=options, stream=stream,
+    )  # fmt: skip
+
+
+def blackbox_set_test(
+    key: Any,
+    sample: Callable[..., Any],
+    x: Any,
+    x_prime: Any,
+    claim: Any = None,
+    *,
+    n: int,
+    delta: float | None = None,
+    alpha: float = 0.05,
+    options: SetOptions | None = None,
+    stream: StreamOptions | None = None,
+) -> SetTest:
+    """:func:`rdpjax.rejection.set_test` on a numpy black box ``sample(rng, database, m)``.
+
+    ``stream.project`` (a fixed function of a batch) is applied before the cells; batches of
+    ``stream.batch_size``. Arguments otherwise as for :func:`streamed_set_test`.
+    """
+    options = set_options(options, {})
+    stream = StreamOptions() if stream is None else stream
+    project, batch = stream.project, stream.batch_size
+    g_sel, _, _ = generators(key)
+    k_cert = jax.random.split(as_key(key))[1]
+    m = _selection_size(min(check_sizes(n)), options)
+
+    def draw(db: Any, side: str) -> np.ndarray:
+        parts, done = [], 0
+        while done < m:
+            size = min(batch, m - done)
+            parts.append(checked_outputs(sample, g_sel, db, size, project, side))
+            done += size
+        return np.concatenate(parts)
+
+    select = (draw(x, "x (selection)"), draw(x_prime, "x' (selection)"))
+
+    def make_source(edges: np.ndarray) -> Source:
+        def coded(rng: np.random.Generator, db: Any, size: int) -> np.ndarray:
+            out = np.asarray(sample(rng, db, size))
+            out = out if project is None else np.asarray(project(out))
+            return cell_codes(out.reshape(size, -1)[:, 0] if out.ndim == 2 else out, edges)
+
+        return NumpySource(k_cert, coded, x, x_prime)
+
+    return source_set_test(
+        select, make_source, n, claim, delta=delta, alpha=alpha, options=options, stream=stream
+    )
