@@ -19,7 +19,7 @@ Implications (each is cited again where it is coded):
 * RDP values at orders λ_1 < … < λ_k ⇒ ``ε(λ) ≤ min_{λ_i ≥ λ} ε(λ_i)``, since D_λ is
   non-decreasing in λ (van Erven & Harremoës, arXiv:1206.2459v2, Thm 3); nothing above λ_k.
 * (ε, δ)-DP with δ > 0 implies no finite ε(λ) at any order: :func:`approx_dp` claims have the
-  curve +inf and are checked through their trade-off function instead (:mod:`.tradeoff`,
+  curve +inf and are checked through their trade-off function instead (:mod:`.hypothesis`,
   :mod:`rdpjax.rejection`), as μ-GDP claims also can be.
 
 Evaluation is on the host in float64 (claims are a handful of numbers per order); O(L) per call,
@@ -28,7 +28,7 @@ plus one ``dp_accounting`` composition for :func:`from_dp_accounting`.
 Layout: :mod:`._claim` (the :class:`Claim` value type, :func:`as_claim`),
 :mod:`._kernels` (each kind's curve evaluated at orders), :mod:`.curves` (:func:`pure_dp`,
 :func:`zcdp`, :func:`gdp`, :func:`rdp`), :mod:`.accounting` (:func:`from_dp_accounting`),
-:mod:`.check` (:class:`ClaimCheck`, :func:`check_claim`), :mod:`.tradeoff` (the trade-off function
+:mod:`.check` (:class:`ClaimCheck`, :func:`check_claim`), :mod:`.hypothesis` (the trade-off function
 f(a) and hockey-stick curve δ(ε) of ε-DP, (ε, δ)-DP and μ-GDP claims).
 """
 
@@ -36,7 +36,7 @@ from rdpjax.claims._claim import KINDS, Claim, as_claim
 from rdpjax.claims.accounting import from_dp_accounting
 from rdpjax.claims.check import ClaimCheck, check_claim
 from rdpjax.claims.curves import approx_dp, gdp, pure_dp, rdp, zcdp
-from rdpjax.claims.tradeoff import SET_KINDS, hockey_stick, max_power, tradeoff
+from rdpjax.claims.hypothesis import SET_KINDS, hockey_stick, max_power, tradeoff
 
 __all__ = [
     "KINDS",

@@ -207,9 +207,11 @@ def add_claim_options(parser) -> None:
     )
     parser.add_argument(
         "--claim-delta",
+        type=finite_float,
         metavar="D",
         default=None,
-        help="(ε, δ)-DP claims are not checked yet: an error saying what is",
+        help="with --claim-epsilon E: check the claim (E, D)-DP by certified rejection sets "
+        "(rdpjax.claims.approx_dp)",
     )
 
 
@@ -221,22 +223,27 @@ _CLAIM_OPTIONS = {
 }
 
 
-UNSUPPORTED_DELTA = (
-    "(ε, δ)-DP claims are not checked yet; rdpjax checks pure ε-DP (--claim-epsilon E), "
-    "zCDP (--claim-zcdp RHO), GDP (--claim-gdp MU) and RDP curves (--claim-rdp λ=ε,...)"
-)
-"""What ``--claim-delta`` answers: the claims that are checked, and that (ε, δ) is not yet."""
-
-
 def claim_from_args(args):
     """The :class:`rdpjax.claims.Claim` the options name, or ``None``.
 
+    ``--claim-epsilon E --claim-delta D`` is :func:`rdpjax.claims.approx_dp` (E, D).
+
     Raises:
-      CliError: for an invalid claim, or ``--claim-delta`` (an (ε, δ) claim, not checked yet).
+      CliError: for an invalid claim, or ``--claim-delta`` without ``--claim-epsilon``.
     """
     delta = getattr(args, "claim_delta", None)
     if delta is not None:
-        raise CliError(f"--claim-delta {delta}: {UNSUPPORTED_DELTA}")
+        from rdpjax import claims
+
+        epsilon = getattr(args, "claim_epsilon", None)
+        if epsilon is None:
+            raise CliError(
+                f"--claim-delta {delta:g} needs --claim-epsilon E: together they claim (E, D)-DP"
+            )
+        try:
+            return claims.approx_dp(epsilon, delta)
+        except ValueError as err:
+            raise CliError(f"--claim-epsilon {epsilon:g} --claim-delta {delta:g}: {err}") from err
     for dest, (flag, constructor) in _CLAIM_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is None:

@@ -71,11 +71,18 @@ def run(args) -> int:
         lam = args.lam if args.lam is not None else default_orders(claim, n).tolist()
         # The claim grid's error rates were measured with both directions (docs/claims.md).
         both = args.both_directions or (claim is not None and args.lam is None)
+        # (ε, δ) and GDP claims: rejection sets too, each statistic at α/2 (as rdpjax audit).
+        use_sets = claim is not None and claim.kind in ("approx_dp", "gdp")
+        sets = None
+        if use_sets:
+            from rdpjax.rejection import set_test
+
+            sets = set_test(p, q, claim, alpha=args.alpha / 2)
         bound = rdpjax.lower_bound(
             p,
             q,
             lam,
-            alpha=args.alpha,
+            alpha=args.alpha / 2 if use_sets else args.alpha,
             discrete=args.discrete,
             bandwidth=args.bandwidth,
             floor=args.floor,
@@ -91,15 +98,16 @@ def run(args) -> int:
             check = check_claim(claim, bound.lam, bound.lower, float(bound.alpha))
     except ValueError as err:
         raise CliError(str(err)) from err
-    report = _report(args, bound, claim, n)
+    report = _report(args, bound, claim, n, sets)
     if args.json:
         out = bound.to_dict()
         if check is not None:
             out["claim"] = claim.to_dict()
             out["claimed"] = check.to_dict()["claimed"]
             out["refuted"] = [bool(r) for r in check.refuted]
-            out["is_refuted"] = check.is_refuted
-            out["verdict"] = check.verdict()
+            out["is_refuted"] = report.is_refuted
+            out["verdict"] = report.verdict()
+            out["sets"] = None if sets is None else sets.to_dict()
         print(json.dumps(out, indent=1))
     elif check is None:
         print(f"Rényi-DP lower bounds from {args.p} (P) and {args.q} (Q)")
@@ -116,10 +124,10 @@ def run(args) -> int:
             raise CliError(f"--report {args.report}: {err}") from err
         if not args.json:
             print("wrote " + ", ".join(str(p) for p in paths))
-    return 1 if check is not None and check.is_refuted else 0
+    return 1 if report.is_refuted else 0
 
 
-def _report(args, bound, claim, n: int):
+def _report(args, bound, claim, n: int, sets=None):
     """An :class:`rdpjax.AuditReport` of a bound on two files of samples (no exact value)."""
     from rdpjax.auditing.report import AuditReport
 
@@ -128,7 +136,8 @@ def _report(args, bound, claim, n: int):
         "lam_chosen_by": "user"
         if args.lam is not None
         else "rdpjax.estimator.orders.default_orders",
-        "alpha": float(bound.alpha),
+        "alpha": float(args.alpha),
+        "test": "renyi" if sets is None else "both",
         "both_directions": bool(bound.both_directions),
         "samples": {"p": str(args.p), "q": str(args.q)},
         "transform_applied": bound.transform,
@@ -139,6 +148,7 @@ def _report(args, bound, claim, n: int):
         mechanism=f"samples {args.p} (P) and {args.q} (Q)",
         n=n,
         settings=record,
+        sets=sets,
     )
 
 
@@ -151,8 +161,9 @@ def add_command(sub):
         description="Lower-bound the Rényi divergence D_λ(P‖Q), hence ε(λ), from samples of a "
         "mechanism's output on two adjacent databases: P on x, Q on x'. Files: .npy, .csv or "
         ".txt, one sample per row (several columns: a vector output, d ≤ 3 for continuous data). "
-        "With a claim (--claim-epsilon, --claim-zcdp, --claim-gdp or --claim-rdp) the bounds are "
-        "checked against it; the exit status is 1 when they refute it, 0 otherwise, 2 on an "
+        "With a claim (--claim-epsilon [--claim-delta], --claim-zcdp, --claim-gdp or --claim-rdp) "
+        "the bounds are checked against it ((ε, δ) and GDP claims also by certified rejection "
+        "sets); the exit status is 1 when they refute it, 0 otherwise, 2 on an "
         "input error.",
         examples=[
             "rdpjax bound on_x.npy on_x_prime.npy --lam 2 5 7 --json",

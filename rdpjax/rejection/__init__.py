@@ -1,10 +1,10 @@
 """Certified rejection sets: (ε, δ)-DP, ε-DP and μ-GDP claims checked at any sample size.
 
 A claim bounds every test of "x" against "x'": a test rejecting on a set S has type II error at
-least ``f(type I error)`` (:mod:`rdpjax.claims.tradeoff`). This package chooses sets S from part
+least ``f(type I error)`` (:mod:`rdpjax.claims.hypothesis`). This package chooses sets S from part
 of the draws (likelihood-ratio sets of an estimate, :mod:`.cells`), certifies their masses under
 P and Q on the rest with exact Clopper–Pearson bounds (:mod:`.binomial`), simultaneously over
-every set tried and both directions (:mod:`.certify`), and reports the certified trade-off
+every set tried and both directions (:mod:`.certification`), and reports the certified trade-off
 points, a lower bound on ε at a given δ, a lower bound on μ, and whether the claim is refuted
 (:mod:`.result`). Validity is finite-sample: it needs only that the certification draws are
 i.i.d. and independent of the selection. This is the statistic of Jagielski, Ullman, Oprea,

@@ -16,7 +16,7 @@ import numpy as np
 
 from rdpjax.claims import SET_KINDS, as_claim
 from rdpjax.rejection.cells import cell_codes, cell_edges, cell_scores, default_cells
-from rdpjax.rejection.certify import certify, choose_candidates
+from rdpjax.rejection.certification import certify, choose_candidates
 from rdpjax.rejection.options import SMOOTH_SHARE, SetOptions, set_options
 from rdpjax.rejection.result import SetTest
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from rdpjax._table import Column, text_table
-from rdpjax.rejection.certify import Certified
+from rdpjax.rejection.certification import Certified
 
 __all__ = ["SetTest"]
 
@@ -29,7 +29,7 @@ class SetTest:
             ways round (``-inf``: nothing certified).
         mu: lower bound on the smallest μ for which the pair is μ-GDP (``-inf``: nothing).
         refuted: whether a certified set breaks the claim.
-        sets: per candidate set, its :class:`~rdpjax.rejection.certify.Certified` numbers.
+        sets: per candidate set, its :class:`~rdpjax.rejection.certification.Certified` numbers.
         n_select, n_certify: draws per side used to choose the sets and to certify them.
         cells: the number of cells the sets are unions of.
         streamed: whether the certification draws were counted batch by batch.

@@ -67,24 +67,37 @@ def _one_line(capsys) -> str:
 # ----------------------------------------------------------------------------- (ε, δ) claims
 
 
-@pytest.mark.parametrize("epsilon", [[], ["--claim-epsilon", "1"]])
-def test_a_delta_claim_is_refused_saying_what_is_supported(user_dir, capsys, epsilon):
+def test_a_delta_claim_without_epsilon_is_one_line(user_dir, capsys):
     argv = ["audit", f"{user_dir}/mech.py:laplace_sum", "--numpy", *PAIR, "--n", "1000"]
-    assert _exit_code([*argv, *epsilon, "--claim-delta", "1e-5"]) == 2
+    assert _exit_code([*argv, "--claim-delta", "1e-5"]) == 2
     err = _one_line(capsys)
-    assert err.startswith("rdpjax audit: error: --claim-delta 1e-5: ")
-    assert "(ε, δ)-DP claims are not checked yet" in err
-    for flag in ("--claim-epsilon", "--claim-zcdp", "--claim-gdp", "--claim-rdp"):
-        assert flag in err
+    assert err.startswith("rdpjax audit: error: --claim-delta 1e-05 needs --claim-epsilon E")
 
 
-def test_bound_refuses_a_delta_claim_too(tmp_path, capsys):
+@pytest.mark.parametrize("eps, code", [("0.2", 1), ("3", 0)])
+def test_an_epsilon_delta_claim_is_checked_by_rejection_sets(user_dir, capsys, eps, code):
+    # Laplace noise of scale 1 on a sum of sensitivity 1: 1-DP, so (1, δ)-DP for every δ.
+    # Claimed ε = 0.2 is false (refuted at n = 20,000: the certified ε(δ) is near 0.9 on these
+    # draws); ε = 3 is true and cannot be refuted (probability ≤ α).
+    argv = ["audit", f"{user_dir}/mech.py:laplace_sum", "--numpy", *PAIR, "--n", "20000"]
+    argv += ["--claim-epsilon", eps, "--claim-delta", "1e-6", "--seed", "3"]
+    assert _exit_code(argv) == code
+    out = capsys.readouterr().out
+    assert "certified rejection sets" in out and "ε(δ = 1e-06) ≥" in out
+
+
+def test_bound_checks_a_delta_claim_too(tmp_path, capsys):
     import numpy as np
 
-    np.save(tmp_path / "p.npy", np.zeros(10))
-    argv = ["bound", str(tmp_path / "p.npy"), str(tmp_path / "p.npy"), "--claim-delta", "0.01"]
-    assert _exit_code(argv) == 2
-    assert "(ε, δ)-DP claims are not checked yet" in _one_line(capsys)
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "p.npy", rng.laplace(1.0, 1.0, 20_000))
+    np.save(tmp_path / "q.npy", rng.laplace(0.0, 1.0, 20_000))
+    argv = ["bound", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--json"]
+    assert _exit_code([*argv, "--claim-epsilon", "0.2", "--claim-delta", "0.01"]) == 1
+    import json
+
+    out = json.loads(capsys.readouterr().out)
+    assert out["is_refuted"] and out["sets"]["refuted"] and out["claim"]["kind"] == "approx_dp"
 
 
 # ----------------------------------------------------------------------------- sizes
