@@ -1,0 +1,243 @@
+"""The bets of the sequential set test: a set, a direction, ε and λ chosen from past pairs.
+
+Before each batch of pairs, from the pairs before it only (so the bets are predictable, which
+is all the validity of :mod:`rdpjax.rejection.betting` needs), each replication picks
+
+* *a set*: for real outputs ``{v < t}``, ``{v ≥ t}`` and the two-sided ``{|v − c| ≥ t}``,
+  ``{|v − c| < t}``, with c the pooled median so far and t at 31 pooled quantiles so far
+  (midway between order statistics). For integer outputs (codes): the codes ranked by their
+  past log ratio ``log((n_P + 1)/(n_Q + 1))``, the sets of the first k codes and their
+  complements (codes not seen yet rank last), at most 31 values of k evenly spread;
+* *a direction*: bet on ``P(S) − e^ε Q(S)`` (A = X, B = Y) or on ``Q(S) − e^ε P(S)``;
+* *ε* from a grid per claim (:func:`epsilon_grid`), with the claim's δ(ε);
+* *λ* by aGRAPA (Waudby-Smith & Ramdas, "Estimating means of bounded random variables by
+  betting", arXiv:2010.09686, §5.1: ``λ = μ̂/(σ̂² + μ̂²)``, the maximiser of a second-order
+  expansion of the log growth ``E log(1 + λZ)``), truncated to ``[0, c/(e^ε + δ)]``, c = 0.9,
+  and scaled by the strategy's fraction;
+* among all these, the candidate with the largest expected log growth ``E log(1 + λZ)``.
+
+The mean and variance of ``Z = 1_S(A) − e^ε 1_S(B) − δ`` and its growth are computed from the
+past frequencies of the set on each side, each smoothed by one pseudo-count in and one out of
+the set (Laplace's rule), rather than from the past Z's: A and B are independent, so the two
+frequencies give Z's four-point law, and every candidate set is scored on the same counts.
+Departure from the paper: aGRAPA updates λ after every observation from the past Z's; here
+the bet is fixed for a batch (of at most ⌈n/8⌉ pairs after n) and uses the frequencies above.
+
+Cost: O(R·n log n) per batch for sorting the pooled past, O(R·T·E) candidates (T ≤ 31
+thresholds × 2 families × 2 sides × 2 directions, E ≤ 7 values of ε).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from rdpjax.claims import Claim, hockey_stick
+
+__all__ = ["Bets", "epsilon_grid", "log_multipliers", "plan_bets"]
+
+LEVELS = 31
+"""Thresholds per set family: pooled quantiles of the past at levels k/32."""
+PRIOR = 1.0
+"""Pseudo-count added to each side's count in and out of a set (Laplace's rule)."""
+CAP = 0.9
+"""c: λ ≤ c/(e^ε + δ), so one pair loses at most a fraction c of the wealth."""
+
+
+def epsilon_grid(claim: Claim) -> tuple[np.ndarray, np.ndarray]:
+    """The ε's a strategy chooses from and δ(ε) of the claim at each.
+
+    Args:
+        claim: a claim of a kind in ``SET_KINDS``.
+
+    Returns:
+        ``(epsilon, delta)``, float64 arrays of the same length.
+    """
+    if claim.kind == "gdp":
+        mu = float(claim.params["mu"])
+        eps = mu * np.array([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0])
+    else:
+        e0 = float(claim.params["epsilon"])
+        eps = e0 * np.array([0.0, 0.5, 1.0])
+    eps = np.unique(eps)
+    return eps, np.asarray(hockey_stick(claim, eps), np.float64)
+
+
+@dataclasses.dataclass(frozen=True)
+class Bets:
+    """The bets of one batch, one per replication (arrays of shape ``(R,)``).
+
+    Membership of an output v: family 0: ``v``, 1: ``|v − center|``, 2: the rank of code v in
+    ``codes`` (``ranks``; unseen codes rank last); the set is ``{s < threshold}`` when ``below``
+    else ``{s ≥ threshold}``; ``swap``: bet on ``Q(S) − e^ε P(S)``.
+    """
+
+    family: np.ndarray
+    center: np.ndarray
+    threshold: np.ndarray
+    below: np.ndarray
+    swap: np.ndarray
+    epsilon: np.ndarray
+    delta: np.ndarray
+    lam: np.ndarray
+    growth: np.ndarray
+    codes: np.ndarray | None = None
+    ranks: np.ndarray | None = None
+
+
+def _positions(total: int) -> np.ndarray:
+    """Split points ``k`` (1 ≤ k < total) of a sorted pooled sample: about LEVELS of them."""
+    k = np.unique(np.round(np.arange(1, LEVELS + 1) * total / (LEVELS + 1)).astype(np.int64))
+    return k[(k >= 1) & (k < total)]
+
+
+Family = tuple[int, np.ndarray, np.ndarray, np.ndarray]
+"""(family, thresholds, counts of x below, counts of x' below), arrays of shape ``(R, T)``."""
+
+
+def _split_counts(sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: thresholds between pooled order statistics and the counts of each side below."""
+    n = sx.shape[1]
+    pooled = np.concatenate([sx, sy], axis=1)
+    order = np.argsort(pooled, axis=1, kind="stable")
+    ordered = np.take_along_axis(pooled, order, axis=1)
+    below_x = np.cumsum(order < n, axis=1)  # X's among the first j+1 pooled values
+    k = _positions(2 * n)
+    thresholds = 0.5 * (ordered[:, k - 1] + ordered[:, k])
+    cx = below_x[:, k - 1].astype(np.float64)
+    return thresholds, cx, k[None, :] - cx
+
+
+def _code_families(px: np.ndarray, py: np.ndarray) -> tuple[list[Family], dict[str, np.ndarray]]:
+    """Sets of the k codes of highest past ratio ``(n_P + 1)/(n_Q + 1)``, for about LEVELS k."""
+    r = px.shape[0]
+    codes = np.unique(np.concatenate([px.ravel(), py.ravel()]))
+    c = codes.size
+    rows = np.arange(r)[:, None] * c
+    nx = np.bincount((rows + np.searchsorted(codes, px)).ravel(), minlength=r * c).reshape(r, c)
+    ny = np.bincount((rows + np.searchsorted(codes, py)).ravel(), minlength=r * c).reshape(r, c)
+    score = np.log((nx + PRIOR) / (ny + PRIOR))
+    order = np.argsort(-score, axis=1, kind="stable")  # highest P/Q ratio first
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(c), (r, c)), axis=1)
+    cx = np.cumsum(np.take_along_axis(nx, order, axis=1), axis=1)[:, :-1].astype(np.float64)
+    cy = np.cumsum(np.take_along_axis(ny, order, axis=1), axis=1)[:, :-1].astype(np.float64)
+    keep = _positions(c) if c - 1 > LEVELS else np.arange(1, c)  # prefixes spread in rank
+    thresholds = np.broadcast_to(keep - 0.5, (r, keep.size))
+    return [(2, thresholds, cx[:, keep - 1], cy[:, keep - 1])], {"codes": codes, "ranks": ranks}
+
+
+def _growth(
+    p: np.ndarray, q: np.ndarray, eps: np.ndarray, delta: np.ndarray, scale: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The aGRAPA λ and E log(1 + λZ) when 1_S(A) ~ Bern(p), 1_S(B) ~ Bern(q) independently."""
+    e = np.exp(eps)
+    mean = p - e * q - delta
+    var = p * (1 - p) + e * e * q * (1 - q)
+    lam = np.clip(mean / (var + mean * mean), 0.0, CAP / (e + delta)) * scale  # aGRAPA, §5.1
+    g = (
+        p * (1 - q) * np.log1p(lam * (1 - delta))
+        + (1 - p) * (1 - q) * np.log1p(-lam * delta)
+        + (1 - p) * q * np.log1p(-lam * (e + delta))
+        + p * q * np.log1p(lam * (1 - e - delta))
+    )
+    return lam, g
+
+
+def _best(
+    families: list[Family], n: int, eps: np.ndarray, delta: np.ndarray, scale: float
+) -> dict[str, np.ndarray]:
+    """The candidate of largest smoothed growth per row, over families, sets, sides and ε."""
+    r = families[0][2].shape[0]
+    best: dict[str, np.ndarray] = {}
+    for family, thresholds, cx, cy in families:
+        if cx.shape[1] == 0:  # one code seen so far: no set separates anything yet
+            continue
+        fx, fy = (cx + PRIOR) / (n + 2 * PRIOR), (cy + PRIOR) / (n + 2 * PRIOR)
+        # axes: (R, T, below/above, direction, ε)
+        fx = np.stack([fx, 1 - fx], axis=2)[..., None, None]
+        fy = np.stack([fy, 1 - fy], axis=2)[..., None, None]
+        p = np.concatenate([fx, fy], axis=3)  # mass of the betting side's own draw
+        q = np.concatenate([fy, fx], axis=3)
+        lam, g = _growth(p, q, eps, delta, scale)
+        flat = g.reshape(r, -1)
+        i = np.argmax(flat, axis=1)
+        t_i, side, swap, e_i = np.unravel_index(i, g.shape[1:])
+        rows = np.arange(r)
+        cand = {
+            "family": np.full(r, family),
+            "threshold": thresholds[rows, t_i],
+            "below": side == 0,
+            "swap": swap == 1,
+            "epsilon": eps[e_i],
+            "delta": delta[e_i],
+            "lam": lam.reshape(r, -1)[rows, i],
+            "growth": flat[rows, i],
+        }
+        better = cand["growth"] > best["growth"] if best else np.ones(r, bool)
+        best = {k: np.where(better, v, best[k]) if best else v for k, v in cand.items()}
+    if not best:
+        zero, no = np.zeros(r), np.zeros(r, bool)
+        best = {"family": np.full(r, families[0][0]), "threshold": zero, "below": no}
+        best |= {"swap": no, "epsilon": zero, "delta": zero, "lam": zero, "growth": zero}
+    best["lam"] = np.where(best["growth"] > 0, best["lam"], 0.0)  # no edge seen: no bet
+    return best
+
+
+def plan_bets(
+    px: np.ndarray,
+    py: np.ndarray,
+    eps: np.ndarray,
+    delta: np.ndarray,
+    discrete: bool,
+    scales: tuple[float, ...] = (1.0,),
+) -> list[Bets]:
+    """Choose each replication's bet for the next batch from its past pairs only.
+
+    Args:
+        px: ``(R, n)`` past outputs on x (n ≥ 1).
+        py: ``(R, n)`` past outputs on x'.
+        eps: the ε grid (:func:`epsilon_grid`).
+        delta: δ(ε) of the claim at each ε.
+        discrete: integer codes (sets of codes) or real outputs (threshold sets).
+        scales: one strategy per entry, betting that fraction of the aGRAPA λ.
+
+    Returns:
+        One :class:`Bets` per scale: the candidate with the largest smoothed expected log
+        growth per row (the sets are counted once for all scales).
+    """
+    r, n = px.shape
+    extra: dict[str, np.ndarray] = {}
+    if discrete:
+        families, extra = _code_families(px, py)
+        center = np.zeros(r)
+    else:
+        center = np.median(np.concatenate([px, py], axis=1), axis=1)
+        dev = np.abs(px - center[:, None]), np.abs(py - center[:, None])
+        families = [(0, *_split_counts(px, py)), (1, *_split_counts(*dev))]
+    return [
+        Bets(center=center, **_best(families, n, eps, delta, scale), **extra) for scale in scales
+    ]
+
+
+def _scores(bets: Bets, v: np.ndarray) -> np.ndarray:
+    if bets.codes is not None and bets.ranks is not None:
+        idx = np.clip(np.searchsorted(bets.codes, v), 0, bets.codes.size - 1)
+        seen = bets.codes[idx] == v
+        ranks = np.take_along_axis(bets.ranks, idx, axis=1)
+        return np.where(seen, ranks, bets.codes.size).astype(np.float64)
+    two_sided = (bets.family == 1)[:, None]
+    return np.where(two_sided, np.abs(v - bets.center[:, None]), v)
+
+
+def log_multipliers(bets: Bets, bx: np.ndarray, by: np.ndarray) -> np.ndarray:
+    """``log(1 + λ Z_i)`` for each pair of a batch ``bx, by`` (shape ``(R, b)``)."""
+    t = bets.threshold[:, None]
+    below = bets.below[:, None]
+    in_x = np.where(below, _scores(bets, bx) < t, _scores(bets, bx) >= t)
+    in_y = np.where(below, _scores(bets, by) < t, _scores(bets, by) >= t)
+    a, b = np.where(bets.swap[:, None], in_y, in_x), np.where(bets.swap[:, None], in_x, in_y)
+    e = np.exp(bets.epsilon)[:, None]
+    z = a - e * b - bets.delta[:, None]
+    return np.log1p(bets.lam[:, None] * z)

@@ -1,0 +1,329 @@
+"""An anytime-valid sequential test of ε-DP, (ε, δ)-DP and μ-GDP claims by betting on sets.
+
+Outputs are drawn in pairs, ``X_i ~ P`` (on x) and ``Y_i ~ Q`` (on x'). A claim of a kind in
+:data:`~rdpjax.claims.SET_KINDS` bounds ``P(S) − e^ε Q(S) ≤ δ(ε)`` for every set S and every
+ε ≥ 0, with δ(ε) its hockey-stick curve (:func:`~rdpjax.claims.hockey_stick`; Dong, Roth, Su,
+arXiv:1905.02383v3, Prop. 2.12), and the same with P and Q swapped (x and x' are neighbours of
+each other). So for S, ε fixed before pair i is seen (predictable),
+
+    Z_i = 1_S(A_i) − e^ε 1_S(B_i) − δ(ε) ∈ [−e^ε − δ, 1],   (A, B) = (X, Y) or (Y, X),
+
+has conditional mean ≤ 0 under the claim, and the wealth ``K_t = Π_{i ≤ t} (1 + λ_i Z_i)``,
+with a predictable bet ``λ_i ∈ [0, c/(e^ε + δ)]``, c < 1, is a nonnegative supermartingale with
+``K_0 = 1`` (each factor is ≥ 1 − c > 0 and has conditional mean ``1 + λ_i E[Z_i | past] ≤
+1``). This is the capital process of Waudby-Smith & Ramdas, "Estimating means of bounded
+random variables by betting" (arXiv:2010.09686, §3, with the mean tested ≤ 0 rather than = m,
+whence a supermartingale), and of the two-sample tests by betting of Shekhar & Ramdas,
+"Nonparametric two-sample testing by betting" (arXiv:2112.09162, §2), whose payoff is a
+witness function evaluated on a pair, as 1_S is here. By Ville's inequality
+``P(∃t: K_t ≥ 1/α) ≤ α`` under the claim, so refuting as soon as ``K_t ≥ 1/α`` is a level-α
+test whatever the stopping rule: the user may watch every pair and stop at will.
+
+**Hedging.** A convex combination of test supermartingales on the same filtration is one, so
+the test runs several betting strategies side by side, each with wealth 1 at the start, and
+watches their mean (the "hedged" capital process of Waudby-Smith & Ramdas, §4, there over the
+two signs of the bet; here over how boldly to bet): no α is split, and the best strategy is
+diluted by at most ``log J`` of log wealth. The strategies (:data:`SCALES`) bet 0.75 and 0.375
+of the aGRAPA fraction; each picks its set, direction and ε as in
+:mod:`rdpjax.rejection.bets`, before each batch, from the pairs before the batch.
+
+Cost: about ``8·log(max_n / 16)`` batches (2, 2, …, then ⌈n/8⌉ pairs after n, at most
+``batch``), each O(n log n) to plan; outputs must be one-dimensional (``project=`` maps
+vectors to one number first).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rdpjax._validation import check_int
+from rdpjax.claims import SET_KINDS, Claim
+from rdpjax.rejection.bets import Bets, epsilon_grid, log_multipliers, plan_bets
+from rdpjax.stream.batches import checked_outputs, generators
+
+__all__ = ["SCALES", "BettingResult", "batch_ends", "log_wealth_paths", "sequential_set_test"]
+
+SCALES = (0.75, 0.375)
+"""The hedged strategies: the fraction of the aGRAPA bet each one stakes."""
+FIRST = 2
+"""Pairs drawn before the first bet (nothing is known before them)."""
+_FAMILIES = ("v", "|v − c|", "code rank")
+
+
+def batch_ends(max_n: int, batch: int) -> list[int]:
+    """Pairs seen at the end of each batch: 2, 4, …, 16, then +⌈n/8⌉ (at most ``batch``)."""
+    ends, n = [], FIRST
+    while n < max_n:
+        ends.append(n)
+        n += min(batch, max(FIRST, -(-n // 8)))
+    ends.append(max_n)
+    return ends
+
+
+def _advance(
+    logk: np.ndarray,
+    px: np.ndarray,
+    py: np.ndarray,
+    bx: np.ndarray,
+    by: np.ndarray,
+    eps: np.ndarray,
+    delta: np.ndarray,
+    discrete: bool,
+) -> tuple[np.ndarray, list[Bets]]:
+    """Each strategy's log wealth after each pair of a batch, ``(J, R, b)``, and its bets."""
+    bets = plan_bets(px, py, eps, delta, discrete, SCALES)
+    steps = [np.cumsum(log_multipliers(plan, bx, by), axis=1) for plan in bets]
+    return logk[:, :, None] + np.stack(steps), bets
+
+
+def _hedged(paths: np.ndarray) -> np.ndarray:
+    """The log of the mean wealth over strategies (axis 0)."""
+    return np.logaddexp.reduce(paths, axis=0) - np.log(paths.shape[0])
+
+
+def log_wealth_paths(
+    xs: Any, ys: Any, claim: Claim, *, alpha: float = 0.05, batch: int = 1024
+) -> dict[str, np.ndarray]:
+    """The test on ``R`` replications at once, on outputs drawn in advance.
+
+    Args:
+        xs: ``(R, max_n)`` outputs on x (real numbers or integer codes); pair i of
+            replication r is ``(xs[r, i], ys[r, i])``.
+        ys: ``(R, max_n)`` outputs on x', of the same kind.
+        claim: a claim of a kind in ``SET_KINDS``.
+        alpha: the level; a replication stops at the first pair where the hedged wealth
+            reaches ``1/alpha``.
+        batch: the largest batch (pairs between two plannings).
+
+    Returns:
+        dict of ``(R,)`` arrays: ``stop`` (pairs per side at refutation; 0 where not refuted by
+        ``max_n``), ``log_wealth`` (hedged log wealth at the stop, or at ``max_n``), ``winner``
+        (index into :data:`SCALES` of the richest strategy there).
+    """
+    claim = _checked(claim, alpha)
+    xs, ys = np.asarray(xs), np.asarray(ys)
+    if xs.ndim != 2 or xs.shape != ys.shape:
+        raise ValueError(f"xs and ys must be (R, max_n) arrays alike; got {xs.shape}, {ys.shape}")
+    r, max_n = xs.shape
+    discrete = bool(np.issubdtype(xs.dtype, np.integer))
+    eps, delta = epsilon_grid(claim)
+    level = np.log(1.0 / alpha)
+    logk = np.zeros((len(SCALES), r))
+    stop, final, winner = np.zeros(r, np.int64), np.zeros(r), np.zeros(r, np.int64)
+    start = 0
+    for end in batch_ends(max_n, batch):
+        live = np.flatnonzero(stop == 0)
+        if start > 0 and live.size:
+            past = xs[live, :start], ys[live, :start]
+            new = xs[live, start:end], ys[live, start:end]
+            paths, _ = _advance(logk[:, live], *past, *new, eps, delta, discrete)
+            hedged = _hedged(paths)
+            crossed = hedged >= level
+            hit = crossed.any(axis=1)
+            first = np.argmax(crossed, axis=1)[hit]
+            rows = live[hit]
+            stop[rows] = start + first + 1
+            final[rows] = hedged[hit, first]
+            winner[rows] = np.argmax(paths[:, hit, first], axis=0)
+            logk[:, live] = paths[:, :, -1]
+        start = end
+    rest = stop == 0
+    final[rest] = _hedged(logk[:, rest])
+    winner[rest] = np.argmax(logk[:, rest], axis=0)
+    return {"stop": stop, "log_wealth": final, "winner": winner}
+
+
+@dataclasses.dataclass(frozen=True)
+class BettingResult:
+    """The outcome of :func:`sequential_set_test`.
+
+    Attributes:
+        refuted: the hedged wealth reached ``1/alpha`` (the claim is refuted at level alpha).
+        n: pairs (outputs per side) used: at the refutation, else ``max_n``.
+        drawn: outputs drawn per side (the last batch may run past ``n``).
+        alpha: the level.
+        claim: the claim tested.
+        e_value: the hedged wealth at ``n``, an e-value for the claim (≥ 1/alpha iff refuted).
+        path: ``(pairs, log wealth)`` at the end of each batch (and at the stop).
+        strategy: the richest strategy at ``n`` and its last bet: its fraction of the aGRAPA
+            bet, the set, the direction, ε, δ(ε) and λ.
+    """
+
+    refuted: bool
+    n: int
+    drawn: int
+    alpha: float
+    claim: Claim
+    e_value: float
+    path: tuple[tuple[int, float], ...]
+    strategy: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (the claim as :meth:`Claim.to_dict`; an infinite e-value as null)."""
+        e = self.e_value if np.isfinite(self.e_value) else None
+        return {
+            "refuted": self.refuted,
+            "n": self.n,
+            "drawn": self.drawn,
+            "alpha": self.alpha,
+            "claim": self.claim.to_dict(),
+            "e_value": e,
+            "path": [[n, w] for n, w in self.path],
+            "strategy": dict(self.strategy),
+        }
+
+
+def _checked(claim: Any, alpha: Any) -> Claim:
+    if not isinstance(claim, Claim) or claim.kind not in SET_KINDS:
+        kind = getattr(claim, "kind", type(claim).__name__)
+        raise ValueError(
+            f"claim must be a Claim of kind {', '.join(SET_KINDS)} (a set test needs δ(ε)); "
+            f"got {kind} ({claim}): zCDP and RDP claims are checked by Rényi bounds"
+        )
+    if not isinstance(alpha, float | int) or not 0.0 < float(alpha) < 0.5:
+        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}")
+    return claim
+
+
+def _one_dimensional(out: np.ndarray, side: str) -> np.ndarray:
+    if out.ndim == 2 and out.shape[1] == 1:
+        out = out[:, 0]
+    if out.ndim != 1:
+        raise ValueError(
+            f"sample returned outputs of shape {out.shape[1:]} on {side}; the set test needs "
+            "one number per output: pass project=, a fixed map from a batch to shape (m,)"
+        )
+    return out
+
+
+def _describe(bets: Bets, j: int, scale: float) -> dict[str, Any]:
+    family = int(bets.family[0])
+    below = bool(bets.below[0])
+    t = float(bets.threshold[0])
+    name = _FAMILIES[family]
+    if family == 2:
+        words = f"the {int(t + 0.5)} codes of highest past P/Q ratio"
+        words = words if below else "all codes but " + words
+    else:
+        words = f"{{{name} {'<' if below else '≥'} {t:.6g}}}"
+    out = {
+        "strategy": j,
+        "scale": scale,
+        "set": words,
+        "center": float(bets.center[0]) if family == 1 else None,
+        "direction": "Q(S) − e^ε P(S)" if bool(bets.swap[0]) else "P(S) − e^ε Q(S)",
+        "epsilon": float(bets.epsilon[0]),
+        "delta": float(bets.delta[0]),
+        "lam": float(bets.lam[0]),
+    }
+    return out
+
+
+def sequential_set_test(
+    key,
+    sample: Callable[..., Any],
+    x: Any,
+    x_prime: Any,
+    claim: Claim,
+    *,
+    alpha: float = 0.05,
+    max_n: int = 100_000,
+    batch: int = 1024,
+    project: Callable[..., Any] | None = None,
+) -> BettingResult:
+    """Draw pairs from a numpy black box until the claim is refuted (by betting) or ``max_n``.
+
+    Anytime-valid: if the claim is true, the probability that it is ever refuted, at any
+    ``max_n``, is ≤ ``alpha`` (Ville's inequality; module docstring), so the caller may also
+    stop early or continue with a new call only by starting the wealth afresh at a new α.
+
+    Args:
+        key: a JAX key; the numpy Generators of x and x' are spawned from it
+            (:func:`rdpjax.stream.batches.generators`).
+        sample: the black box ``sample(rng, database, m) -> (m,)`` outputs (real numbers or
+            integer codes), as for :class:`rdpjax.stream.sources.NumpySource`.
+        x: the first database (P: the law of ``sample``'s outputs on x).
+        x_prime: the second, adjacent to x (Q: the law on x').
+        claim: a claim of kind ``pure_dp``, ``approx_dp`` or ``gdp``.
+        alpha: the level, in (0, 0.5).
+        max_n: the most outputs drawn per side (≥ 3).
+        batch: the largest number of pairs drawn in one call (the bets are re-planned between
+            calls; smaller batches waste fewer draws past the stop).
+        project: an optional fixed map from a batch of outputs to shape ``(m,)``.
+
+    Returns:
+        :class:`BettingResult`.
+
+    Raises:
+        ValueError: for a claim of another kind, alpha outside (0, 0.5), max_n < 3, batch < 1,
+            outputs that are not finite real numbers or integer codes (the error names the
+            side, x or x'), outputs of more than one number without ``project``, or integer
+            outputs on one side and real on the other.
+
+    Example:
+        >>> import jax, numpy as np
+        >>> from rdpjax.claims import gdp
+        >>> def noisy_sum(rng, db, m):
+        ...     return np.sum(db) + rng.normal(size=m)
+        >>> r = sequential_set_test(jax.random.key(0), noisy_sum, [1.0], [0.0], gdp(0.5))
+        >>> r.refuted, r.n < 1000
+        (True, True)
+    """
+    claim = _checked(claim, alpha)
+    alpha = float(alpha)
+    max_n = check_int(max_n, "max_n", FIRST + 1)
+    batch = check_int(batch, "batch", 1)
+    if not callable(sample):
+        raise ValueError(f"sample must be callable as sample(rng, database, m); got {sample!r}")
+    _, g_p, g_q = generators(key)
+    eps, delta = epsilon_grid(claim)
+    level = np.log(1.0 / alpha)
+    xs, ys = np.empty(0), np.empty(0)
+    logk = np.zeros((len(SCALES), 1))
+    path: list[tuple[int, float]] = []
+    bets: list[Bets] = []
+    refuted, n, start, discrete = False, max_n, 0, False
+    for end in batch_ends(max_n, batch):
+        m = end - start
+        bx = _one_dimensional(checked_outputs(sample, g_p, x, m, project, "x"), "x")
+        by = _one_dimensional(checked_outputs(sample, g_q, x_prime, m, project, "x'"), "x'")
+        if start == 0:
+            discrete = bool(np.issubdtype(bx.dtype, np.integer))
+            if discrete != bool(np.issubdtype(by.dtype, np.integer)):
+                raise ValueError(
+                    f"sample must return the same kind of output on x and x'; got {bx.dtype} "
+                    f"on x and {by.dtype} on x'"
+                )
+            xs, ys = bx, by
+            path.append((end, 0.0))
+            start = end
+            continue
+        paths, bets = _advance(logk, xs[None], ys[None], bx[None], by[None], eps, delta, discrete)
+        hedged = _hedged(paths)[0]
+        xs, ys = np.concatenate([xs, bx]), np.concatenate([ys, by])
+        crossed = np.flatnonzero(hedged >= level)
+        if crossed.size:
+            i = int(crossed[0])
+            refuted, n = True, start + i + 1
+            logk = paths[:, :, i]
+            path.append((n, float(hedged[i])))
+            break
+        logk = paths[:, :, -1]
+        path.append((end, float(hedged[-1])))
+        start = end
+    j = int(np.argmax(logk[:, 0]))
+    strategy = _describe(bets[j], j, SCALES[j]) if bets else {"strategy": None}
+    return BettingResult(
+        refuted=refuted,
+        n=n,
+        drawn=int(xs.size),
+        alpha=alpha,
+        claim=claim,
+        e_value=float(np.exp(_hedged(logk)[0])),
+        path=tuple(path),
+        strategy=strategy,
+    )

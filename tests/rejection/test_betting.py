@@ -1,0 +1,165 @@
+"""The sequential set test by betting: its wealth is a supermartingale under a true claim
+(checked exactly), true claims are rarely refuted, false ones quickly, and bad arguments raise."""
+
+import json
+
+import jax
+import numpy as np
+import pytest
+from scipy import stats
+
+from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp, zcdp
+from rdpjax.rejection.bets import epsilon_grid, log_multipliers, plan_bets
+from rdpjax.rejection.betting import (
+    SCALES,
+    batch_ends,
+    log_wealth_paths,
+    sequential_set_test,
+)
+from rdpjax.stream.batches import generators
+
+
+def _set_mass(bets, cdf):
+    """Exact mass of each row's set under a law with the given cdf (real outputs)."""
+    t, c = bets.threshold, bets.center
+    lower = np.where(bets.family == 1, cdf(c + t) - cdf(c - t), cdf(t))  # {s < t}
+    return np.where(bets.below, lower, 1.0 - lower)
+
+
+@pytest.mark.parametrize("claim", [gdp(1.0), approx_dp(1.0, float(hockey_stick(gdp(1.0), 1.0)))])
+def test_one_step_multiplier_has_mean_at_most_one_on_the_exact_null(claim):
+    """E[1 + λZ | past] = 1 + λ(P(S) − e^ε Q(S) − δ(ε)) ≤ 1 with P(S), Q(S) exact (scipy)."""
+    rng = np.random.default_rng(0)
+    px, py = rng.normal(1.0, 1.0, (300, 40)), rng.normal(0.0, 1.0, (300, 40))
+    eps, delta = epsilon_grid(claim)
+    (bets,) = plan_bets(px, py, eps, delta, discrete=False)
+    assert np.all(bets.lam >= 0) and np.any(bets.lam > 0)
+    mass_p = _set_mass(bets, stats.norm(1.0, 1.0).cdf)
+    mass_q = _set_mass(bets, stats.norm(0.0, 1.0).cdf)
+    a, b = np.where(bets.swap, mass_q, mass_p), np.where(bets.swap, mass_p, mass_q)
+    mean = 1.0 + bets.lam * (a - np.exp(bets.epsilon) * b - bets.delta)
+    assert np.all(mean <= 1.0 + 1e-12), mean.max()
+
+
+def test_multipliers_of_codes_average_to_at_most_one_by_enumeration():
+    """Randomized response, tight at ε = 1: the exact mean over the four output pairs ≤ 1."""
+    keep = np.e / (1 + np.e)
+    rng = np.random.default_rng(1)
+    px = (rng.random((200, 30)) < keep).astype(np.int64)
+    py = (rng.random((200, 30)) >= keep).astype(np.int64)
+    eps, delta = epsilon_grid(pure_dp(1.0))
+    (bets,) = plan_bets(px, py, eps, delta, discrete=True)
+    law_p, law_q = {0: 1 - keep, 1: keep}, {0: keep, 1: 1 - keep}
+    mean = np.zeros(200)
+    for x in (0, 1):
+        for y in (0, 1):
+            bx, by = np.full((200, 1), x), np.full((200, 1), y)
+            mean += law_p[x] * law_q[y] * np.exp(log_multipliers(bets, bx, by)[:, 0])
+    assert np.any(bets.lam > 0)
+    assert np.all(mean <= 1.0 + 1e-12), mean.max()
+
+
+def test_true_claims_are_rarely_refuted():
+    """At most 10 of 100 (the level allows 5 in expectation; P(> 10) < 0.02 at rate 0.05)."""
+    rng = np.random.default_rng(2)
+    xs, ys = rng.normal(1.0, 1.0, (100, 2000)), rng.normal(0.0, 1.0, (100, 2000))
+    assert np.count_nonzero(log_wealth_paths(xs, ys, gdp(1.0))["stop"]) <= 10
+    keep = np.e / (1 + np.e)
+    xs = (rng.random((100, 2000)) < keep).astype(np.int64)
+    ys = (rng.random((100, 2000)) >= keep).astype(np.int64)
+    assert np.count_nonzero(log_wealth_paths(xs, ys, pure_dp(1.0))["stop"]) <= 10
+
+
+def test_false_claims_are_refuted_within_a_few_hundred():
+    rng = np.random.default_rng(3)
+    xs, ys = rng.normal(1.0, 1.0, (50, 1000)), rng.normal(0.0, 1.0, (50, 1000))
+    stop = log_wealth_paths(xs, ys, gdp(0.5))["stop"]
+    assert np.all(stop > 0) and np.median(stop) < 300
+    keep = np.exp(2) / (1 + np.exp(2))  # randomized response at ε = 2 claimed 0.5-DP
+    xs = (rng.random((50, 1000)) < keep).astype(np.int64)
+    ys = (rng.random((50, 1000)) >= keep).astype(np.int64)
+    stop = log_wealth_paths(xs, ys, pure_dp(0.5))["stop"]
+    assert np.all(stop > 0) and np.median(stop) < 300
+
+
+def _noisy_sum(rng, db, m):
+    return np.sum(db) + rng.normal(size=m)
+
+
+def test_the_black_box_test_equals_the_vectorized_one_on_the_same_draws():
+    key = jax.random.key(4)
+    result = sequential_set_test(key, _noisy_sum, [1.0], [0.0], gdp(0.5), max_n=3000, batch=64)
+    assert result.refuted and result.e_value >= 1 / 0.05
+    assert result.n <= result.drawn and result.path[-1][0] == result.n
+    # The same batches from the same generators, tested at once.
+    _, g_p, g_q = generators(key)
+    ends = batch_ends(3000, 64)
+    sizes = np.diff([0, *ends])[: ends.index(result.drawn) + 1]
+    xs = np.concatenate([_noisy_sum(g_p, [1.0], int(m)) for m in sizes])
+    ys = np.concatenate([_noisy_sum(g_q, [0.0], int(m)) for m in sizes])
+    out = log_wealth_paths(xs[None], ys[None], gdp(0.5), batch=64)
+    assert out["stop"][0] == result.n
+    np.testing.assert_allclose(np.log(result.e_value), out["log_wealth"][0], rtol=1e-12)
+    assert result.strategy["scale"] == SCALES[out["winner"][0]]
+    again = sequential_set_test(key, _noisy_sum, [1.0], [0.0], gdp(0.5), max_n=3000, batch=64)
+    assert again == result
+    json.dumps(result.to_dict())
+
+
+def test_a_true_claim_runs_to_max_n_with_a_small_e_value():
+    r = sequential_set_test(jax.random.key(5), _noisy_sum, [1.0], [0.0], gdp(1.0), max_n=500)
+    assert not r.refuted and r.n == r.drawn == 500 and r.e_value < 20
+
+
+def test_integer_codes_are_tested_with_sets_of_codes():
+    def rr(rng, db, m):  # randomized response at ε = 2
+        keep = rng.random(m) < np.exp(2) / (1 + np.exp(2))
+        return np.where(keep, db[0], 1 - db[0])
+
+    r = sequential_set_test(jax.random.key(6), rr, [1], [0], pure_dp(0.5), max_n=2000)
+    assert r.refuted and r.n < 500 and "codes" in r.strategy["set"]
+
+
+def test_a_constant_output_is_never_refuted():
+    def constant(rng, db, m):
+        return np.zeros(m, np.int64)
+
+    r = sequential_set_test(jax.random.key(7), constant, [1], [0], pure_dp(0.1), max_n=100)
+    assert not r.refuted and r.e_value == 1.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"claim": zcdp(0.5)}, "kind pure_dp, approx_dp, gdp"),
+        ({"alpha": 0.5}, r"alpha must be a number in \(0, 0.5\)"),
+        ({"alpha": 0.0}, "alpha"),
+        ({"max_n": 2}, "max_n"),
+        ({"batch": 0}, "batch"),
+    ],
+)
+def test_bad_arguments_raise(kwargs, match):
+    args = {"claim": gdp(0.5), **kwargs}
+    claim = args.pop("claim")
+    with pytest.raises(ValueError, match=match):
+        sequential_set_test(jax.random.key(0), _noisy_sum, [1.0], [0.0], claim, **args)
+
+
+def test_bad_outputs_raise_naming_the_side():
+    def nan_on_x_prime(rng, db, m):
+        return np.full(m, np.nan) if db[0] == 0 else rng.normal(size=m)
+
+    with pytest.raises(ValueError, match="non-finite values .* on x'"):
+        sequential_set_test(jax.random.key(0), nan_on_x_prime, [1.0], [0.0], gdp(0.5))
+
+    def vectors(rng, db, m):
+        return rng.normal(size=(m, 2))
+
+    with pytest.raises(ValueError, match="one number per output"):
+        sequential_set_test(jax.random.key(0), vectors, [1.0], [0.0], gdp(0.5))
+
+    def mixed(rng, db, m):
+        return np.zeros(m, np.int64) if db[0] else rng.normal(size=m)
+
+    with pytest.raises(ValueError, match="same kind of output"):
+        sequential_set_test(jax.random.key(0), mixed, [1], [0], gdp(0.5))
