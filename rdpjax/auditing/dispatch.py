@@ -26,6 +26,7 @@ with one.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -122,10 +123,7 @@ def audit(
     claim = _resolve_claim(claim, mechanism)
     use_sets = _uses_sets(options.test, claim)
     if use_sets and options.sequential:
-        raise ValueError(
-            f"a sequential audit checks claims by Rényi bounds only; {claim} is checked by "
-            "rejection sets in a fixed-n audit (pass n=, or test='renyi' for a GDP claim)."
-        )
+        return _betting(mechanism, key, x, x_prime, n, claim, alpha, options)
     if options.sequential:
         from rdpjax.auditing.sequential.audit import from_audit
 
@@ -208,6 +206,60 @@ def audit(
         notes=notes,
         sets=sets,
     )
+
+
+def _betting(mechanism, key, x, x_prime, n, claim, alpha, options) -> AuditReport:
+    """A sequential audit of an (ε, δ), ε-DP or GDP claim by betting on rejection sets.
+
+    Anytime-valid (:mod:`rdpjax.rejection.betting`): the claim is refuted at the first batch
+    whose e-value reaches 1/α, and a true claim is ever refuted with probability ≤ α. The
+    whole α goes to the betting test; no Rényi bounds are computed.
+    """
+    from rdpjax.rejection.betting import sequential_set_test
+
+    if n is not None:
+        raise ValueError("n= is for a fixed-n audit; a sequential audit draws up to max_n=.")
+    if options.schedule is not None or options.resume:
+        raise ValueError(
+            f"{claim} is tested sequentially by betting, which has no schedule and cannot be "
+            "resumed; pass test='renyi' for Rényi looks (GDP claims)."
+        )
+    notes = ()
+    if options.checkpoint is not None:
+        notes = ("a betting audit keeps no checkpoint: its draws are not saved",)
+    max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
+    sample = mechanism if not isinstance(mechanism, Mechanism) else _numpy_sampler(mechanism)
+    project = options.project
+    if isinstance(project, str):
+        raise ValueError(f"project={project!r} is for a fixed-n audit; pass a fixed function.")
+    result = sequential_set_test(
+        key, sample, x, x_prime, claim, alpha=alpha, max_n=max_n,
+        batch=options.stream.batch_size, project=project,
+    )  # fmt: skip
+    empty = np.zeros(0)
+    settings = {"alpha": float(alpha), "test": "betting", "max_n": max_n}
+    function = user_function(mechanism)
+    if function is not None:
+        settings["mechanism_source_sha256"] = mechanism_source_sha256(function)
+    return AuditReport(
+        lam=empty, estimate=empty, lower=empty, std_error=empty, exact=None, claimed=None,
+        refuted=np.zeros(0, bool), bound=None, claim=claim,
+        mechanism=mechanism.name if isinstance(mechanism, Mechanism) else _callable_name(mechanism),
+        n=result.n, projected=project is not None, settings=json.dumps(settings), sets=result,
+        notes=notes,
+    )  # fmt: skip
+
+
+def _numpy_sampler(mechanism: Mechanism) -> Callable[..., Any]:
+    """A zoo (JAX) mechanism as a black box ``sample(rng, database, m)``, codes encoded."""
+
+    def sample(rng, database, m):
+        key = jax.random.key(int(rng.integers(2**63 - 1)))
+        out = mechanism.sample(key, database, m)
+        spec = mechanism.output(database)
+        return np.asarray(spec.encode(out) if spec.is_discrete else out)
+
+    return sample
 
 
 def _uses_sets(test: str, claim: Any) -> bool:

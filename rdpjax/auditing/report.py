@@ -124,7 +124,8 @@ class AuditReport:
         ``None`` without a claim.
       refuted: ``(L,)`` bool, True where ``lower`` exceeds the claim. The bounds hold
         simultaneously at 1 − α, so a true claim is refuted anywhere with probability ≤ α.
-      bound: the full :class:`rdpjax.Bound` (settings, levels, directions).
+      bound: the full :class:`rdpjax.Bound` (settings, levels, directions); ``None`` for a
+        sequential audit by betting, which has no Rényi bounds (``lam`` etc. are then empty).
       claim: the :class:`rdpjax.claims.Claim` checked, or ``None``.
       mechanism: a name for the mechanism.
       n: outputs drawn per database.
@@ -143,8 +144,9 @@ class AuditReport:
       notes: lines a reader must see beside the verdict, e.g. that the supports seem to differ
         (:func:`rdpjax.estimator.support.support_gap`).
       sets: the :class:`rdpjax.rejection.SetTest` of an (ε, δ) or μ-GDP claim (certified
-        rejection sets on the same draws; ``settings["test"] == "both"``), else ``None``. The
-        Rényi bounds then hold at α/2 and the sets at α/2: together at 1 − α.
+        rejection sets on the same draws; ``settings["test"] == "both"``): the Rényi bounds then
+        hold at α/2 and the sets at α/2, together at 1 − α. For a sequential audit by betting,
+        its :class:`rdpjax.rejection.betting.BettingResult` (at α). Else ``None``.
     """
 
     lam: np.ndarray
@@ -154,7 +156,7 @@ class AuditReport:
     exact: np.ndarray | None
     claimed: np.ndarray | None
     refuted: np.ndarray
-    bound: Bound
+    bound: Bound | None
     claim: object
     mechanism: str
     n: int
@@ -226,7 +228,7 @@ class AuditReport:
 
     def check(self):
         """The :class:`rdpjax.claims.ClaimCheck` of this report (``None`` without a claim)."""
-        if self.claim is None:
+        if self.claim is None or self.bound is None:  # no claim, or no Rényi bounds (betting)
             return None
         from rdpjax.claims import check_claim
 
@@ -236,7 +238,9 @@ class AuditReport:
         """One line: whether the claim is refuted, at which order and by how much."""
         check = self.check()
         if self.sets is not None:
-            renyi = "" if check is None or not check.is_refuted else f" ({check.verdict()})"
+            if check is None:
+                return self.sets.verdict()
+            renyi = "" if not check.is_refuted else f" ({check.verdict()})"
             return self.sets.verdict() + renyi
         if check is not None:
             return check.verdict()
@@ -245,11 +249,13 @@ class AuditReport:
 
     def directions(self) -> list[str]:
         """Per order, the direction the reported bound is on (``"D(P||Q)"`` or ``"D(Q||P)"``)."""
+        if self.bound is None:
+            return []
         return [DIRECTION_NAMES[int(d)] for d in np.atleast_1d(np.asarray(self.bound.direction))]
 
     def to_dict(self) -> dict:
         """Every number and setting, JSON-ready (non-finite values become ``None``)."""
-        bound = self.bound.to_dict()
+        bound = None if self.bound is None else self.bound.to_dict()
         return {
             "schema": SCHEMA_VERSION,
             "mechanism": self.mechanism,
@@ -309,6 +315,8 @@ class AuditReport:
                 f"projection learned on {learned['n_train']:,} other outputs per database: "
                 f"{learned['family']}"
             )
+        if self.bound is None:  # a sequential audit by betting
+            return "\n".join([*lines, str(self.sets), *self.notes])
         if self.looks:
             lines.append(_sequential_line(self))
         lines.extend(_map_lines(self.bound))
@@ -324,6 +332,11 @@ class AuditReport:
 
     def to_markdown(self) -> str:
         """The report as a Markdown page: what was audited, the table, the verdict."""
+        if self.bound is None:  # a sequential audit by betting
+            return "\n".join(
+                [f"# Audit of {self.mechanism}", "", f"**{self.verdict()}**", "",
+                 f"- claim: {self.claim}", "", "```", str(self.sets), "```", ""]
+            )  # fmt: skip
         conf = f"{1 - float(self.bound.alpha):.4g}"
         if self.looks:
             conf += f" (look {self.looks[-1].k}'s share of the audit's α = {self.alpha:g})"

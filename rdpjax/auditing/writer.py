@@ -43,6 +43,8 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
     paths = [directory / "report.json", directory / "report.md"]
     paths[0].write_text(json.dumps(record, indent=1) + "\n")
     paths[1].write_text(report.to_markdown())
+    if report.bound is None:  # a sequential betting audit: no Rényi bounds to draw
+        return paths
     try:
         import matplotlib
     except ImportError:

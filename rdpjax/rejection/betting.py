@@ -162,6 +162,37 @@ class BettingResult:
     path: tuple[tuple[int, float], ...]
     strategy: dict[str, Any]
 
+    @property
+    def is_refuted(self) -> bool:
+        """Same as :attr:`refuted` (the name :class:`rdpjax.AuditReport` uses)."""
+        return self.refuted
+
+    def verdict(self) -> str:
+        """One line: refuted or not, after how many outputs a side, with the e-value."""
+        e = f"{self.e_value:.3g}" if np.isfinite(self.e_value) else "inf"
+        if self.refuted:
+            return (
+                f"REFUTED: {self.claim} is false; the betting e-value reached {e} ≥ 1/α = "
+                f"{1 / self.alpha:g} after {self.n:,} outputs per side (anytime-valid at "
+                f"{100 * (1 - self.alpha):.3g}%)"
+            )
+        return (
+            f"not refuted: {self.claim} survived {self.n:,} outputs per side (betting e-value "
+            f"{e} < 1/α = {1 / self.alpha:g})"
+        )
+
+    def __str__(self) -> str:
+        s = self.strategy
+        best = ", ".join(f"{k} = {v}" for k, v in s.items() if k != "strategy" and v is not None)
+        return "\n".join(
+            [
+                f"sequential test by betting on rejection sets: {self.drawn:,} outputs drawn "
+                f"per side, {len(self.path)} batches",
+                f"richest strategy: {best}" if best else "richest strategy: none yet",
+                self.verdict(),
+            ]
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields (the claim as :meth:`Claim.to_dict`; an infinite e-value as null)."""
         e = self.e_value if np.isfinite(self.e_value) else None

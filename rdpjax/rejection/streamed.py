@@ -87,7 +87,10 @@ def source_set_test(
             outputs are the cell codes (:func:`~rdpjax.rejection.cells.cell_codes`) of fresh
             draws, independent of ``select``.
         n: certification draws per side, or a pair.
-        claim, delta, alpha, options: as for :func:`rdpjax.rejection.set_test`.
+        claim: a claim of kind ``pure_dp``, ``approx_dp`` or ``gdp``, or ``None``.
+        delta: the δ of the reported ε bound (default the claim's, or 0).
+        alpha: family-wise level in (0, 0.5).
+        options: :class:`~rdpjax.rejection.SetOptions`.
         stream: the :class:`~rdpjax.stream.StreamOptions` (chunk, batch size, progress).
     """
     sizes = check_sizes(n)

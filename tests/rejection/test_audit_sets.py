@@ -1,0 +1,82 @@
+"""rdpjax.audit with (ε, δ) and GDP claims: rejection sets beside the Rényi bounds, streamed
+sets, the sequential betting route, the report files, and the option errors."""
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+import rdpjax
+from rdpjax import mechanisms
+from rdpjax.claims import approx_dp, gdp, zcdp
+
+
+def noisy_sum(rng, database, m):
+    """σ = 1 on a sum of sensitivity 1: exactly 1-GDP, ε(δ = 1e-5) = 4.38."""
+    return np.sum(database) + rng.normal(0.0, 1.0, size=m)
+
+
+def _audit(claim, **fields):
+    fields.setdefault("n", 50_000)
+    return rdpjax.audit(
+        noisy_sum, [1.0], [0.0], key=jax.random.key(0), claim=claim, progress=False, **fields
+    )
+
+
+def test_an_epsilon_delta_claim_is_checked_by_sets_at_half_alpha(tmp_path):
+    report = _audit(approx_dp(1.0, 1e-5))
+    settings = json.loads(report.settings)
+    assert settings["test"] == "both" and settings["renyi_alpha"] == pytest.approx(0.025)
+    assert float(report.bound.alpha) == pytest.approx(0.025) and report.sets.alpha == 0.025
+    assert report.alpha == 0.05
+    # The claim's Rényi curve is +inf: only the sets can refute it, and they do.
+    assert not np.any(report.refuted) and report.sets.refuted and report.is_refuted
+    assert 1.0 < report.sets.epsilon < 4.38
+    assert report.verdict().startswith("REFUTED") and "ε(δ = 1e-05) ≥" in report.verdict()
+    paths = rdpjax.write_report(report, tmp_path)
+    record = json.loads((tmp_path / "report.json").read_text())
+    assert record["sets"]["refuted"] and record["is_refuted"]
+    assert "Certified rejection sets" in (tmp_path / "report.md").read_text()
+    assert len(paths) >= 2
+
+
+def test_a_true_gdp_claim_stands_and_a_false_one_falls():
+    assert not _audit(gdp(1.0)).is_refuted
+    report = _audit(gdp(0.7))
+    assert report.sets.refuted and 0.7 < report.sets.mu <= 1.0
+
+
+def test_streamed_sets_for_a_black_box_and_a_zoo_mechanism():
+    report = _audit(approx_dp(1.0, 1e-5), n=20_000, memory_budget=0)
+    assert report.streamed and report.sets.streamed and report.sets.refuted
+    zoo = mechanisms.Gaussian(1.0)  # N(x, 1): on x = 1 vs 0, 1-GDP
+    r = rdpjax.audit(
+        zoo, [1.0], [0.0], key=jax.random.key(1), n=20_000, claim=gdp(0.6), memory_budget=0,
+        progress=False,
+    )  # fmt: skip
+    assert r.sets.streamed and r.sets.refuted
+
+
+def test_sequential_audits_bet_on_sets():
+    report = rdpjax.audit(
+        noisy_sum, [1.0], [0.0], key=jax.random.key(2), claim=gdp(0.5), sequential=True,
+        max_n=20_000, progress=False,
+    )  # fmt: skip
+    assert report.bound is None and report.is_refuted and report.n < 5_000
+    assert report.verdict().startswith("REFUTED") and "e-value" in report.verdict()
+    assert report.to_dict()["sets"]["refuted"]
+    assert "betting" in str(report) and "betting" in report.to_markdown()
+
+
+@pytest.mark.parametrize(
+    "fields, error, match",
+    [
+        (dict(claim=approx_dp(1.0, 1e-5), test="renyi"), ValueError, "cannot check"),
+        (dict(claim=zcdp(0.5), test="both"), ValueError, "test='both' needs"),
+        (dict(claim=gdp(0.5), test="sets"), ValueError, "test must be one of"),
+    ],
+)
+def test_option_errors(fields, error, match):
+    with pytest.raises(error, match=match):
+        _audit(**fields)
