@@ -203,3 +203,19 @@ def test_ctrl_c_stops_the_worker_too(mech, tmp_path):
         not Path(f"/proc/{workers[0]}").exists()
         or "Z" in Path(f"/proc/{workers[0]}/stat").read_text().split()[2]
     )
+
+
+TUMULT = os.environ.get("RDPJAX_TUMULT_PYTHON")  # e.g. /tmp/tumult-venv/bin/python
+
+
+@pytest.mark.skipif(not TUMULT, reason="set RDPJAX_TUMULT_PYTHON to a Python with tmlt.core")
+def test_tumult_core_in_its_own_environment(capsys):
+    """Tumult Core's geometric measurement (numpy < 2) audited from rdpjax (numpy 2): its own
+    claim, ε = privacy_function(1) = 1, holds (docs/catalog.md has the n = 1e5 audit)."""
+    root = Path(__file__).resolve().parents[2]
+    reference = f"{root}/benchmarks/catalog/libraries/tumult_mechanism.py:geometric_count"
+    argv = ["audit", reference, "--python", str(TUMULT), "--discrete", "--x", "[1,0,1]"]
+    argv += ["--x-prime", "[0,0,1]", "--claim-epsilon", "1", "--n", "2000", "--json"]
+    status, out, err = _run(argv, capsys)
+    assert status == 0, err
+    assert json.loads(out)["mechanism"] == "geometric_count"
