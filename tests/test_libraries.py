@@ -290,6 +290,31 @@ def test_pydp_adapters():
     _audit_case(cases["pydp_laplace"])
 
 
+def test_multi_freq_ldpy_subset_selection_order_leak():
+    pytest.importorskip("multi_freq_ldpy")
+    import cases_multi_freq_ldpy as m
+
+    assert m.MISSING is None
+    cases = {c.name: c for c in m.cases()}
+    bug, fixed = cases["multi_freq_ldpy_ss_order"], cases["multi_freq_ldpy_ss_order.sorted"]
+    reports = bug.mechanism(np.random.default_rng(0), bug.x, 2_000)
+    # the shipped leak: the true value 2 appears only first, never further on
+    assert (reports[:, 0] == 2).any() and not (reports[:, 1:] == 2).any()
+    np.testing.assert_array_equal(reports, bug.mechanism(np.random.default_rng(0), bug.x, 2_000))
+    # the set law's closed form against a Monte Carlo of the sorted reports (z < 5 per cell)
+    sets = fixed.mechanism(np.random.default_rng(1), fixed.x, 20_000)
+    with_both = np.mean((sets == 2).any(axis=1) & (sets == 3).any(axis=1))
+    s, e = 3, math.e
+    p = s * e / (s * e + m.K - s)
+    expected = p * math.comb(m.K - 2, s - 2) / math.comb(m.K - 1, s - 1)
+    assert abs(with_both - expected) < 5 * math.sqrt(expected * (1 - expected) / len(sets))
+    assert m.subset_renyi(m.K, m.EPS)([1e4])[0] == pytest.approx(m.EPS, abs=1e-3)  # λ → ∞: ε
+    assert_claim_refuted(bug.mechanism, bug.x, bug.x_prime, bug.claim, n=bug.n,
+                         key=jax.random.key(0), alpha=ALPHA, **bug.options)  # fmt: skip
+    assert_claim_holds(fixed.mechanism, fixed.x, fixed.x_prime, fixed.claim, n=fixed.n,
+                       key=jax.random.key(0), alpha=ALPHA, **fixed.options)  # fmt: skip
+
+
 @pytest.mark.slow
 def test_jax_privacy_adapter_and_its_accounting():
     jax_privacy = pytest.importorskip("jax_privacy")

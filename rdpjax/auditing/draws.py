@@ -150,8 +150,13 @@ def mechanism_source_sha256(function: Callable) -> str | None:
 
     The source is :func:`inspect.getsource`'s (through ``functools.wraps`` wrappers): the
     function's own lines, not the module's, so a report can tell which code was audited. A
-    lambda typed at a prompt, a C function or a callable object has no source: ``None``.
+    lambda typed at a prompt, a C function or a callable object has no source: ``None``, unless
+    it says its own (a ``source_sha256`` attribute, as
+    :class:`rdpjax.auditing.remote.RemoteSampler` does for the function it runs elsewhere).
     """
+    own = getattr(function, "source_sha256", None)
+    if isinstance(own, str):
+        return own
     try:
         source = inspect.getsource(function)
     except (OSError, TypeError):

@@ -29,7 +29,14 @@ from pathlib import Path
 
 from rdpjax.cli._types import CliError
 
-__all__ = ["UserCodeError", "format_user_error", "guard", "is_reference", "load_function"]
+__all__ = [
+    "UserCodeError",
+    "check_file",
+    "format_user_error",
+    "guard",
+    "is_reference",
+    "load_function",
+]
 
 
 class UserCodeError(Exception):
@@ -157,6 +164,18 @@ def _module_files(target: str, err: BaseException) -> set[str]:
     return files
 
 
+def check_file(target: str) -> Path:
+    """``target`` as a path, if it names a readable file (else a :class:`CliError`)."""
+    path = Path(target)
+    if not path.exists():
+        raise CliError(f"{target}: no such file")
+    if not path.is_file():
+        raise CliError(f"{target}: not a file")
+    if not os.access(path, os.R_OK):
+        raise CliError(f"{target}: cannot read it (permission denied)")
+    return path
+
+
 def load_function(reference: str, *, cache: dict | None = None, hint: str = "") -> Callable:
     """The user's function named by ``reference``, guarded by :func:`guard`.
 
@@ -178,13 +197,7 @@ def load_function(reference: str, *, cache: dict | None = None, hint: str = "") 
         )
     as_file = target.endswith(".py") or "/" in target or os.sep in target
     if as_file:
-        path = Path(target)
-        if not path.exists():
-            raise CliError(f"{target}: no such file")
-        if not path.is_file():
-            raise CliError(f"{target}: not a file")
-        if not os.access(path, os.R_OK):
-            raise CliError(f"{target}: cannot read it (permission denied)")
+        path = check_file(target)
         module = _import_file(path, reference, cache)
     else:
         module = _import_dotted(target, reference)

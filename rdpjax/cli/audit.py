@@ -7,11 +7,12 @@
                  [--lam λ ...] [--n N] [--alpha A] [--seed S] [--one-direction]
                  [--transform auto|none|quantile] [--json | --quiet] [--plot FILE.png]
                  [--report DIR]
-                 [--until-refuted [--max-n N] [--resume DIR]]
+                 [--until-refuted [--max-n N] [--resume DIR]] [--python PATH]
 
 ``FUNCTION`` is a JAX sampler ``sample(key, database, n)`` (wrapped by
 :func:`rdpjax.mechanisms.from_sampler`) or, with ``--numpy``, a black box ``sample(rng, database,
-n)`` called with a ``numpy.random.Generator``. ``--until-refuted`` audits sequentially (looks of
+n)`` called with a ``numpy.random.Generator`` (``--python PATH``: in that interpreter,
+:mod:`rdpjax.cli._remote`). ``--until-refuted`` audits sequentially (looks of
 growing size up to ``--max-n``, stopping at the first refutation;
 :mod:`rdpjax.auditing.sequential`), its
 draws checkpointed in the ``--report`` folder, from which ``--resume DIR`` continues. Exit
@@ -45,9 +46,11 @@ from rdpjax.cli._files import (
     use_agg,
 )
 from rdpjax.cli._loading import UserCodeError, is_reference, load_function
+from rdpjax.cli._remote import RemoteError, add_python_option, remote_sampler
+from rdpjax.cli._sizes import LARGE_N, MAX_N, check_size, size_warning
 from rdpjax.cli._types import CliError, count, order
 
-__all__ = ["add_command", "run"]
+__all__ = ["LARGE_N", "MAX_N", "add_command", "run", "size_warning"]
 
 _JAX_HINT = (
     "rdpjax called it as a JAX sampler f(key, database, n); for numpy code taking a "
@@ -88,19 +91,27 @@ def _mechanism(args, modules: dict):
         return mech, x, x_prime
     if args.param:
         raise CliError("--param sets a zoo mechanism's parameters; your function takes its own")
+    if args.python is not None:  # a --numpy function, run in that interpreter
+        x, x_prime = _databases(args)
+        return remote_sampler(text, args.python), x, x_prime
     fn = load_function(text, cache=modules, hint=_NUMPY_HINT if args.numpy else _JAX_HINT)
+    x, x_prime = _databases(args)
+    if args.numpy:
+        return fn, x, x_prime  # rdpjax.audit calls a plain callable with a numpy Generator
+    from rdpjax.mechanisms import from_sampler
+
+    return from_sampler(fn, discrete=args.discrete, name=fn.__name__), x, x_prime
+
+
+def _databases(args):
+    """``(x, x')`` of the user's own mechanism (``--x`` and ``--x-prime`` required)."""
     missing = [flag for flag, v in (("--x", args.x), ("--x-prime", args.x_prime)) if v is None]
     if missing:
         raise CliError(
             f"{' and '.join(missing)} required for your own mechanism: the two adjacent "
             "databases, as JSON lists such as '[1, 0]' or .npy files"
         )
-    x, x_prime = read_database(args.x, "--x"), read_database(args.x_prime, "--x-prime")
-    if args.numpy:
-        return fn, x, x_prime  # rdpjax.audit calls a plain callable with a numpy Generator
-    from rdpjax.mechanisms import from_sampler
-
-    return from_sampler(fn, discrete=args.discrete, name=fn.__name__), x, x_prime
+    return read_database(args.x, "--x"), read_database(args.x_prime, "--x-prime")
 
 
 def _plot(report, path) -> None:
@@ -136,8 +147,8 @@ def _sequential_options(args, report_dir):
         if report_dir is not None and report_dir.resolve() != resume_dir.resolve():
             raise CliError("--resume DIR writes its report to DIR; drop --report or make it DIR")
         report_dir = resume_dir
-    _check_size("--n", args.n)
-    _check_size("--max-n", args.max_n)
+    check_size("--n", args.n)
+    check_size("--max-n", args.max_n)
     if not args.until_refuted:
         if args.max_n is not None:
             raise CliError("--max-n is for a sequential audit: add --until-refuted (or use --n)")
@@ -150,54 +161,6 @@ def _sequential_options(args, report_dir):
         "checkpoint": report_dir,
         "resume": args.resume is not None,
     }, report_dir
-
-
-MAX_N = 2**40
-"""The most outputs per database ``--n`` and ``--max-n`` take (≈ 1.1·10¹²): 2.2·10¹² draws in
-all, 2.5 days at 10⁷ draws per second (a fast JAX sampler on a CPU), 8 months at 10⁵ (a numpy
-black box)."""
-
-LARGE_N = 10**10
-"""Above this many outputs per database a fixed-n audit warns before drawing: 2·10¹⁰ draws take
-at least half an hour even at 10⁷ draws per second, and days for a slow black box."""
-
-_RATES = (10**5, 10**7)
-"""Draws per second, slow to fast, behind the warning's time range (numpy black boxes: about
-3·10⁵ measured in issue 47; JAX samplers on a CPU: ~10⁷)."""
-
-
-def _duration(seconds: float) -> str:
-    """``seconds`` in the largest unit that keeps the number ≥ 1: "33 minutes", "2.3 days"."""
-    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
-        if seconds >= size:
-            value = seconds / size
-            return f"{value:.0f} {unit}" if value >= 10 else f"{value:.2g} {unit}"
-    return f"{seconds:.2g} seconds"
-
-
-def size_warning(n: int) -> str | None:
-    """The warning for a fixed-n audit of ``n`` outputs per database, or ``None`` (n small).
-
-    It gives the scale (``2n`` draws, and the time they take at :data:`_RATES`), how to stop the
-    run and what to use instead.
-    """
-    if n <= LARGE_N:
-        return None
-    slow, fast = (_duration(2 * n / rate) for rate in _RATES)
-    return (
-        f"--n {n:.3g} draws {2 * n:.3g} outputs in all: about {fast} at 10^7 draws per second, "
-        f"{slow} at 10^5; Ctrl-C stops it (its draws are not kept), and --until-refuted "
-        f"--max-n {n:.3g} --report DIR stops at the first refutation and can be resumed"
-    )
-
-
-def _check_size(flag: str, n: int | None) -> None:
-    if n is not None and n > MAX_N:
-        raise CliError(
-            f"{flag} {n:.3g}: at most 2^40 ≈ {MAX_N:.2g} outputs per database (2.2e+12 draws "
-            f"would take days to months); use a smaller {flag}"
-            + (", or --until-refuted --max-n N to stop at the first refutation" * (flag == "--n"))
-        )
 
 
 def _kept(report_dir) -> str:
@@ -228,14 +191,22 @@ def run(args) -> int:
     Input errors raise :class:`CliError`, errors in the user's code
     :class:`~rdpjax.cli._loading.UserCodeError`.
     """
-    import jax
-
-    from rdpjax.auditing import audit
-
     # Every check before the audit, which may run for minutes.
     claim = claim_from_args(args)
     modules: dict = {}
     mechanism, x, x_prime = _mechanism(args, modules)
+    try:
+        return _audit(args, claim, modules, mechanism, x, x_prime)
+    finally:
+        if args.python is not None:
+            mechanism.close()  # the worker exits (also on an error or Ctrl-C)
+
+
+def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
+    import jax
+
+    from rdpjax.auditing import audit
+
     project = args.project
     if project is not None and project != "learn":
         project = load_function(project, cache=modules)
@@ -270,7 +241,7 @@ def run(args) -> int:
             densities=report_dir is not None and not args.until_refuted,
             **options,
         )
-    except ValueError as err:
+    except (ValueError, RemoteError) as err:
         raise CliError(str(err)) from err
     except KeyboardInterrupt:
         raise KeyboardInterrupt(_interrupted(args, report_dir)) from None
@@ -294,6 +265,8 @@ def run(args) -> int:
         from rdpjax.auditing.writer import write_report
 
         meta = run_meta(args, **settings(args))
+        if args.python is not None:  # the other interpreter: its path, Python and numpy
+            meta["interpreter"] = mechanism.interpreter
         try:
             paths = write_report(report, report_dir, meta=meta)
         except (OSError, ValueError) as err:
@@ -332,6 +305,7 @@ def add_command(sub):
         ],
         notes=zoo_listing(),
     )
+    add_python_option(a)
     add_zoo_options(
         a,
         registry.names(),

@@ -39,6 +39,7 @@ MODULES = (
     "cases_opendp",
     "cases_pydp",
     "cases_jax_privacy",
+    "cases_multi_freq_ldpy",
 )
 ALPHA = 0.05
 OUT_DIR = HERE.parents[2] / "docs"
