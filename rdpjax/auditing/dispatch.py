@@ -26,7 +26,6 @@ with one.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,20 +34,22 @@ import jax
 import numpy as np
 
 from rdpjax.auditing.draws import (
+    callable_name,
     check_finite_outputs,
     draw_outputs,
     exact_divergences,
     mechanism_source_sha256,
     progress_bar,
     user_function,
+    with_projection,
 )
 from rdpjax.auditing.options import DEFAULT_MEMORY_BUDGET, AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, json_ready
+from rdpjax.auditing.sets import betting_audit, set_test_of_audit, uses_sets
 from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.options import BoundOptions, changed_fields
 from rdpjax.estimator.orders import default_orders
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.mechanisms.user import from_sampler
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "audit"]
 
@@ -121,9 +122,12 @@ def audit(
             f"sample(rng, database, n); got {type(mechanism).__name__}."
         )
     claim = _resolve_claim(claim, mechanism)
-    use_sets = _uses_sets(options.test, claim)
+    use_sets = uses_sets(options.test, claim)
     if use_sets and options.sequential:
-        return _betting(mechanism, key, x, x_prime, n, claim, alpha, options)
+        if n is not None:
+            raise ValueError("n= is for a fixed-n audit; a sequential audit draws up to max_n=.")
+        max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
+        return betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options)
     if options.sequential:
         from rdpjax.auditing.sequential.audit import from_audit
 
@@ -168,7 +172,9 @@ def audit(
     )  # fmt: skip
     sets = None
     if use_sets:
-        sets = _set_test(mechanism, key, x, x_prime, n, claim, alpha / 2, project, draws, options)
+        sets = set_test_of_audit(
+            mechanism, key, x, x_prime, n, claim, alpha / 2, project, draws, options
+        )
     settings = {
         "lam": orders,
         "lam_chosen_by": "user" if lam is not None else "rdpjax.estimator.orders.default_orders",
@@ -192,7 +198,7 @@ def audit(
     return AuditReport.from_bound(
         bound,
         claim=claim,
-        mechanism=mechanism.name if is_mechanism else _callable_name(mechanism),
+        mechanism=mechanism.name if is_mechanism else callable_name(mechanism),
         n=n,
         settings=settings,
         exact=(
@@ -206,118 +212,6 @@ def audit(
         notes=notes,
         sets=sets,
     )
-
-
-def _betting(mechanism, key, x, x_prime, n, claim, alpha, options) -> AuditReport:
-    """A sequential audit of an (ε, δ), ε-DP or GDP claim by betting on rejection sets.
-
-    Anytime-valid (:mod:`rdpjax.rejection.betting`): the claim is refuted at the first batch
-    whose e-value reaches 1/α, and a true claim is ever refuted with probability ≤ α. The
-    whole α goes to the betting test; no Rényi bounds are computed.
-    """
-    from rdpjax.rejection.betting import sequential_set_test
-
-    if n is not None:
-        raise ValueError("n= is for a fixed-n audit; a sequential audit draws up to max_n=.")
-    if options.schedule is not None or options.resume:
-        raise ValueError(
-            f"{claim} is tested sequentially by betting, which has no schedule and cannot be "
-            "resumed; pass test='renyi' for Rényi looks (GDP claims)."
-        )
-    notes = ()
-    if options.checkpoint is not None:
-        notes = ("a betting audit keeps no checkpoint: its draws are not saved",)
-    max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
-    sample = mechanism if not isinstance(mechanism, Mechanism) else _numpy_sampler(mechanism)
-    project = options.project
-    if isinstance(project, str):
-        raise ValueError(f"project={project!r} is for a fixed-n audit; pass a fixed function.")
-    result = sequential_set_test(
-        key, sample, x, x_prime, claim, alpha=alpha, max_n=max_n,
-        batch=options.stream.batch_size, project=project,
-    )  # fmt: skip
-    empty = np.zeros(0)
-    settings = {"alpha": float(alpha), "test": "betting", "max_n": max_n}
-    function = user_function(mechanism)
-    if function is not None:
-        settings["mechanism_source_sha256"] = mechanism_source_sha256(function)
-    return AuditReport(
-        lam=empty, estimate=empty, lower=empty, std_error=empty, exact=None, claimed=None,
-        refuted=np.zeros(0, bool), bound=None, claim=claim,
-        mechanism=mechanism.name if isinstance(mechanism, Mechanism) else _callable_name(mechanism),
-        n=result.n, projected=project is not None, settings=json.dumps(settings), sets=result,
-        notes=notes,
-    )  # fmt: skip
-
-
-def _numpy_sampler(mechanism: Mechanism) -> Callable[..., Any]:
-    """A zoo (JAX) mechanism as a black box ``sample(rng, database, m)``, codes encoded."""
-
-    def sample(rng, database, m):
-        key = jax.random.key(int(rng.integers(2**63 - 1)))
-        out = mechanism.sample(key, database, m)
-        spec = mechanism.output(database)
-        return np.asarray(spec.encode(out) if spec.is_discrete else out)
-
-    return sample
-
-
-def _uses_sets(test: str, claim: Any) -> bool:
-    """Whether the audit also runs the rejection-set test (:attr:`AuditOptions.test`)."""
-    from rdpjax.claims import SET_KINDS
-
-    kind = None if claim is None else claim.kind
-    if test == "renyi":
-        if kind == "approx_dp":
-            raise ValueError(
-                f"{claim} implies no finite ε(λ): Rényi bounds cannot check it (test='renyi'); "
-                "use test='auto' or 'both', which certify rejection sets."
-            )
-        return False
-    if test == "both":
-        if kind not in SET_KINDS:
-            raise ValueError(
-                f"test='both' needs a claim of kind {', '.join(SET_KINDS)}; got "
-                f"{'no claim' if claim is None else claim}."
-            )
-        return True
-    return kind in ("approx_dp", "gdp")
-
-
-def _set_test(mechanism, key, x, x_prime, n, claim, alpha, project, draws, options):
-    """The rejection-set test: on the Rényi bound's draws in memory, else on a stream of its own.
-
-    A stream counts each draw into the Rényi grid as it comes and keeps none, so the sets are
-    certified on ``n`` further draws a side (keys folded from ``key``, independent of the
-    Rényi bound's).
-    """
-    from rdpjax.rejection import set_test
-    from rdpjax.rejection.streamed import blackbox_set_test, streamed_set_test
-
-    common = dict(alpha=alpha, options=options.sets)
-    if draws is not None:
-        p, q = (np.asarray(a) for a in draws)
-        if p.ndim == 2 and p.shape[1] > 1:
-            raise ValueError(
-                f"{claim} is checked by rejection sets on 1-D outputs or codes; the outputs have "
-                f"dimension {p.shape[1]}: pass project=, a fixed function to one number per output."
-            )
-        return set_test(p, q, claim, **common)
-    k_sets = jax.random.fold_in(key, 0x5E75)
-    with progress_bar(2 * n, options.progress, "certifying rejection sets") as bar:
-        advance = lambda done, total: bar.update(int(done) - bar.n)  # noqa: E731
-        stream = options.stream.replace(progress=advance)
-        if isinstance(mechanism, Mechanism):
-            from rdpjax.stream.samplers import mechanism_samplers
-
-            mech = mechanism if project is None else _with_projection(mechanism, project)
-            sampler, args_p, args_q, _ = mechanism_samplers(mech, x, x_prime)
-            return streamed_set_test(
-                k_sets, sampler, sampler, claim, n=n, args=(args_p, args_q), stream=stream,
-                **common,
-            )  # fmt: skip
-        stream = stream.replace(project=project)
-        return blackbox_set_test(k_sets, mechanism, x, x_prime, claim, n=n, stream=stream, **common)
 
 
 def _resolve_claim(claim: Any, mechanism: Any) -> Any:
@@ -342,10 +236,6 @@ def _whole_number(n: Any) -> int:
 def _orders(lam: Any, claim: Any, n: int) -> list[float]:
     orders = default_orders(claim, n) if lam is None else np.atleast_1d(np.asarray(lam, np.float64))
     return [float(v) for v in orders]
-
-
-def _callable_name(sample: Callable[..., Any]) -> str:
-    return getattr(sample, "__name__", type(sample).__name__)
 
 
 def _output_dim(mechanism: Mechanism, x: Any) -> int:
@@ -379,15 +269,6 @@ def _bound_options(
     return options
 
 
-def _with_projection(mechanism: Mechanism, project: Callable[..., Any]) -> Mechanism:
-    """A JAX sampler drawing ``project(mechanism.sample(…))``; ``project`` must be traceable."""
-
-    def projected(key, database, m):
-        return project(mechanism.sample(key, database, m))
-
-    return from_sampler(projected, name=mechanism.name)
-
-
 def _streamed(
     mechanism, key, x, x_prime, orders, n, alpha, both_directions, project, bound_options, options
 ):
@@ -402,7 +283,7 @@ def _streamed(
     with progress_bar(2 * n, options.progress, "drawing and binning") as bar:
         advance = lambda done, total: bar.update(int(done) - bar.n)  # noqa: E731
         if isinstance(mechanism, Mechanism):
-            mech = mechanism if project is None else _with_projection(mechanism, project)
+            mech = mechanism if project is None else with_projection(mechanism, project)
             stream = options.stream.replace(progress=advance)
             bound = mechanism_streamed_bound(
                 key, mech, x, x_prime, orders, n=n, stream=stream, **common

@@ -11,13 +11,16 @@ import contextlib
 import hashlib
 import inspect
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
 
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.mechanisms.user import from_sampler
 
 __all__ = [
+    "callable_name",
     "check_finite_outputs",
     "draw_outputs",
     "exact_divergences",
@@ -25,6 +28,7 @@ __all__ = [
     "progress_bar",
     "seed_from_key",
     "user_function",
+    "with_projection",
 ]
 
 
@@ -178,3 +182,17 @@ def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions:
             return None
         values.append(max(fwd, rev))
     return np.asarray(values, np.float64)
+
+
+def callable_name(sample: Callable[..., Any]) -> str:
+    """The name of a black box: its ``__name__``, else its type's."""
+    return getattr(sample, "__name__", type(sample).__name__)
+
+
+def with_projection(mechanism: Mechanism, project: Callable[..., Any]) -> Mechanism:
+    """A JAX sampler drawing ``project(mechanism.sample(…))``; ``project`` must be traceable."""
+
+    def projected(key, database, m):
+        return project(mechanism.sample(key, database, m))
+
+    return from_sampler(projected, name=mechanism.name)

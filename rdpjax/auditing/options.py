@@ -87,7 +87,9 @@ class AuditOptions:
         Rényi bounds and certified rejection sets (:mod:`rdpjax.rejection`) on the same draws,
         each at α/2, so that everything reported holds together at 1 − α. ``"auto"``:
         ``"both"`` for (ε, δ) and μ-GDP claims (an (ε, δ) claim implies no finite ε(λ), and a
-        GDP claim's trade-off curve is stronger than its RDP curve), ``"renyi"`` otherwise.
+        GDP claim's trade-off curve is stronger than its RDP curve), ``"renyi"`` otherwise. A
+        sequential audit runs one statistic: betting on sets (:mod:`rdpjax.rejection.betting`,
+        the whole α) where this would run the sets, else the Rényi looks.
       sets: the :class:`rdpjax.rejection.SetOptions` of the rejection-set test.
       training: with ``project="learn"``, how much to train on (:class:`Training`).
       bound: the estimator's :class:`rdpjax.BoundOptions`.

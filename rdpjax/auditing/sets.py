@@ -1,0 +1,136 @@
+"""The audit's routes to rejection sets: which claims use them, in memory, streamed, sequential.
+
+:func:`uses_sets` reads :attr:`rdpjax.auditing.AuditOptions.test`; :func:`set_test_of_audit` runs
+the fixed-n test on the audit's draws (or a stream of its own); :func:`betting_audit` is the
+sequential audit of an (ε, δ), ε-DP or GDP claim by betting (:mod:`rdpjax.rejection.betting`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from rdpjax.auditing.draws import (
+    callable_name,
+    mechanism_source_sha256,
+    progress_bar,
+    user_function,
+    with_projection,
+)
+from rdpjax.auditing.report import AuditReport
+from rdpjax.mechanisms.base import Mechanism
+
+__all__ = ["betting_audit", "numpy_sampler", "set_test_of_audit", "uses_sets"]
+
+
+def uses_sets(test: str, claim: Any) -> bool:
+    """Whether the audit also runs the rejection-set test (:attr:`AuditOptions.test`)."""
+    from rdpjax.claims import SET_KINDS
+
+    kind = None if claim is None else claim.kind
+    if test == "renyi":
+        if kind == "approx_dp":
+            raise ValueError(
+                f"{claim} implies no finite ε(λ): Rényi bounds cannot check it (test='renyi'); "
+                "use test='auto' or 'both', which certify rejection sets."
+            )
+        return False
+    if test == "both":
+        if kind not in SET_KINDS:
+            raise ValueError(
+                f"test='both' needs a claim of kind {', '.join(SET_KINDS)}; got "
+                f"{'no claim' if claim is None else claim}."
+            )
+        return True
+    return kind in ("approx_dp", "gdp")
+
+
+def set_test_of_audit(mechanism, key, x, x_prime, n, claim, alpha, project, draws, options):
+    """The rejection-set test: on the Rényi bound's draws in memory, else on a stream of its own.
+
+    A stream counts each draw into the Rényi grid as it comes and keeps none, so the sets are
+    certified on ``n`` further draws a side (keys folded from ``key``, independent of the
+    Rényi bound's).
+    """
+    from rdpjax.rejection import set_test
+    from rdpjax.rejection.streamed import blackbox_set_test, streamed_set_test
+
+    common = dict(alpha=alpha, options=options.sets)
+    if draws is not None:
+        p, q = (np.asarray(a) for a in draws)
+        if p.ndim == 2 and p.shape[1] > 1:
+            raise ValueError(
+                f"{claim} is checked by rejection sets on 1-D outputs or codes; the outputs have "
+                f"dimension {p.shape[1]}: pass project=, a fixed function to one number per output."
+            )
+        return set_test(p, q, claim, **common)
+    k_sets = jax.random.fold_in(key, 0x5E75)
+    with progress_bar(2 * n, options.progress, "certifying rejection sets") as bar:
+        advance = lambda done, total: bar.update(int(done) - bar.n)  # noqa: E731
+        stream = options.stream.replace(progress=advance)
+        if isinstance(mechanism, Mechanism):
+            from rdpjax.stream.samplers import mechanism_samplers
+
+            mech = mechanism if project is None else with_projection(mechanism, project)
+            sampler, args_p, args_q, _ = mechanism_samplers(mech, x, x_prime)
+            return streamed_set_test(
+                k_sets, sampler, sampler, claim, n=n, args=(args_p, args_q), stream=stream,
+                **common,
+            )  # fmt: skip
+        stream = stream.replace(project=project)
+        return blackbox_set_test(k_sets, mechanism, x, x_prime, claim, n=n, stream=stream, **common)
+
+
+def betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options) -> AuditReport:
+    """A sequential audit of an (ε, δ), ε-DP or GDP claim by betting on rejection sets.
+
+    Anytime-valid (:mod:`rdpjax.rejection.betting`): the claim is refuted at the first batch
+    whose e-value reaches 1/α, and a true claim is ever refuted with probability ≤ α. The
+    whole α goes to the betting test; no Rényi bounds are computed.
+    """
+    from rdpjax.rejection.betting import sequential_set_test
+
+    if options.schedule is not None or options.resume:
+        raise ValueError(
+            f"{claim} is tested sequentially by betting, which has no schedule and cannot be "
+            "resumed; pass test='renyi' for Rényi looks (GDP claims)."
+        )
+    notes = ()
+    if options.checkpoint is not None:
+        notes = ("a betting audit keeps no checkpoint: its draws are not saved",)
+    sample = mechanism if not isinstance(mechanism, Mechanism) else numpy_sampler(mechanism)
+    project = options.project
+    if isinstance(project, str):
+        raise ValueError(f"project={project!r} is for a fixed-n audit; pass a fixed function.")
+    result = sequential_set_test(
+        key, sample, x, x_prime, claim, alpha=alpha, max_n=max_n,
+        batch=options.stream.batch_size, project=project,
+    )  # fmt: skip
+    empty = np.zeros(0)
+    settings = {"alpha": float(alpha), "test": "betting", "max_n": max_n}
+    function = user_function(mechanism)
+    if function is not None:
+        settings["mechanism_source_sha256"] = mechanism_source_sha256(function)
+    return AuditReport(
+        lam=empty, estimate=empty, lower=empty, std_error=empty, exact=None, claimed=None,
+        refuted=np.zeros(0, bool), bound=None, claim=claim,
+        mechanism=mechanism.name if isinstance(mechanism, Mechanism) else callable_name(mechanism),
+        n=result.n, projected=project is not None, settings=json.dumps(settings), sets=result,
+        notes=notes,
+    )  # fmt: skip
+
+
+def numpy_sampler(mechanism: Mechanism) -> Callable[..., Any]:
+    """A zoo (JAX) mechanism as a black box ``sample(rng, database, m)``, codes encoded."""
+
+    def sample(rng, database, m):
+        key = jax.random.key(int(rng.integers(2**63 - 1)))
+        out = mechanism.sample(key, database, m)
+        spec = mechanism.output(database)
+        return np.asarray(spec.encode(out) if spec.is_discrete else out)
+
+    return sample
