@@ -227,9 +227,12 @@ def main(argv=None) -> int:
     print(f"rdpjax from {Path(rdpjax.__file__).parent}", flush=True)
     out = Path(args.out)
     result = json.loads(out.read_text()) if out.exists() else {}  # parts run separately merge
-    result["command"] = "PYTHONPATH=. python benchmarks/calibration/rejection_sets.py " + " ".join(
+    command = "PYTHONPATH=. python benchmarks/calibration/rejection_sets.py " + " ".join(
         argv if argv is not None else __import__("sys").argv[1:]
     )
+    parts = ("jax", "validity", "libraries", "stream") if args.part == "all" else (args.part,)
+    result.pop("command", None)
+    result.setdefault("commands", {}).update({part: command for part in parts})
     result["rdpjax"] = str(Path(rdpjax.__file__).parent)
     if args.part in ("all", "jax"):
         result["jax_privacy"] = part_jax()
