@@ -1,7 +1,7 @@
 """Front doors of the rejection-set test: draws in memory, or counted batch by batch at any n.
 
-:func:`set_test` splits each side's draws into a selection part (the first
-``options.selection`` fraction) and a certification part (the rest); :func:`test_of_counter`
+:func:`set_test` splits each side's draws at random into a selection part (a share
+``options.selection``) and a certification part (the rest); :func:`test_of_counter`
 is the shared core, which takes the selection draws and a function that counts the
 certification draws per cell, so that the streamed front door (:mod:`.streamed`) and the audit
 run the same statistic. See :mod:`rdpjax.rejection` for the statistic and why it is valid.
@@ -20,7 +20,10 @@ from rdpjax.rejection.certification import certify, choose_candidates
 from rdpjax.rejection.options import SMOOTH_SHARE, SetOptions, set_options
 from rdpjax.rejection.result import SetTest
 
-__all__ = ["set_test", "test_of_counter"]
+__all__ = ["SPLIT_SEED", "set_test", "test_of_counter"]
+
+SPLIT_SEED = 0
+"""Seed of the permutation that splits in-memory draws into selection and certification."""
 
 
 def _target(claim: Any, delta: float | None) -> tuple[str, float]:
@@ -135,8 +138,9 @@ def set_test(
 ) -> SetTest:
     """Certified rejection sets from draws of P (on x) and Q (on x'), checked against a claim.
 
-    The first ``options.selection`` of each side's draws choose the sets, the rest certify
-    them with exact binomial bounds; everything reported holds simultaneously at 1 − α, at any
+    A random ``options.selection`` of each side's draws (a fixed-seed permutation, so that the
+    order of the draws does not matter) choose the sets, the rest certify them with exact
+    binomial bounds; everything reported holds simultaneously at 1 − α, at any
     sample size (no asymptotics). See :mod:`rdpjax.rejection`.
 
     Args:
@@ -168,6 +172,11 @@ def set_test(
     """
     options = set_options(options, fields)
     p, q = _side(p_samples, "p_samples"), _side(q_samples, "q_samples")
+    # A uniformly random part of each side chooses the sets (a seeded permutation): the split is
+    # then independent of the order the draws come in (a sorted file, say), which certification
+    # needs; for draws already i.i.d. in order it changes nothing.
+    rng = np.random.default_rng(SPLIT_SEED)
+    p, q = p[rng.permutation(p.size)], q[rng.permutation(q.size)]
     m_p, m_q = (int(np.floor(options.selection * a.size)) for a in (p, q))
     if min(m_p, q.size - m_q, m_q, p.size - m_p) < 2:
         raise ValueError(

@@ -43,8 +43,10 @@ def test_an_epsilon_delta_claim_is_checked_by_sets_at_half_alpha(tmp_path):
 
 def test_a_true_gdp_claim_stands_and_a_false_one_falls():
     assert not _audit(gdp(1.0)).is_refuted
-    report = _audit(gdp(0.7))
-    assert report.sets.refuted and 0.7 < report.sets.mu <= 1.0
+    # The certified μ at n = 5·10⁴ is 0.85 ± 0.1 (docs/rejection.md: 0.876 on average at 10⁴,
+    # 0.889 at 10⁵): a claim of 0.5 is refuted with near certainty, 0.7 only usually.
+    report = _audit(gdp(0.5))
+    assert report.sets.refuted and 0.5 < report.sets.mu <= 1.0
 
 
 def test_streamed_sets_for_a_black_box_and_a_zoo_mechanism():
