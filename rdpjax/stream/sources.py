@@ -11,7 +11,8 @@ for every source. Two kinds exist:
 * :class:`NumpySource`: a numpy black box ``sample(rng, database, m)`` on x and x', called batch
   by batch with ``numpy.random.Generator`` s spawned from the key
   (:func:`rdpjax.stream.batches.generators`), each batch binned on jax's runtime thread while
-  the next is drawn.
+  the next is drawn. Integer rows ``(m, d)`` are coded by the pilot's
+  :class:`~rdpjax.stream.rows.RowBook` (rows the pilot missed share the code 0).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from rdpjax.stream.batches import (
 from rdpjax.stream.options import StreamOptions
 from rdpjax.stream.plan import Fixed, as_key
 from rdpjax.stream.progress import _progress_run
+from rdpjax.stream.rows import RowBook
 from rdpjax.stream.samplers import Sampler, output_kind, pilot_draw
 from rdpjax.stream.scan import _stream_side
 
@@ -169,6 +171,7 @@ class NumpySource:
         self.tail: tuple[int, ...] = ()
         self.integer = self.discrete = False
         self.project: Callable[..., Any] | None = None
+        self.rows: RowBook | None = None  # the code book of integer vector outputs
 
     def kind(self, options: BoundOptions, stream: StreamOptions) -> tuple[bool, int]:
         """Draws the pilot (the only way to see a black box's outputs) and checks its shape."""
@@ -187,10 +190,17 @@ class NumpySource:
         d = self.tail[0] if self.tail else 1
         self.discrete = self.integer if options.discrete is None else bool(options.discrete)
         if self.discrete and self.tail:
-            raise ValueError(
-                f"discrete outputs must be integer codes of shape (m,); got (m, {d}): pass "
-                "project=, a fixed function mapping each output to one integer code."
-            )
+            if not self.integer or len(self.tail) != 1:
+                raise ValueError(
+                    f"discrete vector outputs must be integer rows (m, d); got (m, "
+                    f"{', '.join(map(str, self.tail))}) of {self.pilots[0].dtype}: pass project=."
+                )
+            if stream.support_size is not None:
+                raise ValueError("support_size is for integer codes of shape (m,), not rows.")
+            # Integer rows: one code per distinct pilot row, 0 for rows the pilot did not see.
+            self.rows = RowBook(np.concatenate(self.pilots))
+            self.pilots = (self.rows(self.pilots[0]), self.rows(self.pilots[1]))
+            return True, 1
         if not self.discrete and not 1 <= d <= 3:
             raise ValueError(
                 f"continuous outputs must have dimension 1 ≤ d ≤ 3; got d = {d}: pass project=, "
@@ -237,6 +247,8 @@ class NumpySource:
                         f"sample returned outputs of (integer, shape) = {_kind(out)} on "
                         f"{s['name']}, but {(self.integer, self.tail)} in the pilot draw."
                     )
+                if self.rows is not None:
+                    out = self.rows(out)
                 if not self.discrete and out.ndim == 1:
                     out = out[:, None]
                 s["carry"] = bin_batch(
