@@ -16,9 +16,9 @@ n up to 2^40 a side), and :func:`rdpjax.audit`, which uses this test for (ε, δ
 claims.
 """
 
-from rdpjax.rejection.api import set_test, test_of_counter
+from rdpjax.rejection.api import counted_set_test, set_test
 from rdpjax.rejection.binomial import clopper_pearson
 from rdpjax.rejection.options import SetOptions
 from rdpjax.rejection.result import SetTest
 
-__all__ = ["SetOptions", "SetTest", "clopper_pearson", "set_test", "test_of_counter"]
+__all__ = ["SetOptions", "SetTest", "clopper_pearson", "counted_set_test", "set_test"]

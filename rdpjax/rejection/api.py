@@ -1,7 +1,7 @@
 """Front doors of the rejection-set test: draws in memory, or counted batch by batch at any n.
 
 :func:`set_test` splits each side's draws at random into a selection part (a share
-``options.selection``) and a certification part (the rest); :func:`test_of_counter`
+``options.selection``) and a certification part (the rest); :func:`counted_set_test`
 is the shared core, which takes the selection draws and a function that counts the
 certification draws per cell, so that the streamed front door (:mod:`.streamed`) and the audit
 run the same statistic. See :mod:`rdpjax.rejection` for the statistic and why it is valid.
@@ -20,7 +20,7 @@ from rdpjax.rejection.certification import certify, choose_candidates
 from rdpjax.rejection.options import SMOOTH_SHARE, SetOptions, set_options
 from rdpjax.rejection.result import SetTest
 
-__all__ = ["SPLIT_SEED", "set_test", "test_of_counter"]
+__all__ = ["SPLIT_SEED", "set_test", "counted_set_test"]
 
 SPLIT_SEED = 0
 """Seed of the permutation that splits in-memory draws into selection and certification."""
@@ -61,7 +61,7 @@ def _side(x: Any, name: str) -> np.ndarray:
     return arr
 
 
-def test_of_counter(
+def counted_set_test(
     select: tuple[np.ndarray, np.ndarray],
     count: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     n_certify: tuple[int, int],
@@ -94,7 +94,10 @@ def test_of_counter(
         raise ValueError(f"alpha must be in (0, 0.5); got {alpha!r}")
     options = SetOptions() if options is None else options
     target, delta = _target(claim, delta)
-    sel_p, sel_q = _side(select[0], "the selection draws of P"), _side(select[1], "of Q")
+    sel_p, sel_q = (
+        _side(select[0], "the selection draws of P"),
+        _side(select[1], "the selection draws of Q"),
+    )
     pooled = np.concatenate([sel_p, sel_q]).astype(np.float64)
     cells = options.cells or default_cells(pooled.size)
     edges = cell_edges(pooled, cells)
@@ -189,7 +192,7 @@ def set_test(
             np.bincount(cell_codes(a, edges), minlength=edges.size + 1) for a in (p[m_p:], q[m_q:])
         )
 
-    return test_of_counter(
+    return counted_set_test(
         (p[:m_p], q[:m_q]), count, (p.size - m_p, q.size - m_q), claim, delta=delta,
         alpha=alpha, options=options,
     )  # fmt: skip

@@ -20,7 +20,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.rejection.api import test_of_counter
+from rdpjax.rejection.api import counted_set_test
 from rdpjax.rejection.cells import cell_codes
 from rdpjax.rejection.options import SetOptions, set_options
 from rdpjax.rejection.result import SetTest
@@ -104,7 +104,7 @@ def source_set_test(
             (counts_p, counts_q), _ = source.counts(_counting(edges.size + 1), sizes, coded)
         return np.rint(counts_p).astype(np.int64), np.rint(counts_q).astype(np.int64)
 
-    return test_of_counter(
+    return counted_set_test(
         select, count, sizes, claim, delta=delta, alpha=alpha, options=options, streamed=True
     )
 
