@@ -198,7 +198,7 @@ def format_row(c: dict) -> str:
     if o is None:
         oracle = "none ≥ 0.95 |  |  | "
     else:
-        how = "map" if o["transform"] else "kde"
+        how = "map" if o["transform"] else "freq" if o["h_mult"] is None else "kde"
         h = "" if o["h_mult"] is None else f" h×{o['h_mult']:g}"
         oracle = (
             f"{o['coverage']:.3f} | {o['median_lower']:.3f} | {o['deficit']:.3f} | "
