@@ -102,3 +102,21 @@ def test_correct_mechanisms_get_no_note():
     for seed in range(3):
         report = rdpjax.audit(mech, x, x_prime, n=1_000, key=jax.random.key(seed), progress=False)
         assert report.notes == ()
+
+
+def test_a_partial_gap_is_noted_by_the_audit():
+    # Issue 47: 22% of the outputs on x fall where x' has none; the 25% share of the former rule
+    # reported a finite ε(30) without a note.
+    def partial_gap(rng, database, m):
+        shared = rng.integers(0, 50, m)
+        if database[0] == 0:
+            return shared
+        return np.where(rng.random(m) < 0.22, 100 + rng.integers(0, 10, m), shared)
+
+    report = rdpjax.audit(
+        partial_gap, np.array([1.0]), np.array([0.0]), lam=[2.0, 30.0], n=10_000,
+        key=jax.random.key(1), progress=False,
+    )  # fmt: skip
+    assert report.bound.discrete and np.all(np.isfinite(report.lower))
+    assert report.notes and report.notes[0].startswith("supports differ")
+    assert "on x (22%)" in report.notes[0]
