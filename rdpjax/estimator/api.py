@@ -276,7 +276,8 @@ def lower_bound(
         that mass's share of (0, 1), under one bandwidth there, and smooths a leak in it away
         (issue 47: a 1% component moved by its own sd, D_2 = 0.017, kept 0.6% of D_2 at 10⁶ a side
         mapped, 57% with both). The result's ``transform`` records the map of the bound that won
-        at more orders (:func:`either_bound`). Of the zoo's continuous mechanisms the Laplace and Gaussian ones are mapped
+        at more orders (:func:`either_bound`). Of the zoo's continuous mechanisms the Laplace and
+        Gaussian ones are mapped
         (``benchmarks/calibration/calibrate_zoo_map.py`` measures them both ways) and the truncated
         ones are not; above 2^21 a side the Gaussian ones are not either, so the coverage studies
         (which bound with ``transform=None``) measure the default there.
@@ -300,9 +301,11 @@ def lower_bound(
     if lam is None:
         lam = DEFAULT_ORDERS
     mesh = binning_mesh()
-    common = dict(pad=True, both_directions=both_directions, mesh=mesh)
     with float64():
-        planned = plan_samples(p_samples, q_samples, lam, alpha=alpha, options=options, **common)
+        planned = plan_samples(
+            p_samples, q_samples, lam, pad=True, alpha=alpha, both_directions=both_directions,
+            options=options, mesh=mesh,
+        )  # fmt: skip
         if options.transform != "auto" or planned.transform is None:
             return _bound_of(planned, mesh)
         # "auto" chose the map: the outputs' own KDE is bounded too, the map's bounds at level
@@ -312,8 +315,8 @@ def lower_bound(
         mapped = _bound_of(planned._replace(plan=mapped_plan), mesh)
         del planned, mapped_plan  # the mapped rows, before the outputs' own are placed
         kept = plan_samples(
-            p_samples, q_samples, lam, alpha=alpha * KEPT_SHARE,
-            options=options.replace(transform=None), **common,
+            p_samples, q_samples, lam, pad=True, alpha=alpha * KEPT_SHARE,
+            both_directions=both_directions, options=options.replace(transform=None), mesh=mesh,
         )  # fmt: skip
         return either_bound(mapped, _bound_of(kept, mesh), alpha)
 

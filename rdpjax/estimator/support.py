@@ -9,9 +9,10 @@ floats, or vectors over a small alphabet (one code per distinct row). Codes are 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import stats  # pyright: ignore[reportMissingTypeStubs]
 
 __all__ = [
     "GAP_MIN_RATIO",
@@ -154,7 +155,7 @@ def split_counts(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.stack([first, counts - first])
 
 
-def gap_evidence(own: np.ndarray, theirs: np.ndarray, level: float) -> dict:
+def gap_evidence(own: np.ndarray, theirs: np.ndarray, level: float) -> dict[str, float]:
     """Exact binomial bounds on both sides' probability of where ``theirs``' first half is empty.
 
     ``own`` and ``theirs`` are ``(2, K)`` counts of two independent halves of each sample. The set
@@ -176,8 +177,9 @@ def gap_evidence(own: np.ndarray, theirs: np.ndarray, level: float) -> dict:
     own_all = own.sum(axis=0)
     k, n = int(own_all[gap].sum()), int(own_all.sum())
     b, m = int(theirs[1][gap].sum()), int(theirs[1].sum())
-    lower = float(stats.beta.ppf(level, k, n - k + 1)) if k > 0 else 0.0
-    upper = float(stats.beta.ppf(1 - level, b + 1, m - b)) if b < m else 1.0
+    beta: Any = stats.beta  # pyright: ignore[reportUnknownMemberType]  # scipy has no stubs
+    lower = float(beta.ppf(level, k, n - k + 1)) if k > 0 else 0.0
+    upper = float(beta.ppf(1 - level, b + 1, m - b)) if b < m else 1.0
     return {
         "draws": k,
         "total": n,
@@ -212,7 +214,7 @@ def support_gap(halves_p: np.ndarray, halves_q: np.ndarray, alpha: float = 0.05)
     Returns:
       One line naming the larger gap (by its share of draws), or ``None``.
     """
-    worst = None
+    worst: tuple[float, str, str, dict[str, float]] | None = None
     for name, other, own, theirs in (
         ("x", "x'", halves_p, halves_q),
         ("x'", "x", halves_q, halves_p),
@@ -224,12 +226,12 @@ def support_gap(halves_p: np.ndarray, halves_q: np.ndarray, alpha: float = 0.05)
     if worst is None:
         return None
     share, name, other, found = worst
-    values = found["values"]
+    values = int(found["values"])
     return (
-        f"supports differ: ε(λ) may be infinite — {found['draws']:,} of {found['total']:,} "
+        f"supports differ: ε(λ) may be infinite — {found['draws']:,.0f} of {found['total']:,.0f} "
         f"outputs on {name} ({share:.0%}) fell on {values:,} value{'s' if values > 1 else ''} "
         f"that half of the outputs on {other} never produced (the other half: "
-        f"{found['held']:,} of {found['held_total']:,}); at {1 - alpha:.0%} {name} gives them "
-        f"≥ {found['ratio']:,.0f} times the probability {other} does, so ε(∞) ≥ "
+        f"{found['held']:,.0f} of {found['held_total']:,.0f}); at {1 - alpha:.0%} {name} gives "
+        f"them ≥ {found['ratio']:,.0f} times the probability {other} does, so ε(∞) ≥ "
         f"{math.log(found['ratio']):.2f}; the bound is capped by the floor and grows with n"
     )
