@@ -12,7 +12,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import stats  # pyright: ignore[reportMissingTypeStubs]
 
 __all__ = [
     "GAP_MIN_RATIO",
@@ -177,6 +176,9 @@ def gap_evidence(own: np.ndarray, theirs: np.ndarray, level: float) -> dict[str,
     own_all = own.sum(axis=0)
     k, n = int(own_all[gap].sum()), int(own_all.sum())
     b, m = int(theirs[1][gap].sum()), int(theirs[1].sum())
+    # scipy on demand: importing rdpjax leaves it unloaded (tests/test_public_api.py).
+    from scipy import stats  # pyright: ignore[reportMissingTypeStubs]
+
     beta: Any = stats.beta  # pyright: ignore[reportUnknownMemberType]  # scipy has no stubs
     lower = float(beta.ppf(level, k, n - k + 1)) if k > 0 else 0.0
     upper = float(beta.ppf(1 - level, b + 1, m - b)) if b < m else 1.0
