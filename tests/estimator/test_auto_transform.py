@@ -10,7 +10,7 @@ from scipy import integrate, special, stats
 
 import rdpjax
 from rdpjax.cli import main
-from rdpjax.estimator.api import KEPT_SHARE
+from rdpjax.estimator.api import KEPT_MAX_GRID, KEPT_SHARE
 from rdpjax.estimator.transform import (
     AUTO_GAUSSIAN_MAX_N,
     AUTO_GAUSSIAN_RANGE,
@@ -87,8 +87,12 @@ def test_the_rule_maps_all_but_bounded_supports():
             kept = rdpjax.lower_bound(
                 p, q, ORDERS, transform=None, alpha=0.05 * KEPT_SHARE, discrete=False
             )
-            np.testing.assert_array_equal(bound.lower, np.maximum(mapped.lower, kept.lower))
-            assert bound.n_bounds == 2 * len(ORDERS)
+            if np.prod(kept.grid_shape) > KEPT_MAX_GRID:  # heavy tails: the map's bound alone
+                np.testing.assert_array_equal(bound.lower, mapped.lower)
+                assert bound.n_bounds == len(ORDERS) and float(bound.alpha) == 0.05
+            else:
+                np.testing.assert_array_equal(bound.lower, np.maximum(mapped.lower, kept.lower))
+                assert bound.n_bounds == 2 * len(ORDERS)
         else:
             kept = rdpjax.lower_bound(p, q, ORDERS, discrete=False, transform=None)
             np.testing.assert_array_equal(bound.lower, kept.lower)
@@ -238,6 +242,19 @@ def test_a_low_mass_leak_the_map_smooths_away_is_kept():
     assert float(bound.lower[0]) == float(kept.lower[0]) > 0.25 * exact  # 0.36 on this key
     assert bound.transform is None and bound.n_bounds == 2  # the outputs' own KDE won
     assert float(bound.lower[0]) < exact
+
+
+def test_heavy_tails_skip_the_outputs_own_kde():
+    # Cauchy outputs stretch the own KDE's grid to 2^18 points (1–2 s a bound): the map's bound,
+    # at 0.9 α, is reported alone (still valid: the α left over is simply unused).
+    rng = np.random.default_rng(2)
+    p, q = rng.standard_cauchy(10**4) + 0.5, rng.standard_cauchy(10**4)
+    kept = rdpjax.plan_bound(p, q, ORDERS, transform=None)[0]
+    assert np.prod(kept.shape) > KEPT_MAX_GRID
+    bound = rdpjax.lower_bound(p, q, ORDERS)
+    mapped = rdpjax.lower_bound(p, q, ORDERS, transform="quantile", alpha=0.05 * (1 - KEPT_SHARE))
+    np.testing.assert_array_equal(bound.lower, mapped.lower)
+    assert bound.transform == "quantile" and bound.n_bounds == 3 and float(bound.alpha) == 0.05
 
 
 def test_plan_bound_needs_the_map_fixed():
