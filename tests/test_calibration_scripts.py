@@ -189,3 +189,21 @@ def test_tabulated_claims_study_runs_both_order_sets(tmp_path):
     assert len(result["table_orders"]) == 151 and len(result["paired_same_draws"]) == 5
     for r in rows:
         assert r["refuted"]["ci95"][0] <= r["refuted"]["rate"] <= r["refuted"]["ci95"][1]
+
+
+@pytest.mark.slow
+def test_low_mass_leak_and_support_gap_studies_run(tmp_path):
+    leak = _load("low_mass_leak")
+    # D_2 = log(0.99 + 0.01 e): the leak lives in the 1% component alone.
+    assert leak.exact(2.0) == pytest.approx(np.log(0.99 + 0.01 * np.e), rel=1e-8)
+    out = tmp_path / "leak.json"
+    argv = ["--reps", "2", "--n", "1e4", "--transforms", "auto", "none", "--out", str(out)]
+    assert leak.main(argv) == 0
+    (cell,) = json.loads(out.read_text())["cells"]
+    assert set(cell) >= {"auto", "None"} and cell["reps"] == 2
+    gap = _load("support_gap")
+    out = tmp_path / "gap.json"
+    argv = ["--reps", "5", "--n", "1e4", "--laws", "gap_50%", "uniform_10k", "--out", str(out)]
+    assert gap.main(argv) == 0
+    noted = {c["law"]: c["new"]["noted"] for c in json.loads(out.read_text())["cells"]}
+    assert noted == {"gap_50%": 1.0, "uniform_10k": 0.0}

@@ -17,6 +17,14 @@ Scale cell: N(0, 1.3² I_10) against N(0, I_10), exact D_2 = 3.232 (no mean leak
 learned from all families against one learned from the linear families only, on the same draws
 (2·10⁴ train, 8·10⁴ certify a side).
 
+Correlation cell (issue 47): N(0, I_5) against N(0, Σ), Σ the identity but for a correlation
+ρ = 0.4 between coordinates 0 and 1: equal means and marginals, the leak only in the dependence.
+Exact ε(2) = max(D_2(P‖Q), D_2(Q‖P)) = 0.3365 (the closed form of Gil, Alajaji, Linder 2013,
+``D_λ = −[log det Σ_λ − (1−λ) log det Σ_p − λ log det Σ_q] / (2(λ−1))``, ``Σ_λ = λΣ_q + (1−λ)Σ_p``).
+Each replication audits a numpy black box with ``project="learn"`` (n = 10⁵ a side in total) and,
+on the same key, with the fixed projection ``v ↦ v_0·v_1``. ``--cells`` picks the cells
+(``mean scale correlation``; default all).
+
 ``--split``: the learned/oracle ratio at d = 100 for first training shares 0.1, 0.2, 0.3, 0.5
 (``--fixed-share``: with ``training_size``'s growth turned off, as the shares were first measured).
 Writes ``benchmarks/results/learned_projection.json`` (``--split``: ``…_split.json``).
@@ -134,6 +142,57 @@ def scale_cell(reps: int, seed: int, d: int = 10, ratio: float = 1.3) -> dict:
     }
 
 
+CORRELATION = 0.4
+
+
+def gaussian_divergence(lam: float, cov_p: np.ndarray, cov_q: np.ndarray) -> float:
+    """D_λ(N(0, Σ_p) ‖ N(0, Σ_q)) in closed form (Gil, Alajaji, Linder 2013); Σ_λ must be PD."""
+    cov_lam = lam * cov_q + (1 - lam) * cov_p
+    logdet = [np.linalg.slogdet(c)[1] for c in (cov_lam, cov_p, cov_q)]
+    return float(-(logdet[0] - (1 - lam) * logdet[1] - lam * logdet[2]) / (2 * (lam - 1)))
+
+
+def correlation_cell(reps: int, seed: int, d: int = 5, rho: float = CORRELATION) -> dict:
+    cov = np.eye(d)
+    cov[0, 1] = cov[1, 0] = rho
+    exact = max(gaussian_divergence(2.0, np.eye(d), cov), gaussian_divergence(2.0, cov, np.eye(d)))
+    chol = np.linalg.cholesky(cov)
+
+    def correlated(rng, database, n):  # a numpy black box: correlated on x = [1], not on [0]
+        z = rng.standard_normal((n, d))
+        return z @ chol.T if database[0] == 1 else z
+
+    x, x_prime = np.array([1.0]), np.array([0.0])
+    learned, fixed, families = [], [], collections.Counter()
+    start = time.perf_counter()
+    for r in range(reps):
+        key = jax.random.key(seed * 100_003 + r)
+        common = dict(n=N, key=key, progress=False)
+        rep = rdpjax.audit(correlated, x, x_prime, 2.0, project="learn", **common)
+        learned.append(float(rep.lower[0]))
+        families[json.loads(rep.settings)["projection"]["family"]] += 1
+        product = rdpjax.audit(
+            correlated, x, x_prime, 2.0, project=lambda v: v[:, 0] * v[:, 1], **common
+        )
+        fixed.append(float(product.lower[0]))
+    learned, fixed = np.array(learned), np.array(fixed)
+    held = int(np.sum(learned <= exact))
+    ci = stats.binomtest(held, reps).proportion_ci(method="wilson")
+    return {
+        "d": d,
+        "rho": rho,
+        "reps": reps,
+        "exact": exact,
+        "coverage": held / reps,
+        "coverage_ci": [float(ci.low), float(ci.high)],
+        "fixed_coverage": float(np.mean(fixed <= exact)),
+        "learned_over_exact": float(learned.mean() / exact),
+        "fixed_product_over_exact": float(fixed.mean() / exact),
+        "families": dict(families),
+        "seconds": time.perf_counter() - start,
+    }
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=100)
@@ -144,6 +203,10 @@ def main(argv=None) -> int:
         "--fixed-share", action="store_true", help="no growth of the first training part"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--cells", nargs="+", choices=["mean", "scale", "correlation"],
+        default=["mean", "scale", "correlation"],
+    )  # fmt: skip
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     rdpjax.enable_compilation_cache()
@@ -160,7 +223,7 @@ def main(argv=None) -> int:
                 flush=True,
             )
     else:
-        for d in args.dims:
+        for d in args.dims if "mean" in args.cells else ():
             row = mean_cell(d, args.reps, args.seed, training)
             rows.append(row)
             print(
@@ -171,20 +234,34 @@ def main(argv=None) -> int:
                 f"[{row['seconds']:.0f} s]",
                 flush=True,
             )
-        row = scale_cell(args.scale_reps or args.reps, args.seed)
-        rows.append(row)
-        print(
-            f"scale d=10: exact {row['exact']:.3f}  all families {row['mean_all_over_exact']:.3f}"
-            f" of exact (coverage {row['coverage_all']:.3f}, {row['families']})  linear only "
-            f"{row['mean_linear_over_exact']:.3f}  [{row['seconds']:.0f} s]",
-            flush=True,
-        )
+        if "scale" in args.cells:
+            row = scale_cell(args.scale_reps or args.reps, args.seed)
+            rows.append(row)
+            print(
+                f"scale d=10: exact {row['exact']:.3f}  all families "
+                f"{row['mean_all_over_exact']:.3f} of exact (coverage {row['coverage_all']:.3f}, "
+                f"{row['families']})  linear only {row['mean_linear_over_exact']:.3f}  "
+                f"[{row['seconds']:.0f} s]",
+                flush=True,
+            )
+        if "correlation" in args.cells:
+            row = correlation_cell(args.reps, args.seed)
+            rows.append(row)
+            print(
+                f"correlation d=5, rho={row['rho']}: exact {row['exact']:.4f}  coverage "
+                f"{row['coverage']:.3f} [{row['coverage_ci'][0]:.3f}, {row['coverage_ci'][1]:.3f}]"
+                f"  learned/exact {row['learned_over_exact']:.3f}  fixed v0*v1/exact "
+                f"{row['fixed_product_over_exact']:.3f}  {row['families']}  "
+                f"[{row['seconds']:.0f} s]",
+                flush=True,
+            )
     out = args.out or RESULTS / (
         "learned_projection_split.json" if args.split else "learned_projection.json"
     )
     meta = {
         "command": "python benchmarks/calibration/learned_projection.py "
         + ("--split " if args.split else f"--dims {' '.join(map(str, args.dims))} ")
+        + ("" if args.split else f"--cells {' '.join(args.cells)} ")
         + f"--reps {args.reps} --seed {args.seed}"
         + (f" --scale-reps {args.scale_reps}" if args.scale_reps else "")
         + (" --fixed-share" if args.fixed_share else ""),

@@ -330,18 +330,18 @@ def _in_memory(
             check_finite_outputs(p, "x", projected=project is not None)
             check_finite_outputs(q, "x'", projected=project is not None)
             raise
-        notes = _support_notes(p, q) if bound.discrete else ()
+        notes = _support_notes(p, q, alpha) if bound.discrete else ()
         curves = _density_curves(p, q, orders, common, bound) if options.densities else None
     return bound, curves, notes, (p, q)
 
 
-def _support_notes(p, q) -> tuple[str, ...]:
-    """The report's note when discrete samples suggest disjoint supports (or ``()``)."""
-    from rdpjax.estimator.support import encode_pair, support_gap
+def _support_notes(p, q, alpha: float) -> tuple[str, ...]:
+    """The report's note when discrete samples show disjoint supports (or ``()``)."""
+    from rdpjax.estimator.support import encode_pair, split_rows, support_gap
 
     codes_p, codes_q, support = encode_pair(p, q)
     size = len(support)
-    note = support_gap(np.bincount(codes_p, minlength=size), np.bincount(codes_q, minlength=size))
+    note = support_gap(split_rows(codes_p, size), split_rows(codes_q, size), alpha)
     return () if note is None else (note,)
 
 

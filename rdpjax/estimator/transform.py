@@ -62,7 +62,11 @@ fewer pilot rows the ratio is noisier: of 4,000 Gaussian pilots at 10³ a side (
 pilots fall below 6; they land in (3, 6] and are mapped as Gaussian-tailed (200 of 200 Laplace,
 Student-t₃ and log-normal samples mapped at 10³ in the off-zoo study). The decision reads the
 pilot rows only; when it keeps the outputs, those rows are bounded too, as the pooled scale and
-the data range that set the bandwidth and the grid are read from the same data. The coverage and
+the data range that set the bandwidth and the grid are read from the same data. When it maps,
+:func:`rdpjax.lower_bound` bounds the outputs' own KDE as well and keeps the larger bound per
+order, α split 0.9 / 0.1 between the two (``rdpjax.estimator.api.KEPT_SHARE``): the map gives a
+component of mass w only w of (0, 1), so a leak in a narrow low-mass component is smoothed away
+after it however many knots it has (issue 47). The coverage and
 tightness of the rule: ``docs/calibration.md``.
 """
 

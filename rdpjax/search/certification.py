@@ -98,7 +98,9 @@ def certify(
         …).
 
     Returns:
-      The :class:`rdpjax.Bound`; its ``level`` is ``alpha / family_size``.
+      The :class:`rdpjax.Bound`; its ``level`` is ``alpha / family_size`` (shared 0.9 / 0.1
+      between the quantile map's bounds and the outputs' own where the default maps them:
+      :func:`rdpjax.lower_bound`).
     """
     orders = check_orders(lam)
     check_int(n, "n", 2)

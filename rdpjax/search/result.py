@@ -45,7 +45,9 @@ class SearchResult:
       estimate, std_error, bias: ``(L,)`` of the certified :class:`rdpjax.Bound`.
       direction: ``(L,)`` 0 for ``D_λ(p_x‖p_x')``, 1 where the reverse bound was larger
         (``both_directions`` only).
-      level: the level of each single bound, ``alpha / (L · directions)``.
+      level: the level of each single bound, ``alpha / (L · directions)`` (where
+        :func:`rdpjax.lower_bound`'s default maps the outputs, the map's bounds and the outputs'
+        own share it, 0.9 / 0.1, and this is the level of the family reported).
       alpha: the family-wise error level.
       search_value: ``(L,)`` objective at the pair found, on the selection draws.
       trace: ``(L, restarts, steps)`` objective per step of every restart (search draws); for a

@@ -210,7 +210,8 @@ def test_bound_with_a_claim_and_no_orders_uses_the_validated_grid(tmp_path, caps
         assert main([*argv, "--json"]) == 0  # the truth: exactly 0.5-zCDP
         out = json.loads(capsys.readouterr().out)
         assert out["lam"] == list(grid) and out["both_directions"]
-        assert out["n_bounds"] == 2 * len(grid)
+        # × 2 families: Gaussian samples are mapped by default and their own KDE is bounded too.
+        assert out["n_bounds"] == 2 * 2 * len(grid)
     assert main([*argv, "--lam", "2", "--json"]) == 0
     assert not json.loads(capsys.readouterr().out)["both_directions"]
 

@@ -10,6 +10,7 @@ from scipy import integrate, special, stats
 
 import rdpjax
 from rdpjax.cli import main
+from rdpjax.estimator.api import KEPT_MAX_GRID, KEPT_SHARE
 from rdpjax.estimator.transform import (
     AUTO_GAUSSIAN_MAX_N,
     AUTO_GAUSSIAN_RANGE,
@@ -76,11 +77,22 @@ def test_the_rule_maps_all_but_bounded_supports():
     rng = np.random.default_rng(1)
     for name, (p, q) in _laws(rng, N).items():
         bound = rdpjax.lower_bound(p, q, ORDERS, discrete=False)
-        assert bound.transform == ("quantile" if name in MAPPED else None), name
-        if name in MAPPED:  # the map's own bound, bitwise
-            mapped = rdpjax.lower_bound(p, q, ORDERS, discrete=False, transform="quantile")
-            np.testing.assert_array_equal(bound.lower, mapped.lower)
-            assert bound.grid_shape[0] <= 4096  # 2,560 at this n; unmapped heavy tails: 2^18
+        # The rule's choice; the bound then records the map of the candidate larger at most
+        # orders (the outputs' own KDE for the Student-t here).
+        assert auto_transform(p, q) == ("quantile" if name in MAPPED else None), name
+        if name in MAPPED:  # the larger of the map's and the outputs' own bound, α split
+            mapped = rdpjax.lower_bound(
+                p, q, ORDERS, transform="quantile", alpha=0.05 * (1 - KEPT_SHARE), discrete=False
+            )
+            kept = rdpjax.lower_bound(
+                p, q, ORDERS, transform=None, alpha=0.05 * KEPT_SHARE, discrete=False
+            )
+            if np.prod(kept.grid_shape) > KEPT_MAX_GRID:  # heavy tails: the map's bound alone
+                np.testing.assert_array_equal(bound.lower, mapped.lower)
+                assert bound.n_bounds == len(ORDERS) and float(bound.alpha) == 0.05
+            else:
+                np.testing.assert_array_equal(bound.lower, np.maximum(mapped.lower, kept.lower))
+                assert bound.n_bounds == 2 * len(ORDERS)
         else:
             kept = rdpjax.lower_bound(p, q, ORDERS, discrete=False, transform=None)
             np.testing.assert_array_equal(bound.lower, kept.lower)
@@ -189,6 +201,60 @@ def test_the_default_bound_holds_on_two_separated_modes():
         lows.append(bound.lower)
     lows = np.array(lows)
     assert np.all(lows <= exact) and np.all(lows.mean(axis=0) > 0.2 * exact)
+
+
+def _leak_exact(shift):
+    """D_2 of 0.99·N(0, 1) + 0.01·N(10, 0.1²) against the same with the small part at 10 + shift."""
+
+    def logpdf(x, loc):
+        parts = [np.log(0.99) + stats.norm.logpdf(x), np.log(0.01) + stats.norm.logpdf(x, loc, 0.1)]
+        return special.logsumexp(parts)
+
+    def f(x):
+        return np.exp(2 * logpdf(x, 10.0) - logpdf(x, 10.0 + shift))
+
+    edges = [-np.inf, 5.0, 9.0, 11.0, np.inf]
+    total = sum(
+        integrate.quad(f, a, b, limit=400, epsrel=1e-11)[0]
+        for a, b in zip(edges[:-1], edges[1:], strict=True)
+    )
+    return np.log(total)
+
+
+def test_a_low_mass_leak_the_map_smooths_away_is_kept():
+    # Issue 47: a 1% component moved by one of its sds. The map gives it 1% of (0, 1), under one
+    # bandwidth there, and the mapped bound sees nothing; the outputs' own KDE resolves it, and
+    # the default keeps the larger of the two bounds (at 0.9 α and 0.1 α).
+    exact = _leak_exact(0.1)
+    assert exact == pytest.approx(0.01704, abs=1e-5)  # 0.99 + 0.01 e ≈ 1.0172, log of it
+    rng = np.random.default_rng(1)
+    n = 10**5
+
+    def draw(loc):
+        small = rng.random(n) < 0.01
+        return np.where(small, loc + 0.1 * rng.standard_normal(n), rng.standard_normal(n))
+
+    p, q = draw(10.0), draw(10.1)
+    bound = rdpjax.lower_bound(p, q, 2.0)
+    mapped = rdpjax.lower_bound(p, q, 2.0, transform="quantile", alpha=0.05 * (1 - KEPT_SHARE))
+    kept = rdpjax.lower_bound(p, q, 2.0, transform=None, alpha=0.05 * KEPT_SHARE)
+    assert float(mapped.lower[0]) < 0.05 * exact  # the map alone: nothing
+    assert float(bound.lower[0]) == float(kept.lower[0]) > 0.25 * exact  # 0.36 on this key
+    assert bound.transform is None and bound.n_bounds == 2  # the outputs' own KDE won
+    assert float(bound.lower[0]) < exact
+
+
+def test_heavy_tails_skip_the_outputs_own_kde():
+    # Cauchy outputs stretch the own KDE's grid to 2^18 points (1–2 s a bound): the map's bound,
+    # at 0.9 α, is reported alone (still valid: the α left over is simply unused).
+    rng = np.random.default_rng(2)
+    p, q = rng.standard_cauchy(10**4) + 0.5, rng.standard_cauchy(10**4)
+    kept = rdpjax.plan_bound(p, q, ORDERS, transform=None)[0]
+    assert np.prod(kept.shape) > KEPT_MAX_GRID
+    bound = rdpjax.lower_bound(p, q, ORDERS)
+    mapped = rdpjax.lower_bound(p, q, ORDERS, transform="quantile", alpha=0.05 * (1 - KEPT_SHARE))
+    np.testing.assert_array_equal(bound.lower, mapped.lower)
+    assert bound.transform == "quantile" and bound.n_bounds == 3 and float(bound.alpha) == 0.05
 
 
 def test_plan_bound_needs_the_map_fixed():

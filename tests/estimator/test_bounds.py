@@ -9,7 +9,7 @@ import pytest
 from references import ORDERS, B, gaussian_exact, laplace_exact, run_script
 
 import rdpjax
-from rdpjax.estimator.api import plan_bound
+from rdpjax.estimator.api import KEPT_SHARE, plan_bound
 from rdpjax.stream import bound_of_draws
 
 
@@ -24,9 +24,11 @@ def test_bound_fields_and_validity():
     assert isinstance(b, rdpjax.Bound)
     for name in ("lam", "estimate", "lower", "std_error"):
         assert getattr(b, name).shape == (3,)
-    assert b.simultaneous and b.n_bounds == 3 and not b.discrete
-    np.testing.assert_allclose(float(b.level), 0.05 / 3)
-    # Gaussian outputs are mapped by default: the bound uses the rows left by the pilot (1/16).
+    # Gaussian outputs are mapped by default, and their own KDE is bounded beside the map:
+    # 3 orders × 2 families, the map's at 0.9 α / 3 each (rdpjax.estimator.api.either_bound).
+    assert b.simultaneous and b.n_bounds == 6 and not b.discrete
+    np.testing.assert_allclose(float(b.level), 0.05 * (1 - KEPT_SHARE) / 3)
+    # The map wins here: the bound uses the rows left by the pilot (1/16).
     assert b.transform == "quantile" and int(b.n_p) == int(b.n_q) == 20000 - 20000 // 16
     assert np.all(np.asarray(b.lower) < np.asarray(b.estimate))
     assert np.all(np.asarray(b.lower) <= gaussian_exact(np.asarray(ORDERS)))
@@ -43,14 +45,18 @@ def test_bound_fields_and_validity():
         "n_q",
         "level",
     }
-    assert "Bonferroni over 3 bounds" in str(b)
+    assert "Bonferroni over 6 bounds" in str(b)
 
 
 def test_single_order_is_not_simultaneous():
     p, q = _gauss(jax.random.key(1), 5000, 5000)
-    b = rdpjax.lower_bound(np.asarray(p), np.asarray(q), 2.0)
+    b = rdpjax.lower_bound(np.asarray(p), np.asarray(q), 2.0, transform=None)
     assert b.n_bounds == 1 and not b.simultaneous
     np.testing.assert_allclose(float(b.level), 0.05)
+    # The default maps these (Gaussian tails) and bounds the outputs' own KDE too: two bounds.
+    b = rdpjax.lower_bound(np.asarray(p), np.asarray(q), 2.0)
+    assert b.n_bounds == 2 and b.simultaneous and b.transform == "quantile"
+    np.testing.assert_allclose(float(b.level), 0.05 * (1 - KEPT_SHARE))
 
 
 def test_estimates_nondecreasing_in_lambda():
@@ -168,9 +174,9 @@ def test_too_small_bandwidth_and_floor_break_the_first_order_bound_only():
 
 def test_both_directions_reports_larger_with_bonferroni():
     p, q = _gauss(jax.random.key(9), 20000, 20000)
-    fwd = rdpjax.lower_bound(p, q, ORDERS, alpha=0.05 / 2)
-    rev = rdpjax.lower_bound(q, p, ORDERS, alpha=0.05 / 2)
-    both = rdpjax.lower_bound(p, q, ORDERS, both_directions=True)
+    fwd = rdpjax.lower_bound(p, q, ORDERS, alpha=0.05 / 2, transform=None)
+    rev = rdpjax.lower_bound(q, p, ORDERS, alpha=0.05 / 2, transform=None)
+    both = rdpjax.lower_bound(p, q, ORDERS, both_directions=True, transform=None)
     assert both.n_bounds == 6
     np.testing.assert_allclose(np.asarray(both.lower), np.maximum(fwd.lower, rev.lower), rtol=1e-9)
     np.testing.assert_array_equal(

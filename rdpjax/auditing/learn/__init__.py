@@ -9,7 +9,8 @@ certifying draws exist, so the bound is valid by data processing whatever was le
 (``rdpjax.audit(..., project="learn")``, ``rdpjax audit … --project learn``).
 
 * :mod:`~rdpjax.auditing.learn.scores` — the families (mean difference, shrunk Fisher discriminant,
-  logistic and quadratic logistic regression with optax) and :func:`fit_score`;
+  logistic and quadratic logistic regression with optax, and the Gaussian log-likelihood ratio,
+  a quadratic form with cross terms) and :func:`fit_score`;
 * :mod:`~rdpjax.auditing.learn.selection` — :func:`learn_projection`: fit, choose on held-out draws,
   refit, freeze;
   :func:`training_size`: how much to train on.

@@ -11,7 +11,14 @@ arXiv:1206.2459v2, Theorem 9); a good one loses little of the divergence. Famili
   (``γ = 0.1 · tr Σ̂ / d``): optimal for a Gaussian shift with any common covariance;
 * ``"logistic"``: linear logistic regression of the side (p or q) on x, trained with optax;
 * ``"quadratic"``: logistic regression on ``(x, x²)`` (coordinatewise squares): leaks in the
-  scale or norm of the outputs, or in one rare coordinate, which no linear score sees.
+  scale or norm of the outputs, or in one rare coordinate, which no linear score sees;
+* ``"quadratic_form"``: the log-likelihood ratio of two Gaussians fitted to the training draws,
+  ``s(x) = z·w + zᵀAz`` with ``A = (Σ̂_q⁻¹ − Σ̂_p⁻¹)/2`` and ``w = Σ̂_p⁻¹μ̂_p − Σ̂_q⁻¹μ̂_q``
+  (both covariances shrunk as Fisher's): the cross terms ``z_i z_j`` see a leak in the
+  *dependence* between coordinates (equal means and marginals, a different correlation), which
+  no score of single coordinates sees. ``A`` is kept whole up to :data:`FULL_RANK_DIM`
+  coordinates and as its :data:`QUADRATIC_RANK` eigenpairs of largest magnitude beyond, so a
+  score costs O(d·k) a row.
 
 Each is a pytree (:class:`Score`) whose ``__call__`` computes in numpy float64 on concrete arrays
 and in JAX on traced ones, so a fitted score runs on host draws and inside the streamed pipeline.
@@ -28,10 +35,16 @@ from rdpjax._pytree import pytree_dataclass
 
 __all__ = ["FAMILIES", "Score", "fit_score", "standardize"]
 
-FAMILIES = ("mean_difference", "fisher", "logistic", "quadratic")
+FAMILIES = ("mean_difference", "fisher", "logistic", "quadratic", "quadratic_form")
 """The score families :func:`fit_score` knows, in the order
 :func:`rdpjax.auditing.learn.learn_projection`
 tries them."""
+
+FULL_RANK_DIM = 64
+"""``"quadratic_form"`` keeps every eigenpair of ``A`` up to this many coordinates."""
+
+QUADRATIC_RANK = 16
+"""...and this many (largest ``|eigenvalue|``) beyond."""
 
 _STEPS = 300
 _LEARNING_RATE = 0.05
@@ -43,11 +56,14 @@ fit costs seconds at d = 1000; the closed-form families use every row."""
 
 @pytree_dataclass(static=("family",))
 class Score:
-    """A fitted score ``s(x) = ((x − center)/scale)·w + ((x − center)/scale)²·w2``.
+    """A fitted score ``s(x) = z·w + z²·w2 + ((z V)²)·c`` of ``z = (x − center)/scale``.
 
     Attributes:
       center, scale: ``(d,)`` standardization fitted on the training draws.
       w: ``(d,)`` linear weights; w2: ``(d,)`` weights of the squares (zeros unless quadratic).
+      basis: ``(d, k)`` directions V of the quadratic form ``zᵀAz = Σ_k c_k (z·v_k)²`` and
+        ``coef`` their ``(k,)`` weights c (an eigendecomposition of A; zeros unless
+        ``"quadratic_form"``).
       family: the family's name (:data:`FAMILIES`).
     """
 
@@ -56,6 +72,8 @@ class Score:
     w: np.ndarray
     w2: np.ndarray
     family: str
+    basis: np.ndarray | None = None
+    coef: np.ndarray | None = None
 
     def __call__(self, x):
         """Scores ``(n,)`` of outputs ``(n, d)`` (or ``(n,)`` for d = 1).
@@ -73,6 +91,9 @@ class Score:
         out = z.astype(dtype) @ w.astype(dtype)
         if self.family == "quadratic":
             out = out + (z * z).astype(dtype) @ w2.astype(dtype)
+        if self.basis is not None and self.coef is not None:
+            projected = z.astype(dtype) @ xp.asarray(self.basis).astype(dtype)
+            out = out + (projected * projected) @ xp.asarray(self.coef).astype(dtype)
         return out
 
 
@@ -132,6 +153,8 @@ def fit_score(family: str, p: np.ndarray, q: np.ndarray) -> Score:
     d = zp.shape[1]
     diff = zp.mean(axis=0) - zq.mean(axis=0)
     w2 = np.zeros(d)
+    if family == "quadratic_form":
+        return _quadratic_form(zp, zq, center, scale)
     if family == "mean_difference":
         w = diff
     else:
@@ -154,3 +177,43 @@ def fit_score(family: str, p: np.ndarray, q: np.ndarray) -> Score:
         w = np.r_[1.0, np.zeros(d - 1)]  # no signal at all: a fixed coordinate, still valid
         w2, norm = np.zeros(d), 1.0
     return Score(center=center, scale=scale, w=w / norm, w2=w2 / norm, family=family)
+
+
+def _shrunk_precision(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(Σ̂ + γI)⁻¹`` of one side's rows (γ = 0.1 · tr Σ̂ / d, as Fisher's) and their mean."""
+    mean = z.mean(axis=0)
+    centred = z - mean
+    cov = centred.T @ centred / max(1, len(z) - 1)
+    d = len(cov)
+    shrink = 0.1 * np.trace(cov) / d
+    return np.linalg.inv(cov + shrink * np.eye(d)), mean
+
+
+def _quadratic_form(zp: np.ndarray, zq: np.ndarray, center, scale) -> Score:
+    """The ``"quadratic_form"`` score of standardized training rows (module docstring).
+
+    ``log N(z; μ_p, Σ_p) − log N(z; μ_q, Σ_q) = zᵀ(Σ_q⁻¹ − Σ_p⁻¹)z/2 + (Σ_p⁻¹μ_p − Σ_q⁻¹μ_q)·z``
+    up to a constant; ``A``'s eigendecomposition ``V diag(c) Vᵀ`` turns ``zᵀAz`` into
+    ``Σ_k c_k (z·v_k)²``, truncated to the :data:`QUADRATIC_RANK` largest ``|c_k|`` above
+    :data:`FULL_RANK_DIM` coordinates. O(m·d² + d³) for m rows.
+    """
+    prec_p, mean_p = _shrunk_precision(zp)
+    prec_q, mean_q = _shrunk_precision(zq)
+    d = zp.shape[1]
+    coef, basis = np.linalg.eigh((prec_q - prec_p) / 2)
+    if d > FULL_RANK_DIM:
+        keep = np.argsort(-np.abs(coef))[:QUADRATIC_RANK]
+        coef, basis = coef[keep], basis[:, keep]
+    w = prec_p @ mean_p - prec_q @ mean_q
+    norm = float(np.sqrt(np.sum(w**2) + np.sum(coef**2)))
+    if not np.isfinite(norm) or norm == 0.0:
+        w, coef, norm = np.r_[1.0, np.zeros(d - 1)], np.zeros_like(coef), 1.0
+    return Score(
+        center=center,
+        scale=scale,
+        w=w / norm,
+        w2=np.zeros(d),
+        family="quadratic_form",
+        basis=basis,
+        coef=coef / norm,
+    )

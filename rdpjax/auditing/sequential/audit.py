@@ -27,7 +27,7 @@ from rdpjax.auditing.sequential.sources import make_source
 from rdpjax.auditing.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
 from rdpjax.estimator.options import changed_fields
 from rdpjax.estimator.orders import default_orders
-from rdpjax.estimator.support import support_gap
+from rdpjax.estimator.support import split_counts, support_gap
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.stream.plan import as_key
 from rdpjax.stream.progress import progress_bar
@@ -341,14 +341,16 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
         projected=project is not None,
         streamed=True,
         looks=tuple(Look.from_dict(d) for d in state.looks),
-        notes=_notes(state),
+        notes=_notes(state, schedule.alpha),
     )
 
 
-def _notes(state) -> tuple[str, ...]:
+def _notes(state, alpha: float) -> tuple[str, ...]:
     if state.setup["kind"] != "discrete":
         return ()
     size = max(c.size for c in state.counts)
-    p, q = (np.pad(c, (0, size - c.size)) for c in state.counts)
-    note = support_gap(p, q)
+    # Counts only: each side's draws split into two random halves, from the audit's own key.
+    rng = np.random.default_rng(state.fingerprint["key"])
+    p, q = (split_counts(np.pad(c, (0, size - c.size)), rng) for c in state.counts)
+    note = support_gap(p, q, alpha)
     return () if note is None else (note,)
