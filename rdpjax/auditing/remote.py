@@ -29,6 +29,8 @@ from __future__ import annotations
 import collections
 import io
 import json
+import os
+import select
 import struct
 import subprocess
 import sys
@@ -40,6 +42,12 @@ from typing import Any
 import numpy as np
 
 __all__ = ["RemoteError", "RemoteSampler"]
+
+_POLL = 0.25
+"""Seconds the main thread waits for the worker's output before it looks at pending signals."""
+
+_CAN_SELECT = os.name != "nt"
+"""Whether ``select`` takes pipes (not on Windows, where reads simply block)."""
 
 _HEADER = struct.Struct("<cQ")
 _MAGIC = b"rdpjax-worker-1\n"  # the worker's first bytes (_remote_worker.MAGIC)
@@ -109,7 +117,7 @@ class RemoteSampler:
         self._stderr = _StderrPump(self._proc.stderr)
         try:
             assert self._proc.stdout is not None
-            if self._proc.stdout.read(len(_MAGIC)) != _MAGIC:
+            if self._read(len(_MAGIC)) != _MAGIC:
                 raise self._died("starting", "")
             tag, payload = self._receive("starting")
             if tag == b"E":
@@ -199,13 +207,34 @@ class RemoteSampler:
         except (BrokenPipeError, OSError):
             raise self._died("drawing", "") from None
 
-    def _receive(self, doing: str) -> tuple[bytes, bytes]:
+    def _read(self, size: int) -> bytes:
+        """``size`` bytes of the worker's output (fewer only if it closed it).
+
+        The pipe is read with ``os.read`` on its descriptor after ``select`` says it is ready,
+        in waits of :data:`_POLL` seconds: a Ctrl-C whose signal the kernel gave to one of
+        JAX's threads is then still seen by the main thread within ``_POLL`` seconds, instead of
+        when the worker next writes (a blocking read is not interrupted by a signal delivered to
+        another thread). The buffered reader is never used, so nothing waits in its buffer.
+        """
         stdout = self._proc.stdout
         assert stdout is not None
-        head = stdout.read(_HEADER.size)
+        fd, parts, got = stdout.fileno(), [], 0
+        while got < size:
+            if _CAN_SELECT:
+                while not select.select([fd], [], [], _POLL)[0]:
+                    pass  # back in the interpreter: pending signals run here
+            chunk = os.read(fd, min(size - got, 1 << 20))
+            if not chunk:
+                break
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    def _receive(self, doing: str) -> tuple[bytes, bytes]:
+        head = self._read(_HEADER.size)
         if len(head) == _HEADER.size:
             tag, size = _HEADER.unpack(head)
-            payload = stdout.read(size)
+            payload = self._read(size)
             if len(payload) == size:
                 return tag, payload
         raise self._died(doing, "")

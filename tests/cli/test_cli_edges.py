@@ -166,7 +166,11 @@ import numpy as np
 def slow(rng, database, n):
     if n > 2:  # not the shape probe
         pathlib.Path(__file__).with_name("started").touch()
-        time.sleep(60)
+        # Short sleeps, as a mechanism that computes returns to the interpreter: the kernel may
+        # hand SIGINT to one of JAX's threads, and a long sleep in the main thread is then not
+        # interrupted (Python runs the handler when the main thread next runs bytecode).
+        for _ in range(1200):
+            time.sleep(0.05)
     return rng.laplace(0.0, 1.0, size=n)
 """
 
