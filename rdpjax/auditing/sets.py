@@ -62,7 +62,12 @@ def set_test_of_audit(mechanism, key, x, x_prime, n, claim, alpha, project, draw
     common = dict(alpha=alpha, options=options.sets)
     if draws is not None:
         p, q = (np.asarray(a) for a in draws)
-        if p.ndim == 2 and p.shape[1] > 1:
+        if p.ndim == 2 and p.shape[1] > 1 and p.dtype.kind in "biu" and q.dtype.kind in "biu":
+            # Integer rows: one code per distinct row of either side (a one-to-one map).
+            rows = np.concatenate([p, q])
+            codes = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+            p, q = codes[: p.shape[0]], codes[p.shape[0] :]
+        elif p.ndim == 2 and p.shape[1] > 1:
             raise ValueError(
                 f"{claim} is checked by rejection sets on 1-D outputs or codes; the outputs have "
                 f"dimension {p.shape[1]}: pass project=, a fixed function to one number per output."

@@ -60,6 +60,20 @@ def test_streamed_sets_for_a_black_box_and_a_zoo_mechanism():
     assert r.sets.streamed and r.sets.refuted
 
 
+def test_integer_rows_are_coded_jointly_for_the_sets():
+    def two_bits(rng, database, m):
+        keep = np.e / (1 + np.e)  # two ε = 1 randomized-response bits: 2-DP together
+        flips = rng.random((m, 2)) >= keep
+        bits = np.asarray(database)[:2]
+        return np.where(flips, 1 - bits, bits).astype(np.int64)
+
+    report = rdpjax.audit(
+        two_bits, [1, 1], [0, 0], key=jax.random.key(3), n=20_000, claim=approx_dp(1.2, 0.0),
+        test="both", progress=False, lam=[2.0],
+    )  # fmt: skip
+    assert report.sets.cells == 5 and report.sets.refuted and report.sets.epsilon <= 2.0
+
+
 def test_sequential_audits_bet_on_sets():
     report = rdpjax.audit(
         noisy_sum, [1.0], [0.0], key=jax.random.key(2), claim=gdp(0.5), sequential=True,
