@@ -175,7 +175,7 @@ def slow(rng, database, n):
 """
 
 
-def test_a_real_sigint_during_a_fixed_n_audit(tmp_path):
+def test_a_real_sigint_during_a_fixed_n_audit(tmp_path, terminal_popen):
     """The rdpjax program interrupted while it draws: status 130 and one line, no traceback."""
     import os
     import signal
@@ -188,22 +188,22 @@ def test_a_real_sigint_during_a_fixed_n_audit(tmp_path):
     argv = ["audit", f"{tmp_path}/slow.py:slow", "--numpy", *PAIR, "--n", "1000", "--quiet"]
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=str(root), RDPJAX_NO_CACHE="1")
-    proc = subprocess.Popen(
+    proc = terminal_popen(
         [sys.executable, "-m", "rdpjax.cli", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         while not (tmp_path / "started").exists():
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the audit did not start drawing"
             time.sleep(0.05)
+        masks = terminal_popen.signals(proc.pid)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"no exit 30 s after SIGINT; the child's signals: {masks}")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -170,14 +170,14 @@ def test_the_worker_exits_with_the_sampler(mech):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_the_worker_too(mech, tmp_path):
+def test_ctrl_c_stops_the_worker_too(mech, tmp_path, terminal_popen):
     """The rdpjax program interrupted while the worker draws: status 130, one line, and the
     worker (which ignores SIGINT) is killed."""
     (tmp_path / "mech.py").write_text(mech.read_text())
     root = Path(__file__).resolve().parents[2]
     env = dict(os.environ, PYTHONPATH=str(root), RDPJAX_NO_CACHE="1")
     argv = ["audit", "mech.py:slow", "--python", sys.executable, *PAIR, "--n", "1000", "--quiet"]
-    proc = subprocess.Popen(
+    proc = terminal_popen(
         [sys.executable, "-m", "rdpjax.cli", *argv],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
     )  # fmt: skip
@@ -190,8 +190,12 @@ def test_ctrl_c_stops_the_worker_too(mech, tmp_path):
         workers = subprocess.run(
             ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
         ).stdout.split()
+        masks = terminal_popen.signals(proc.pid)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"no exit 30 s after SIGINT; the child's signals: {masks}")
     finally:
         if proc.poll() is None:
             proc.kill()
