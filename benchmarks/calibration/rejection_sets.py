@@ -19,7 +19,7 @@
   (ε = 1, a discrete library mechanism) against ``approx_dp(1, 0)``.
 * **stream**: the same Gaussian pair at n = 10⁹ a side (``--stream-n``), drawn and counted per
   cell inside one compiled scan a side (:func:`rdpjax.rejection.streamed.streamed_set_test`);
-  the selection is 5·10⁷ … capped at 2²⁴ draws a side.
+  the selection is 5% of n, capped at 2²⁴ draws a side.
 * **libraries**: diffprivlib's ``GaussianAnalytic`` and PyDP's ``GaussianMechanism`` at their
   stated (ε, δ) = (1, 10⁻⁵), audited through :func:`rdpjax.audit` with
   ``claim=approx_dp(1, 1e-5)``, and with the false claim ``approx_dp(0.25, 1e-5)``.
