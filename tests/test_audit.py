@@ -178,7 +178,7 @@ def test_report_files(tmp_path):
     assert {"report.json", "report.md", "bounds.png", "densities.png"} == names
     record = json.loads((tmp_path / "new" / "dir" / "report.json").read_text())
     assert (
-        record["schema"] == 3
+        record["schema"] == 4
         and record["looks"] == []
         and record["meta"]["seed"] == 9
         and "rdpjax" in record["meta"]

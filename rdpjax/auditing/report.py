@@ -22,9 +22,10 @@ from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "Look", "json_ready"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the JSON layout of :meth:`AuditReport.to_dict` (1: before claims existed; 2:
-before sequential audits added ``looks``)."""
+before sequential audits added ``looks``; 3: before rejection sets added ``sets``, and a
+sequential audit by betting a ``bound`` of ``null``)."""
 
 
 def json_ready(value):
@@ -238,10 +239,11 @@ class AuditReport:
         """One line: whether the claim is refuted, at which order and by how much."""
         check = self.check()
         if self.sets is not None:
-            if check is None:
+            if check is None or not check.is_refuted:
                 return self.sets.verdict()
-            renyi = "" if not check.is_refuted else f" ({check.verdict()})"
-            return self.sets.verdict() + renyi
+            if self.sets.refuted:
+                return f"{self.sets.verdict()} ({check.verdict()})"
+            return f"{check.verdict()}; rejection sets: {self.sets.verdict()}"
         if check is not None:
             return check.verdict()
         conf = f"{1 - self.alpha:.0%}"

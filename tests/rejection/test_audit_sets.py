@@ -96,3 +96,16 @@ def test_sequential_audits_bet_on_sets():
 def test_option_errors(fields, error, match):
     with pytest.raises(error, match=match):
         _audit(**fields)
+
+
+def test_a_gdp_claim_refuted_by_renyi_bounds_alone_says_refuted_first():
+    # The Rényi route refutes, the sets do not: the verdict must still begin with REFUTED.
+    from rdpjax.auditing.report import AuditReport
+
+    report = _audit(gdp(0.5))
+    fake_sets = type(report.sets)(**{**report.sets.__dict__, "refuted": False})
+    renyi_refutes = AuditReport(**{**report.__dict__, "sets": fake_sets})
+    # RDP of 1-GDP is λ/2 against the claimed λ/8: the Rényi bounds refute it at n = 5·10⁴.
+    assert renyi_refutes.check().is_refuted and renyi_refutes.is_refuted
+    assert renyi_refutes.verdict().startswith("REFUTED: ε(")
+    assert "rejection sets: not refuted" in renyi_refutes.verdict()
