@@ -36,24 +36,6 @@ def _as_from_a_terminal() -> None:  # runs in the child between fork and exec
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-@pytest.fixture
-def terminal_popen():
-    """``subprocess.Popen`` for a program a test will interrupt with SIGINT, as Ctrl-C would.
-
-    The child gets SIGINT's default disposition, unblocked: a program started from a shell has
-    it, but a test worker may have SIGINT ignored or blocked, which its children inherit (and
-    Python then never raises KeyboardInterrupt). ``terminal_popen.signals(pid)`` gives a
-    child's signal masks from /proc, for the message of a test whose child did not stop.
-    """
-    import subprocess
-
-    def popen(args, **kwargs):
-        return subprocess.Popen(args, preexec_fn=_as_from_a_terminal, **kwargs)
-
-    popen.signals = _signal_masks  # pyright: ignore[reportFunctionMemberAccess]
-    return popen
-
-
 def _signal_masks(pid: int) -> str:
     """The SigBlk/SigIgn/SigCgt lines of /proc/PID/status (empty where there is no /proc)."""
     try:
@@ -62,3 +44,52 @@ def _signal_masks(pid: int) -> str:
             return " ".join(line.strip() for line in f if line.startswith(keep))
     except OSError:
         return ""
+
+
+@pytest.fixture
+def ctrl_c():
+    """Run ``python -m rdpjax.cli ARGV`` in ``cwd`` and press Ctrl-C once it starts drawing.
+
+    ``ctrl_c(argv, cwd)`` waits (60 s at most) for the mechanism to create ``cwd/started``,
+    notes the program's child processes, sends SIGINT and waits 30 s for it to end; it returns
+    ``(status, stdout, stderr, children)``. The program gets SIGINT's default disposition,
+    unblocked, as from a shell: a test worker may have SIGINT ignored or blocked, which its
+    children inherit (and Python then never raises KeyboardInterrupt). A program still running
+    30 s after SIGINT fails the test with its signal masks.
+    """
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root), RDPJAX_NO_CACHE="1")
+
+    def run(argv, cwd):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rdpjax.cli", *argv], stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
+            preexec_fn=_as_from_a_terminal,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while not (Path(cwd) / "started").exists():
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the audit did not start drawing"
+                time.sleep(0.05)
+            children = subprocess.run(
+                ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
+            ).stdout.split()
+            masks = _signal_masks(proc.pid)
+            proc.send_signal(signal.SIGINT)
+            try:
+                out, err = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"no exit 30 s after SIGINT; the program's signals: {masks}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        return proc.returncode, out, err, children
+
+    return run

@@ -175,39 +175,12 @@ def slow(rng, database, n):
 """
 
 
-def test_a_real_sigint_during_a_fixed_n_audit(tmp_path, terminal_popen):
+def test_a_real_sigint_during_a_fixed_n_audit(tmp_path, ctrl_c):
     """The rdpjax program interrupted while it draws: status 130 and one line, no traceback."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
     (tmp_path / "slow.py").write_text(SLOW_PY)
     argv = ["audit", f"{tmp_path}/slow.py:slow", "--numpy", *PAIR, "--n", "1000", "--quiet"]
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, PYTHONPATH=str(root), RDPJAX_NO_CACHE="1")
-    proc = terminal_popen(
-        [sys.executable, "-m", "rdpjax.cli", *argv],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "started").exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the audit did not start drawing"
-            time.sleep(0.05)
-        masks = terminal_popen.signals(proc.pid)
-        proc.send_signal(signal.SIGINT)
-        try:
-            out, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"no exit 30 s after SIGINT; the child's signals: {masks}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err
+    status, out, err, _ = ctrl_c(argv, tmp_path)
+    assert status == 130, err
     assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("rdpjax audit: interrupted; the draws of a fixed-n audit are not kept")
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -170,36 +168,13 @@ def test_the_worker_exits_with_the_sampler(mech):
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_the_worker_too(mech, tmp_path, terminal_popen):
+def test_ctrl_c_stops_the_worker_too(mech, tmp_path, ctrl_c):
     """The rdpjax program interrupted while the worker draws: status 130, one line, and the
     worker (which ignores SIGINT) is killed."""
     (tmp_path / "mech.py").write_text(mech.read_text())
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, PYTHONPATH=str(root), RDPJAX_NO_CACHE="1")
     argv = ["audit", "mech.py:slow", "--python", sys.executable, *PAIR, "--n", "1000", "--quiet"]
-    proc = terminal_popen(
-        [sys.executable, "-m", "rdpjax.cli", *argv],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "started").exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the audit did not start drawing"
-            time.sleep(0.05)
-        workers = subprocess.run(
-            ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
-        ).stdout.split()
-        masks = terminal_popen.signals(proc.pid)
-        proc.send_signal(signal.SIGINT)
-        try:
-            out, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"no exit 30 s after SIGINT; the child's signals: {masks}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err
+    status, out, err, workers = ctrl_c(argv, tmp_path)
+    assert status == 130, err
     assert out == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert len(workers) == 1
     time.sleep(0.5)
