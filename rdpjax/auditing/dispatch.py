@@ -34,10 +34,10 @@ import jax
 import numpy as np
 
 from rdpjax.auditing.draws import (
-    callable_name,
     check_finite_outputs,
     draw_outputs,
     exact_divergences,
+    mechanism_name,
     mechanism_source_sha256,
     progress_bar,
     user_function,
@@ -198,7 +198,7 @@ def audit(
     return AuditReport.from_bound(
         bound,
         claim=claim,
-        mechanism=mechanism.name if is_mechanism else callable_name(mechanism),
+        mechanism=mechanism_name(mechanism),
         n=n,
         settings=settings,
         exact=(

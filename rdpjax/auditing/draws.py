@@ -20,7 +20,7 @@ from rdpjax.mechanisms.base import Mechanism
 from rdpjax.mechanisms.user import from_sampler
 
 __all__ = [
-    "callable_name",
+    "mechanism_name",
     "check_finite_outputs",
     "draw_outputs",
     "exact_divergences",
@@ -184,9 +184,11 @@ def exact_divergences(mechanism: Mechanism, x, x_prime, orders, both_directions:
     return np.asarray(values, np.float64)
 
 
-def callable_name(sample: Callable[..., Any]) -> str:
-    """The name of a black box: its ``__name__``, else its type's."""
-    return getattr(sample, "__name__", type(sample).__name__)
+def mechanism_name(mechanism: Any) -> str:
+    """A zoo mechanism's ``name``, else the callable's ``__name__`` (else its type's)."""
+    if isinstance(mechanism, Mechanism):
+        return mechanism.name
+    return getattr(mechanism, "__name__", type(mechanism).__name__)
 
 
 def with_projection(mechanism: Mechanism, project: Callable[..., Any]) -> Mechanism:

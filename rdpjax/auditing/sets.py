@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from rdpjax.auditing.draws import (
-    callable_name,
+    mechanism_name,
     mechanism_source_sha256,
     progress_bar,
     user_function,
@@ -123,7 +123,7 @@ def betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options) -> A
     return AuditReport(
         lam=empty, estimate=empty, lower=empty, std_error=empty, exact=None, claimed=None,
         refuted=np.zeros(0, bool), bound=None, claim=claim,
-        mechanism=mechanism.name if isinstance(mechanism, Mechanism) else callable_name(mechanism),
+        mechanism=mechanism_name(mechanism),
         n=result.n, projected=project is not None, settings=json.dumps(settings), sets=result,
         notes=notes,
     )  # fmt: skip

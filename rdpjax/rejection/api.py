@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from rdpjax.claims import SET_KINDS, as_claim
+from rdpjax.estimator.options import or_default
 from rdpjax.rejection.cells import cell_codes, cell_edges, cell_scores, default_cells
 from rdpjax.rejection.certification import certify, choose_candidates
 from rdpjax.rejection.options import SMOOTH_SHARE, SetOptions, set_options
@@ -92,7 +93,7 @@ def counted_set_test(
     claim = as_claim(claim)
     if not 0.0 < float(alpha) < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5); got {alpha!r}")
-    options = SetOptions() if options is None else options
+    options = or_default(options, SetOptions, "options", "rdpjax.rejection.SetOptions")
     target, delta = _target(claim, delta)
     sel_p, sel_q = (
         _side(select[0], "the selection draws of P"),

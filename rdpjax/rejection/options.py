@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from rdpjax.estimator.options import or_default
 from rdpjax.rejection.cells import MAX_CELLS
 
 __all__ = ["DEFAULT_SELECTION", "SMOOTH_SHARE", "SetOptions", "set_options"]
@@ -54,8 +55,12 @@ class SetOptions:
 
 
 def set_options(options: SetOptions | None, fields: dict[str, Any]) -> SetOptions:
-    """``options`` (default :class:`SetOptions`) with ``fields`` replaced; names checked."""
-    options = SetOptions() if options is None else options
+    """``options`` (default :class:`SetOptions`) with ``fields`` replaced; names checked.
+
+    Raises:
+        TypeError: on a name that is not a field, or ``options`` of another type.
+    """
+    options = or_default(options, SetOptions, "options", "rdpjax.rejection.SetOptions")
     names = {f.name for f in dataclasses.fields(SetOptions)}
     unknown = sorted(set(fields) - names)
     if unknown:

@@ -19,10 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
-from rdpjax.estimator.options import BoundOptions
+from rdpjax.estimator.options import BoundOptions, or_default
 from rdpjax.rejection.api import counted_set_test
 from rdpjax.rejection.cells import cell_codes
-from rdpjax.rejection.options import SetOptions, set_options
+from rdpjax.rejection.options import SetOptions
 from rdpjax.rejection.result import SetTest
 from rdpjax.stream.batches import checked_outputs, generators
 from rdpjax.stream.options import StreamOptions
@@ -141,7 +141,7 @@ def streamed_set_test(
     Returns:
         A :class:`~rdpjax.rejection.result.SetTest` with ``streamed=True``.
     """
-    options = set_options(options, {})
+    options = or_default(options, SetOptions, "options", "rdpjax.rejection.SetOptions")
     samplers = [s if isinstance(s, Sampler) else user_sampler(s) for s in (sample_p, sample_q)]
     k_sel, k_cert = jax.random.split(as_key(key))
     m = _selection_size(min(check_sizes(n)), options)
@@ -179,7 +179,7 @@ def blackbox_set_test(
     ``stream.project`` (a fixed function of a batch) is applied before the cells; batches of
     ``stream.batch_size``. Arguments otherwise as for :func:`streamed_set_test`.
     """
-    options = set_options(options, {})
+    options = or_default(options, SetOptions, "options", "rdpjax.rejection.SetOptions")
     stream = StreamOptions() if stream is None else stream
     project, batch = stream.project, stream.batch_size
     g_sel, _, _ = generators(key)

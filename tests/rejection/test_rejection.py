@@ -119,3 +119,5 @@ def test_unknown_option_is_a_type_error():
     p, q = _gaussian(np.random.default_rng(0), 100)
     with pytest.raises(TypeError, match="SetOptions"):
         set_test(p, q, bins=3)
+    with pytest.raises(TypeError, match="SetOptions; got dict"):
+        set_test(p, q, options={"selection": 0.1})
