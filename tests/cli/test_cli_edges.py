@@ -74,6 +74,19 @@ def test_a_delta_claim_without_epsilon_is_one_line(user_dir, capsys):
     assert err.startswith("rdpjax audit: error: --claim-delta 1e-05 needs --claim-epsilon E")
 
 
+@pytest.mark.parametrize(
+    "delta, message",
+    [
+        ("1.5", "--claim-epsilon 1 --claim-delta 1.5: delta must be in [0, 1); got 1.5"),
+        ("nan", "argument --claim-delta: must be a finite number: 'nan'"),
+    ],
+)
+def test_a_bad_delta_is_one_line(user_dir, capsys, delta, message):
+    argv = ["audit", f"{user_dir}/mech.py:laplace_sum", "--numpy", *PAIR, "--n", "1000"]
+    assert _exit_code([*argv, "--claim-epsilon", "1", "--claim-delta", delta]) == 2
+    assert message in _one_line(capsys)
+
+
 @pytest.mark.parametrize("eps, code", [("0.2", 1), ("3", 0)])
 def test_an_epsilon_delta_claim_is_checked_by_rejection_sets(user_dir, capsys, eps, code):
     # Laplace noise of scale 1 on a sum of sensitivity 1: 1-DP, so (1, δ)-DP for every δ.
