@@ -122,7 +122,7 @@ def audit(
             f"sample(rng, database, n); got {type(mechanism).__name__}."
         )
     claim = _resolve_claim(claim, mechanism)
-    use_sets = uses_sets(options.test, claim)
+    use_sets = uses_sets(options.test, claim, options.sequential)
     if use_sets and options.sequential:
         if n is not None:
             raise ValueError("n= is for a fixed-n audit; a sequential audit draws up to max_n=.")

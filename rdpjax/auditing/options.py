@@ -86,10 +86,12 @@ class AuditOptions:
       test: which statistics check the claim. ``"renyi"``: Rényi bounds only. ``"both"``:
         Rényi bounds and certified rejection sets (:mod:`rdpjax.rejection`) on the same draws,
         each at α/2, so that everything reported holds together at 1 − α. ``"auto"``:
-        ``"both"`` for (ε, δ) and μ-GDP claims (an (ε, δ) claim implies no finite ε(λ), and a
-        GDP claim's trade-off curve is stronger than its RDP curve), ``"renyi"`` otherwise. A
-        sequential audit runs one statistic: betting on sets (:mod:`rdpjax.rejection.betting`,
-        the whole α) where this would run the sets, else the Rényi looks.
+        ``"both"`` for ε-DP, (ε, δ) and μ-GDP claims (an (ε, δ) claim implies no finite ε(λ),
+        a GDP claim's trade-off curve is stronger than its RDP curve, and the pooled guesses
+        refute flat-ratio and categorical ε-DP leaks the Rényi bounds miss: docs/rejection.md),
+        ``"renyi"`` otherwise. A sequential audit runs one statistic: betting on sets
+        (:mod:`rdpjax.rejection.betting`, the whole α) for (ε, δ) and GDP claims, else the
+        Rényi looks.
       sets: the :class:`rdpjax.rejection.SetOptions` of the rejection-set test.
       training: with ``project="learn"``, how much to train on (:class:`Training`).
       bound: the estimator's :class:`rdpjax.BoundOptions`.

@@ -27,8 +27,13 @@ from rdpjax.mechanisms.base import Mechanism
 __all__ = ["betting_audit", "numpy_sampler", "set_test_of_audit", "uses_sets"]
 
 
-def uses_sets(test: str, claim: Any) -> bool:
-    """Whether the audit also runs the rejection-set test (:attr:`AuditOptions.test`)."""
+def uses_sets(test: str, claim: Any, sequential: bool = False) -> bool:
+    """Whether the audit also runs the rejection-set test (:attr:`AuditOptions.test`).
+
+    On ``"auto"`` a fixed-n audit runs both families for every claim with a trade-off function;
+    a sequential one bets on sets for (ε, δ) and GDP claims and keeps the Rényi looks for ε-DP
+    claims (their ε-DP Rényi curve is finite).
+    """
     from rdpjax.claims import SET_KINDS
 
     kind = None if claim is None else claim.kind
@@ -46,7 +51,9 @@ def uses_sets(test: str, claim: Any) -> bool:
                 f"{'no claim' if claim is None else claim}."
             )
         return True
-    return kind in ("approx_dp", "gdp")
+    # "auto": every claim with a trade-off function gets both families (ε-DP too: the pooled
+    # guesses refute flat-ratio and categorical leaks the Rényi bounds miss; docs/rejection.md).
+    return kind in (("approx_dp", "gdp") if sequential else SET_KINDS)
 
 
 def set_test_of_audit(mechanism, key, x, x_prime, n, claim, alpha, project, draws, options):
@@ -60,6 +67,7 @@ def set_test_of_audit(mechanism, key, x, x_prime, n, claim, alpha, project, draw
     from rdpjax.rejection.streamed import blackbox_set_test, streamed_set_test
 
     common = dict(alpha=alpha, options=options.sets)
+    k_sets = jax.random.fold_in(key, 0x5E75)
     if draws is not None:
         p, q = (np.asarray(a) for a in draws)
         if p.ndim == 2 and p.shape[1] > 1 and p.dtype.kind in "biu" and q.dtype.kind in "biu":
@@ -72,8 +80,7 @@ def set_test_of_audit(mechanism, key, x, x_prime, n, claim, alpha, project, draw
                 f"{claim} is checked by rejection sets on 1-D outputs or codes; the outputs have "
                 f"dimension {p.shape[1]}: pass project=, a fixed function to one number per output."
             )
-        return set_test(p, q, claim, **common)
-    k_sets = jax.random.fold_in(key, 0x5E75)
+        return set_test(k_sets, p, q, claim, **common)
     with progress_bar(2 * n, options.progress, "certifying rejection sets") as bar:
         advance = lambda done, total: bar.update(int(done) - bar.n)  # noqa: E731
         stream = options.stream.replace(progress=advance)

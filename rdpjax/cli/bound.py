@@ -71,13 +71,15 @@ def run(args) -> int:
         lam = args.lam if args.lam is not None else default_orders(claim, n).tolist()
         # The claim grid's error rates were measured with both directions (docs/claims.md).
         both = args.both_directions or (claim is not None and args.lam is None)
-        # (ε, δ) and GDP claims: rejection sets too, each statistic at α/2 (as rdpjax audit).
-        use_sets = claim is not None and claim.kind in ("approx_dp", "gdp")
+        # ε-DP, (ε, δ) and GDP claims: rejection sets too, each family at α/2 (as rdpjax audit).
+        use_sets = claim is not None and claim.kind in ("pure_dp", "approx_dp", "gdp")
         sets = None
         if use_sets:
+            import jax
+
             from rdpjax.rejection import set_test
 
-            sets = set_test(p, q, claim, alpha=args.alpha / 2)
+            sets = set_test(jax.random.key(args.seed), p, q, claim, alpha=args.alpha / 2)
         bound = rdpjax.lower_bound(
             p,
             q,
@@ -184,6 +186,12 @@ def add_command(sub):
         type=float,
         default=0.05,
         help="family-wise error level in (0, 0.5) (default 0.05)",
+    )
+    b.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="PRNG seed of the rejection sets' split (with an (ε, δ) or GDP claim; default 0)",
     )
     kind = b.add_mutually_exclusive_group()
     kind.add_argument(

@@ -1,14 +1,18 @@
 """Front doors of the rejection-set test: draws in memory, or counted batch by batch at any n.
 
-:func:`set_test` splits each side's draws at random into a selection part (a share
-``options.selection``) and a certification part (the rest); :func:`counted_set_test`
-is the shared core, which takes the selection draws and a function that counts the
-certification draws per cell, so that the streamed front door (:mod:`.streamed`) and the audit
-run the same statistic. See :mod:`rdpjax.rejection` for the statistic and why it is valid.
+:func:`set_test` sorts each side's draws (so that their order cannot matter), permutes them with
+the key and splits them into a selection part (a share ``options.selection``) and a
+certification part (the rest); :func:`counted_set_test` is the shared core, which takes the
+selection draws and a function that counts the certification draws per cell, so that the
+streamed front door (:mod:`.streamed`) and the audit run the same statistics: the pooled-guess
+bound on ε(δ) (:mod:`.pooled`) and the certified masses of the candidate sets (μ, trade-off
+points; :mod:`.certification`), the level split between them by :data:`PRIMARY_SHARE`. See
+:mod:`rdpjax.rejection` for why it is valid.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -19,12 +23,51 @@ from rdpjax.estimator.options import or_default
 from rdpjax.rejection.cells import cell_codes, cell_edges, cell_scores, default_cells
 from rdpjax.rejection.certification import certify, choose_candidates
 from rdpjax.rejection.options import SMOOTH_SHARE, SetOptions, set_options
+from rdpjax.rejection.pooled import (
+    ORDERINGS,
+    SELECTION_Z,
+    Ordering,
+    Pooled,
+    orderings,
+    poisson_rate,
+    pooled_bound,
+    predict,
+)
 from rdpjax.rejection.result import SetTest
 
-__all__ = ["SPLIT_SEED", "set_test", "counted_set_test"]
+__all__ = ["PRIMARY_SHARE", "Counts", "counted_set_test", "key_rng", "set_test"]
 
-SPLIT_SEED = 0
-"""Seed of the permutation that splits in-memory draws into selection and certification."""
+PRIMARY_SHARE = 0.9
+"""Share of α for the statistic the claim is about: the pooled-guess bound on ε(δ) for ε-DP,
+(ε, δ) or no claim, the certified masses (μ) for a GDP claim; the other gets the rest, so that
+everything reported holds together at 1 − α."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    """Certification counts per cell: all draws, and the Poissonized ones of the pooled test.
+
+    Attributes:
+        p, q: counts of every certification draw of P and of Q (binomial, for the masses).
+        poisson: counts of ``Poisson(rate)`` draws a side (the pooled-guess test), or ``None``
+            when more were needed than there were (in memory, probability ≤ ``pooled.MISS``).
+        rate: λ.
+    """
+
+    p: np.ndarray
+    q: np.ndarray
+    poisson: tuple[np.ndarray, np.ndarray] | None
+    rate: float
+
+
+def key_rng(key: Any) -> np.random.Generator:
+    """A numpy Generator seeded from a JAX key's words (``SeedSequence``)."""
+    import jax
+
+    from rdpjax.stream.plan import as_key
+
+    data = np.asarray(jax.random.key_data(as_key(key))).ravel().astype(np.uint32)
+    return np.random.default_rng(np.random.SeedSequence([int(v) for v in data] + [0x5E75]))
 
 
 def _target(claim: Any, delta: float | None) -> tuple[str, float]:
@@ -62,9 +105,35 @@ def _side(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+def _held_out(
+    sel_p: np.ndarray, sel_q: np.ndarray, edges: np.ndarray, smooth: float,
+    cell_orders: list[Ordering], pooled: np.ndarray, alpha: float,
+) -> list[float]:  # fmt: skip
+    """Each ordering's predicted pooled bound, judged on the second half of the selection.
+
+    The learned ordering is learned again on the first half only, so that no ordering is judged
+    on the draws it was fitted to; the shares of the level follow
+    (:func:`~rdpjax.rejection.pooled.shares`). ``pooled``: the pooled certification counts.
+    """
+    size = edges.size + 1
+    half_p, half_q = sel_p.size // 2, sel_q.size // 2
+    count = lambda a: np.bincount(cell_codes(a, edges), minlength=size).astype(np.float64)  # noqa: E731
+    first, _, _ = cell_scores(count(sel_p[:half_p]), count(sel_q[:half_q]), smooth=smooth)
+    _, fp, fq = cell_scores(count(sel_p[half_p:]), count(sel_q[half_q:]), smooth=smooth)
+    freqs = (fp, fq, sel_p.size - half_p, sel_q.size - half_q)
+    out = []
+    for ordering in cell_orders:
+        order = ordering.order
+        if ordering.name == ORDERINGS[-1][0]:  # the learned ratio: refitted on the first half
+            order = np.argsort(-first, kind="stable")
+        out.append(max(predict(order, freqs, pooled, 0, alpha, z)[2] for z in SELECTION_Z))
+    return out
+
+
 def counted_set_test(
+    rng: np.random.Generator,
     select: tuple[np.ndarray, np.ndarray],
-    count: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    count: Callable[[np.ndarray], Counts],
     n_certify: tuple[int, int],
     claim: Any = None,
     *,
@@ -76,10 +145,11 @@ def counted_set_test(
     """The test from selection draws and a counter of the certification draws per cell.
 
     Args:
+        rng: randomness of the pooled test's ties (from the key).
         select: 1-D selection draws of P (on x) and of Q (on x').
-        count: ``count(edges)`` returns the certification counts per cell
-            (:func:`~rdpjax.rejection.cells.cell_codes` of every certification draw), one
-            array of ``len(edges) + 1`` per side; it is called once, after the sets are fixed.
+        count: ``count(edges)`` returns the certification :class:`Counts` per cell
+            (:func:`~rdpjax.rejection.cells.cell_codes` of the certification draws, arrays of
+            ``len(edges) + 1``); it is called once, after the cells and orderings are fixed.
         n_certify: certification draws per side (P, Q), for planning the sets.
         claim: a claim of kind ``pure_dp``, ``approx_dp`` or ``gdp``, or ``None``.
         delta: the δ at which ε is bounded (default the claim's δ, or 0).
@@ -108,29 +178,49 @@ def counted_set_test(
     atoms = sel_p.dtype.kind in "biu" or np.unique(pooled).size <= cells  # codes, or few values
     smooth = max(0.5, SMOOTH_SHARE * size) if options.smooth is None else options.smooth
     scores, prob_p, prob_q = cell_scores(k_p, k_q, smooth=0.0 if atoms else smooth)
+    primary = PRIMARY_SHARE * float(alpha)
+    a_pooled, a_mass = (
+        (primary, alpha - primary) if target == "epsilon" else (alpha - primary, primary)
+    )
     candidates = choose_candidates(
-        scores, prob_p, prob_q, n_certify, alpha=alpha, both_directions=options.both_directions,
+        scores, prob_p, prob_q, n_certify, alpha=a_mass, both_directions=options.both_directions,
         target=target, delta=delta, m=(float(sel_p.size), float(sel_q.size)),
     )  # fmt: skip
-    counts_p, counts_q = count(edges)
-    certified = certify(candidates, np.asarray(counts_p), np.asarray(counts_q), alpha=alpha,
+    cell_orders = orderings(edges, scores, float(np.median(pooled)))
+    counts = count(edges)
+    certified = certify(candidates, np.asarray(counts.p), np.asarray(counts.q), alpha=a_mass,
                         delta=delta, claim=claim)  # fmt: skip
+    guess: Pooled | None = None
+    if counts.poisson is not None:
+        freqs = (prob_p, prob_q, sel_p.size, sel_q.size)
+        pooled_counts = counts.poisson[0] + counts.poisson[1]
+        honest = _held_out(sel_p, sel_q, edges, 0.0 if atoms else smooth, cell_orders,
+                           pooled_counts, a_pooled)  # fmt: skip
+        guess = pooled_bound(rng, counts.poisson, counts.rate, cell_orders, freqs, delta=delta,
+                             alpha=a_pooled, honest=honest)  # fmt: skip
+    pooled_eps = -np.inf if guess is None else guess.epsilon
+    refuted = any(c.refutes for c in certified)
+    if claim is not None and claim.kind in ("pure_dp", "approx_dp"):
+        refuted = refuted or bool(pooled_eps > float(claim.params["epsilon"]))
     return SetTest(
         claim=claim,
         alpha=float(alpha),
         delta=delta,
-        epsilon=max((c.epsilon for c in certified), default=-np.inf),
+        epsilon=max(max((c.epsilon for c in certified), default=-np.inf), pooled_eps),
         mu=max((c.mu for c in certified), default=-np.inf),
-        refuted=any(c.refutes for c in certified),
+        refuted=refuted,
         sets=tuple(certified),
         n_select=int(min(sel_p.size, sel_q.size)),
         n_certify=int(min(n_certify)),
         cells=size,
         streamed=streamed,
+        pooled=guess,
+        levels=(a_pooled, a_mass),
     )
 
 
 def set_test(
+    key: Any,
     p_samples: Any,
     q_samples: Any,
     claim: Any = None,
@@ -140,14 +230,16 @@ def set_test(
     options: SetOptions | None = None,
     **fields: Any,
 ) -> SetTest:
-    """Certified rejection sets from draws of P (on x) and Q (on x'), checked against a claim.
+    """Certified ε(δ), μ and rejection sets from draws of P (on x) and Q (on x'), against a claim.
 
-    A random ``options.selection`` of each side's draws (a fixed-seed permutation, so that the
-    order of the draws does not matter) choose the sets, the rest certify them with exact
-    binomial bounds; everything reported holds simultaneously at 1 − α, at any
-    sample size (no asymptotics). See :mod:`rdpjax.rejection`.
+    Each side's draws are sorted, then permuted with ``key``, so the result depends on the draws
+    and the key only, never on the order the sampler returned them in; a share
+    ``options.selection`` of each side chooses the cells and orderings, the rest certifies:
+    exact binomial bounds, and everything reported holds simultaneously at 1 − α, at any sample
+    size (no asymptotics). See :mod:`rdpjax.rejection`.
 
     Args:
+        key: a JAX key (the split, the Poissonization and the ties of the pooled test).
         p_samples: 1-D array of outputs on x (reals or integer codes), i.i.d.
         q_samples: the same on x'.
         claim: :func:`~rdpjax.claims.approx_dp`, :func:`~rdpjax.claims.gdp` or
@@ -166,20 +258,21 @@ def set_test(
             more draws); a claim without a trade-off function; α outside (0, 0.5).
 
     Example:
-        >>> import numpy as np
+        >>> import jax, numpy as np
         >>> from rdpjax.claims import approx_dp
         >>> rng = np.random.default_rng(0)
         >>> p, q = rng.normal(1.0, 1.0, 100_000), rng.normal(0.0, 1.0, 100_000)
-        >>> result = set_test(p, q, approx_dp(1.0, 1e-5))
+        >>> result = set_test(jax.random.key(0), p, q, approx_dp(1.0, 1e-5))
         >>> result.refuted  # N(1,1) vs N(0,1) is (4.38, 1e-5)-DP, not (1, 1e-5)
         True
     """
     options = set_options(options, fields)
+    rng = key_rng(key)
     p, q = _side(p_samples, "p_samples"), _side(q_samples, "q_samples")
-    # A uniformly random part of each side chooses the sets (a seeded permutation): the split is
-    # then independent of the order the draws come in (a sorted file, say), which certification
-    # needs; for draws already i.i.d. in order it changes nothing.
-    rng = np.random.default_rng(SPLIT_SEED)
+    # Sorted first, so that the permutation (from the key) acts on the multiset of draws: the
+    # split and everything after it are then the same whatever order the draws came in, and
+    # for i.i.d. draws the parts are independent uniformly random subsamples.
+    p, q = np.sort(p), np.sort(q)
     p, q = p[rng.permutation(p.size)], q[rng.permutation(q.size)]
     m_p, m_q = (int(np.floor(options.selection * a.size)) for a in (p, q))
     if min(m_p, q.size - m_q, m_q, p.size - m_p) < 2:
@@ -187,13 +280,22 @@ def set_test(
             f"too few draws: {p.size:,} and {q.size:,} leave fewer than 2 per side to choose or "
             f"to certify the sets (selection = {options.selection:g})"
         )
+    cert_p, cert_q = p[m_p:], q[m_q:]
 
-    def count(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return tuple(  # pyright: ignore[reportReturnType]
-            np.bincount(cell_codes(a, edges), minlength=edges.size + 1) for a in (p[m_p:], q[m_q:])
-        )
+    def count(edges: np.ndarray) -> Counts:
+        size = edges.size + 1
+        codes_p, codes_q = cell_codes(cert_p, edges), cell_codes(cert_q, edges)
+        rate = poisson_rate(min(codes_p.size, codes_q.size))
+        n_p, n_q = int(rng.poisson(rate)), int(rng.poisson(rate))
+        poisson = None
+        if n_p <= codes_p.size and n_q <= codes_q.size:  # the first N of a random order
+            poisson = tuple(
+                np.bincount(c[:k], minlength=size) for c, k in ((codes_p, n_p), (codes_q, n_q))
+            )
+        full_p, full_q = (np.bincount(c, minlength=size) for c in (codes_p, codes_q))
+        return Counts(full_p, full_q, poisson, rate)  # pyright: ignore[reportArgumentType]
 
     return counted_set_test(
-        (p[:m_p], q[:m_q]), count, (p.size - m_p, q.size - m_q), claim, delta=delta,
+        rng, (p[:m_p], q[:m_q]), count, (cert_p.size, cert_q.size), claim, delta=delta,
         alpha=alpha, options=options,
     )  # fmt: skip

@@ -12,7 +12,7 @@ from rdpjax.rejection.cells import MAX_CELLS
 
 __all__ = ["DEFAULT_SELECTION", "SMOOTH_SHARE", "SetOptions", "set_options"]
 
-DEFAULT_SELECTION = 0.05
+DEFAULT_SELECTION = 0.08
 """Fraction of each side's draws that chooses the sets (the rest certifies them). Chosen by
 measurement against 0.1–0.3 on N(1,1) vs N(0,1) at n = 10³ … 10⁶ (mean certified ε at
 δ = 10⁻⁵ and μ; ``benchmarks/calibration/rejection_sets.py``)."""

@@ -9,6 +9,7 @@ import numpy as np
 
 from rdpjax._table import Column, text_table
 from rdpjax.rejection.certification import Certified
+from rdpjax.rejection.pooled import Pooled
 
 __all__ = ["SetTest"]
 
@@ -33,6 +34,9 @@ class SetTest:
         n_select, n_certify: draws per side used to choose the sets and to certify them.
         cells: the number of cells the sets are unions of.
         streamed: whether the certification draws were counted batch by batch.
+        pooled: the pooled-guess bound on ε(δ) (:mod:`rdpjax.rejection.pooled`), or ``None``
+            when its Poisson draw asked for more draws than there were.
+        levels: the shares of α of the pooled-guess bound and of the certified masses.
     """
 
     claim: Any
@@ -46,11 +50,41 @@ class SetTest:
     n_certify: int
     cells: int
     streamed: bool = False
+    pooled: Pooled | None = None
+    levels: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def is_refuted(self) -> bool:
         """Same as :attr:`refuted` (the name :class:`rdpjax.AuditReport` uses)."""
         return self.refuted
+
+    def gaussian_epsilon(self, delta: float | None = None) -> float:
+        """ε(δ) of a Gaussian mechanism with the certified μ: Gaussian-shaped, not a bound.
+
+        What a GDP fit reports (jax_privacy's ``epsilon_from_gdp``): if the pair is μ-GDP at
+        the certified μ, it is (ε, δ)-DP at this ε and no smaller (Dong, Roth, Su,
+        arXiv:1905.02383v3, Cor. 2.13). A lower bound on ε(δ) only for mechanisms of that shape.
+
+        Args:
+            delta: δ in (0, 1); default :attr:`delta`, or 10⁻⁵ where that is 0.
+        """
+        from scipy import optimize
+
+        from rdpjax.claims import gdp, hockey_stick
+
+        d = (self.delta or 1e-5) if delta is None else float(delta)
+        if not 0.0 < d < 1.0:
+            raise ValueError(f"delta must be in (0, 1); got {delta!r}")
+        if not (np.isfinite(self.mu) and self.mu > 0):
+            return 0.0
+        curve = gdp(float(self.mu))
+        f = lambda e: float(hockey_stick(curve, e)) - d  # noqa: E731
+        if f(0.0) <= 0:
+            return 0.0
+        hi = 1.0
+        while f(hi) > 0:
+            hi *= 2.0
+        return float(optimize.brentq(f, 0.0, hi, xtol=1e-10))
 
     def points(self) -> list[tuple[float, float]]:
         """Certified trade-off points ``(a, b)``: type I error ≤ a, type II error ≤ b."""
@@ -66,6 +100,11 @@ class SetTest:
         )
         mu = f"μ ≥ {self.mu:.4g}" if np.isfinite(self.mu) and self.mu > 0 else "no μ > 0 certified"
         facts = f"{eps}, {mu} (rejection sets, simultaneously at {conf})"
+        if self.claim is not None and self.claim.kind == "gdp" and self.refuted:
+            facts += (
+                f"; a Gaussian mechanism with μ = {self.mu:.4g} has ε(δ = "
+                f"{self.delta or 1e-5:g}) = {self.gaussian_epsilon():.4g} (Gaussian-shaped)"
+            )
         if self.claim is None:
             return facts
         if self.refuted:
@@ -93,12 +132,29 @@ class SetTest:
         tails = ["", *("  REFUTES" if s.refutes else "" for s in self.sets)]
         return text_table(columns, rows, tails=tails)
 
+    def guess_line(self) -> str:
+        """One line on the pooled-guess bound: what was guessed, how many right, at what level."""
+        g = None if self.pooled is None else self.pooled.guess
+        if self.pooled is None:
+            return "pooled guesses: not run (the Poisson draw exceeded the certification draws)"
+        if g is None:
+            return (
+                f"pooled guesses: nothing certified ({self.pooled.tests} tests on "
+                f"{sum(self.pooled.drawn):,} pooled draws)"
+            )
+        return (
+            f"pooled guesses ({g.ordering}): {g.correct:,} right of {g.top + g.bottom:,} "
+            f"({g.top:,} guessed x at one end, {g.bottom:,} guessed x' at the other"
+            f"{f', {g.dirty} removed for δ' if g.dirty else ''}), ε(δ) ≥ {g.epsilon:.4g} at "
+            f"level {g.level:.2g}, one of {self.pooled.tests} tests"
+        )
+
     def __str__(self) -> str:
         head = (
             f"rejection sets chosen on {self.n_select:,} draws per side, certified on "
             f"{self.n_certify:,} (exact binomial bounds, {len(self.sets)} sets, {self.cells} cells)"
         )
-        return "\n".join([head, *self.table(), self.verdict()])
+        return "\n".join([head, *self.table(), self.guess_line(), self.verdict()])
 
     def to_dict(self) -> dict:
         """JSON-ready: every certified number, the verdict and the sizes."""
@@ -114,6 +170,18 @@ class SetTest:
             "n_certify": self.n_certify,
             "cells": self.cells,
             "streamed": self.streamed,
+            "levels": {"pooled": self.levels[0], "sets": self.levels[1]},
+            "pooled": None
+            if self.pooled is None
+            else {
+                "epsilon_lower": _num(self.pooled.epsilon),
+                "rate": self.pooled.rate,
+                "drawn": list(self.pooled.drawn),
+                "tests": self.pooled.tests,
+                "guess": None
+                if self.pooled.guess is None
+                else dataclasses.asdict(self.pooled.guess),
+            },
             "sets": [
                 {
                     "favours": "P" if s.forward else "Q",

@@ -1,11 +1,14 @@
 """The rejection-set test at any n: the certification draws are counted per cell as they come.
 
 The selection draws (``selection · n`` a side, at most :data:`MAX_SELECTION`) are drawn in memory
-and fix the cells and the sets; then ``n`` certification draws a side are turned into cell codes
-as they are drawn and counted by the stream (:mod:`rdpjax.stream.sources`): JAX samplers inside
-one compiled scan a side, numpy black boxes batch by batch. Memory O(selection + cells), so
-n = 10⁹ a side works as it does for the Rényi bounds. Keys: ``split(key)`` gives the
-selection's and the certification's, so the two parts are independent.
+and fix the cells and the sets; then ``N ~ Poisson(n)`` certification draws a side (the pooled
+test's Poissonization, :mod:`rdpjax.rejection.pooled`, at no loss: the stream draws exactly N)
+are turned into cell codes as they are drawn and counted by the stream
+(:mod:`rdpjax.stream.sources`): JAX samplers inside one compiled scan a side, numpy black boxes
+batch by batch. Memory O(selection + cells), so n = 10⁹ a side works as it does for the Rényi
+bounds. Keys: ``split(key)`` gives the selection's and the certification's, so the two parts
+are independent. Only per-cell counts of the certification draws and the multiset of the
+selection draws are used, so the order in which a sampler returns a batch cannot matter.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax.estimator.options import BoundOptions, or_default
-from rdpjax.rejection.api import counted_set_test
+from rdpjax.rejection.api import Counts, counted_set_test, key_rng
 from rdpjax.rejection.cells import cell_codes
 from rdpjax.rejection.options import SetOptions
 from rdpjax.rejection.result import SetTest
@@ -69,6 +72,7 @@ def _selection_size(n: int, options: SetOptions) -> int:
 
 
 def source_set_test(
+    rng: np.random.Generator,
     select: tuple[np.ndarray, np.ndarray],
     make_source: Callable[[np.ndarray], Source],
     n: int | tuple[int, int],
@@ -82,11 +86,13 @@ def source_set_test(
     """The test on selection draws and a source of certification draws as cell codes.
 
     Args:
+        rng: draws the Poisson sizes and the pooled test's ties (from the key).
         select: selection draws of P and Q (1-D, in memory).
         make_source: ``make_source(edges)`` is a :class:`~rdpjax.stream.sources.Source` whose
             outputs are the cell codes (:func:`~rdpjax.rejection.cells.cell_codes`) of fresh
             draws, independent of ``select``.
-        n: certification draws per side, or a pair.
+        n: the mean certification draws per side, or a pair (the stream draws
+            ``Poisson(n)``).
         claim: a claim of kind ``pure_dp``, ``approx_dp`` or ``gdp``, or ``None``.
         delta: the δ of the reported ε bound (default the claim's, or 0).
         alpha: family-wise level in (0, 0.5).
@@ -96,17 +102,24 @@ def source_set_test(
     sizes = check_sizes(n)
     stream = StreamOptions() if stream is None else stream
 
-    def count(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rate = float(min(sizes))
+    drawn = (int(rng.poisson(rate)), int(rng.poisson(rate)))
+
+    def count(edges: np.ndarray) -> Counts:
         source = make_source(edges)
         coded = stream.replace(pilot=2, project=None)  # the codes need no pilot
+        n_stream = (max(drawn[0], 1), max(drawn[1], 1))
         with float64():  # float64 counts: exact to 2^53 draws
             source.kind(BoundOptions(discrete=True), coded)
-            (counts_p, counts_q), _ = source.counts(_counting(edges.size + 1), sizes, coded)
-        return np.rint(counts_p).astype(np.int64), np.rint(counts_q).astype(np.int64)
+            (counts_p, counts_q), _ = source.counts(_counting(edges.size + 1), n_stream, coded)
+        c_p, c_q = np.rint(counts_p).astype(np.int64), np.rint(counts_q).astype(np.int64)
+        poisson = (c_p, c_q) if min(drawn) > 0 else None  # a stream of one draw is not Poisson(0)
+        return Counts(c_p, c_q, poisson, rate)
 
     return counted_set_test(
-        select, count, sizes, claim, delta=delta, alpha=alpha, options=options, streamed=True
-    )
+        rng, select, count, sizes, claim, delta=delta, alpha=alpha, options=options,
+        streamed=True,
+    )  # fmt: skip
 
 
 def streamed_set_test(
@@ -156,7 +169,7 @@ def streamed_set_test(
         return JaxSource(k_cert, (coder[0], coder[1]), args)
 
     return source_set_test(
-        (select[0], select[1]), make_source, n, claim, delta=delta, alpha=alpha,
+        key_rng(key), (select[0], select[1]), make_source, n, claim, delta=delta, alpha=alpha,
         options=options, stream=stream,
     )  # fmt: skip
 
@@ -205,5 +218,6 @@ def blackbox_set_test(
         return NumpySource(k_cert, coded, x, x_prime)
 
     return source_set_test(
-        select, make_source, n, claim, delta=delta, alpha=alpha, options=options, stream=stream
-    )
+        key_rng(key), select, make_source, n, claim, delta=delta, alpha=alpha, options=options,
+        stream=stream,
+    )  # fmt: skip

@@ -16,6 +16,8 @@ from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp, zcdp
 from rdpjax.rejection import SetOptions, clopper_pearson, set_test
 from rdpjax.rejection.streamed import blackbox_set_test, streamed_set_test
 
+KEY = jax.random.key(0)
+
 
 @pytest.mark.parametrize("k, n", [(0, 10), (3, 10), (10, 10), (57, 750_000), (500, 1000)])
 def test_clopper_pearson_is_scipys_exact_interval(k, n):
@@ -46,16 +48,16 @@ def test_true_claims_are_rarely_refuted():
     for _ in range(100):
         p, q = _gaussian(rng, 4000)
         for i, c in enumerate(claims):
-            refuted[i] += set_test(p, q, c).refuted
+            refuted[i] += set_test(KEY, p, q, c).refuted
     assert np.all(refuted <= 12), refuted
 
 
 def test_bounds_lie_below_the_truth_and_false_claims_are_refuted():
     rng = np.random.default_rng(3)
     p, q = _gaussian(rng, 200_000)
-    r = set_test(p, q, approx_dp(1.0, 1e-5))
+    r = set_test(KEY, p, q, approx_dp(1.0, 1e-5))
     assert r.refuted and 1.0 < r.epsilon < 4.38
-    g = set_test(p, q, gdp(0.8))
+    g = set_test(KEY, p, q, gdp(0.8))
     assert g.refuted and 0.8 < g.mu < 1.0
     assert "REFUTED" in g.verdict() and "μ ≥" in g.verdict()
     # certified points lie on the safe side of the truth: b ≥ G_1(a) for the true 1-GDP pair
@@ -69,8 +71,8 @@ def test_pure_dp_and_discrete_outputs():
     keep = np.exp(1.0) / (1 + np.exp(1.0))
     p = (rng.random(50_000) < keep).astype(np.int32)
     q = (rng.random(50_000) >= keep).astype(np.int32)
-    assert set_test(p, q, pure_dp(0.7)).refuted
-    r = set_test(p, q, approx_dp(1.0, 0.0))
+    assert set_test(KEY, p, q, pure_dp(0.7)).refuted
+    r = set_test(KEY, p, q, approx_dp(1.0, 0.0))
     assert not r.refuted and r.cells == 3 and 0.7 < r.epsilon <= 1.0  # (−∞, 0), {0}, {1}
 
 
@@ -99,13 +101,13 @@ def test_blackbox_front_door():
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda p, q: set_test(p, q, zcdp(0.5)), "trade-off"),
-        (lambda p, q: set_test(p, q, alpha=0.7), "alpha"),
-        (lambda p, q: set_test(p[:20], q[:20]), "too few"),
-        (lambda p, q: set_test(np.c_[p, p], q), "1-D"),
-        (lambda p, q: set_test(np.r_[p, np.nan], q), "non-finite"),
-        (lambda p, q: set_test(p, q, approx_dp(1, 1e-5), delta=1e-3), "differs"),
-        (lambda p, q: set_test(p, q, selection=1.5), "selection"),
+        (lambda p, q: set_test(KEY, p, q, zcdp(0.5)), "trade-off"),
+        (lambda p, q: set_test(KEY, p, q, alpha=0.7), "alpha"),
+        (lambda p, q: set_test(KEY, p[:20], q[:20]), "too few"),
+        (lambda p, q: set_test(KEY, np.c_[p, p], q), "1-D"),
+        (lambda p, q: set_test(KEY, np.r_[p, np.nan], q), "non-finite"),
+        (lambda p, q: set_test(KEY, p, q, approx_dp(1, 1e-5), delta=1e-3), "differs"),
+        (lambda p, q: set_test(KEY, p, q, selection=1.5), "selection"),
         (lambda p, q: SetOptions(cells=1), "cells"),
     ],
 )
@@ -118,6 +120,6 @@ def test_errors(call, match):
 def test_unknown_option_is_a_type_error():
     p, q = _gaussian(np.random.default_rng(0), 100)
     with pytest.raises(TypeError, match="SetOptions"):
-        set_test(p, q, bins=3)
+        set_test(KEY, p, q, bins=3)
     with pytest.raises(TypeError, match="SetOptions; got dict"):
-        set_test(p, q, options={"selection": 0.1})
+        set_test(KEY, p, q, options={"selection": 0.1})

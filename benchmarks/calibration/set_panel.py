@@ -1,0 +1,216 @@
+"""The fixed-n set test on a panel of laws, against jax_privacy on the same draws (issue 51).
+
+    PYTHONPATH=. python benchmarks/calibration/set_panel.py [--part power|validity|refute|all]
+        [--reps R] [--n 1e3 1e4 ...] [--laws gaussian laplace ...]
+
+Writes ``benchmarks/results/set_panel.json`` (``set_panel_<part>.json`` per part). Parts:
+
+* **power**: certified ε(δ = 10⁻⁵) at α = 0.05 of :func:`rdpjax.rejection.set_test` and of
+  ``jax_privacy.auditing.CanaryScoreAuditor(p, q).epsilon_clopper_pearson(0.05, delta=1e-5,
+  one_sided=…)`` (the larger of one- and two-sided), on the *same* draws, R replications per
+  (law, n): means, medians and the share of replications where rdpjax's is at least as large.
+* **validity**: false refutations of tight true claims, R replications per cell, α = 0.05,
+  with exact 95% intervals; each cell also on the same draws sorted (a legal sampler).
+* **refute**: refutation rates of false claims by the default :func:`rdpjax.audit`-style
+  test (the sets at α/2, as the audit runs them beside the Rényi bounds) and by jax_privacy.
+
+The laws (P on x, Q on x'): ``gaussian`` N(1,1)/N(0,1) (ε(10⁻⁵) = 4.38); ``laplace`` b = 1,
+shift 1 (ε = 1, a flat likelihood ratio); ``geometric`` two-sided, ε = 0.5, shift 1
+(discrete, flat); ``cauchy`` shift 1 (heavy tails); ``mixture`` ½N(−2,1) + ½N(2,1) shifted by
+0.5; ``subsampled`` the Poisson-subsampled Gaussian, rate 0.1, σ = 1, sensitivity 3;
+``variance`` N(0, 2²)/N(0, 1) (a two-sided leak); ``rr8`` 8-ary randomized response at ε = 1
+(codes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+from scipy import stats
+
+from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp
+from rdpjax.rejection import set_test
+
+ALPHA, DELTA = 0.05, 1e-5
+SEED = 1051  # draws of the power part (the defaults were tuned on seed 51: benchmarks/LOG.md)
+OUT = Path("benchmarks/results")
+
+
+def _geometric(rng, eps, n):
+    a = 1 - np.exp(-eps)
+    return rng.geometric(a, n) - rng.geometric(a, n)
+
+
+def _rr(rng, k, eps, value, n):
+    keep = np.exp(eps) / (np.exp(eps) + k - 1)
+    other = rng.integers(0, k - 1, n)
+    other = other + (other >= value)
+    return np.where(rng.random(n) < keep, value, other).astype(np.int64)
+
+
+LAWS = {
+    "gaussian": lambda r, n: (r.normal(1, 1, n), r.normal(0, 1, n)),
+    "laplace": lambda r, n: (r.laplace(1, 1, n), r.laplace(0, 1, n)),
+    "geometric": lambda r, n: (_geometric(r, 0.5, n) + 1, _geometric(r, 0.5, n)),
+    "cauchy": lambda r, n: (r.standard_cauchy(n) + 1, r.standard_cauchy(n)),
+    "mixture": lambda r, n: (
+        r.normal(0, 1, n) + np.where(r.random(n) < 0.5, -2, 2) + 0.5,
+        r.normal(0, 1, n) + np.where(r.random(n) < 0.5, -2, 2),
+    ),
+    "subsampled": lambda r, n: (r.normal(0, 1, n) + 3.0 * (r.random(n) < 0.1), r.normal(0, 1, n)),
+    "variance": lambda r, n: (r.normal(0, 2, n), r.normal(0, 1, n)),
+    "rr8": lambda r, n: (_rr(r, 8, 1.0, 0, n), _rr(r, 8, 1.0, 1, n)),
+}
+
+
+def _rate(hits: int, reps: int) -> dict:
+    ci = stats.binomtest(hits, reps).proportion_ci(0.95, method="exact")
+    return {"count": hits, "reps": reps, "rate": hits / reps, "ci95": [ci.low, ci.high]}
+
+
+def _jax_privacy(p, q, delta=DELTA) -> float:
+    from jax_privacy.auditing import CanaryScoreAuditor
+
+    a = CanaryScoreAuditor(p, q)
+    return max(a.epsilon_clopper_pearson(ALPHA, delta=delta, one_sided=s) for s in (True, False))
+
+
+def part_power(laws, sizes, reps) -> list[dict]:
+    rows = []
+    for law in laws:
+        for n in sizes:
+            r_n = reps if n < 10**6 else max(6, reps // 5) if reps < 30 else reps
+            ours, theirs, t_ours, t_theirs = [], [], 0.0, 0.0
+            for r in range(r_n):
+                p, q = LAWS[law](np.random.default_rng([n, r, SEED]), n)
+                t = time.perf_counter()
+                res = set_test(jax.random.key(r), p, q, approx_dp(100.0, DELTA), alpha=ALPHA)
+                ours.append(max(res.epsilon, 0.0))
+                t_ours += time.perf_counter() - t
+                t = time.perf_counter()
+                theirs.append(max(_jax_privacy(p, q), 0.0))
+                t_theirs += time.perf_counter() - t
+            a, b = np.array(ours), np.array(theirs)
+            row = {
+                "law": law, "n": n, "reps": r_n,
+                "rdpjax_mean": float(a.mean()), "rdpjax_median": float(np.median(a)),
+                "jax_privacy_mean": float(b.mean()), "jax_privacy_median": float(np.median(b)),
+                "ratio_of_means": float(a.mean() / b.mean()) if b.mean() > 0 else None,
+                "share_rdpjax_at_least": float(np.mean(a >= b)),
+                "seconds_rdpjax": t_ours / r_n, "seconds_jax_privacy": t_theirs / r_n,
+            }  # fmt: skip
+            rows.append(row)
+            print(
+                f"{law:>10} n={n:>8,} R={r_n:>3}: rdpjax {row['rdpjax_mean']:.3f} "
+                f"(median {row['rdpjax_median']:.3f})  jax_privacy {row['jax_privacy_mean']:.3f} "
+                f"(median {row['jax_privacy_median']:.3f})  ratio {row['ratio_of_means'] or 0:.3f}"
+                f"  rdpjax ≥ in {row['share_rdpjax_at_least']:.0%}",
+                flush=True,
+            )
+    return rows
+
+
+def _tight_claims():
+    return {
+        "gaussian": [gdp(1.0), approx_dp(1.0, float(hockey_stick(gdp(1.0), 1.0))),
+                     approx_dp(4.38, DELTA)],
+        "laplace": [pure_dp(1.0)],
+        "geometric": [pure_dp(0.5)],
+        "rr8": [pure_dp(1.0)],
+    }  # fmt: skip
+
+
+def part_validity(sizes, reps) -> list[dict]:
+    rows = []
+    for law, claims in _tight_claims().items():
+        for n in sizes:
+            for claim in claims:
+                hits = {"as drawn": 0, "sorted": 0}
+                for r in range(reps):
+                    p, q = LAWS[law](np.random.default_rng([n, r, 4051]), n)
+                    k = jax.random.key(10_000 + r)
+                    hits["as drawn"] += set_test(k, p, q, claim, alpha=ALPHA).refuted
+                    hits["sorted"] += set_test(
+                        k, np.sort(p), np.sort(q), claim, alpha=ALPHA
+                    ).refuted
+                for order, h in hits.items():
+                    row = {
+                        "law": law,
+                        "n": n,
+                        "claim": str(claim),
+                        "order": order,
+                        **_rate(h, reps),
+                    }
+                    rows.append(row)
+                    print(
+                        f"{law:>10} n={n:>7,} {str(claim):<34} {order:>8}: {h}/{reps} = "
+                        f"{h / reps:.3f} [{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}]",
+                        flush=True,
+                    )
+    return rows
+
+
+def part_refute(reps) -> list[dict]:
+    cells = [
+        ("geometric", 20_000, approx_dp(0.35, 0.0), None),
+        ("geometric", 20_000, pure_dp(0.35), None),
+        ("rr8", 2_000, pure_dp(0.7), None),
+        ("rr8", 2_000, pure_dp(0.7), "score"),
+    ]
+    rows = []
+    for law, n, claim, score in cells:
+        ours = theirs = 0
+        for r in range(reps):
+            p, q = LAWS[law](np.random.default_rng([n, r, 5051]), n)
+            if score:  # the natural score: 1{o = the true value on x}
+                p, q = (p == 0).astype(np.int64), (q == 0).astype(np.int64)
+            res = set_test(jax.random.key(r), p, q, claim, alpha=ALPHA / 2)
+            ours += res.refuted
+            theirs += _jax_privacy(p.astype(float), q.astype(float), delta=0.0) > float(
+                claim.params["epsilon"]
+            )
+        row = {"law": law, "n": n, "claim": str(claim), "score": score,
+               "rdpjax": _rate(ours, reps), "jax_privacy": _rate(theirs, reps)}  # fmt: skip
+        rows.append(row)
+        counts = f"rdpjax {ours}/{reps}, jax_privacy {theirs}/{reps}"
+        print(f"{law} n={n:,} {claim} score={score}: {counts}")
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", default="all", choices=["power", "validity", "refute", "all"])
+    ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--n", type=float, nargs="+", default=None)
+    ap.add_argument("--laws", nargs="+", default=list(LAWS))
+    args = ap.parse_args()
+    command = "PYTHONPATH=. python benchmarks/calibration/set_panel.py " + " ".join(
+        f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in vars(args).items()
+        if v is not None
+    )
+    print(command)
+    out: dict = {"command": command, "alpha": ALPHA, "delta": DELTA}
+    parts = ["power", "validity", "refute"] if args.part == "all" else [args.part]
+    for part in parts:
+        if part == "power":
+            sizes = [int(v) for v in (args.n or [1e3, 1e4, 1e5])]
+            out["power"] = part_power(args.laws, sizes, args.reps or 30)
+        elif part == "validity":
+            sizes = [int(v) for v in (args.n or [1e3, 1e4])]
+            out["validity"] = part_validity(sizes, args.reps or 200)
+        else:
+            out["refute"] = part_refute(args.reps or 100)
+    name = "set_panel.json" if args.part == "all" else f"set_panel_{args.part}.json"
+    path = OUT / name
+    path.write_text(json.dumps(out, indent=1))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""The pooled-guess test (rdpjax.rejection.pooled) and the order-free fixed-n set test."""
+
+import jax
+import numpy as np
+import pytest
+from scipy import stats
+
+from rdpjax.claims import approx_dp, pure_dp
+from rdpjax.rejection import set_test
+from rdpjax.rejection.pooled import _logit_lower, _walk, poisson_rate, shares, t_grid
+
+
+@pytest.mark.parametrize("n", [3, 1_000, 10**6])
+def test_poisson_rate_has_the_stated_miss_probability(n):
+    rate = poisson_rate(n, 0.005)
+    assert stats.poisson.sf(n, rate) == pytest.approx(0.005, rel=1e-6)
+    assert rate < n
+
+
+@pytest.mark.parametrize("s, t", [(1, 1), (7, 10), (950, 1000), (3, 50_000)])
+def test_logit_lower_is_the_one_sided_exact_interval(s, t):
+    level = 0.01
+    lo = stats.binomtest(s, t).proportion_ci(1 - 2 * level, method="exact").low
+    got = _logit_lower(np.array([s]), np.array([t]), np.array([level]))[0]
+    assert got == pytest.approx(np.log(lo / (1 - lo)), rel=1e-9)
+    assert _logit_lower(np.array([0]), np.array([5]), np.array([level]))[0] == -np.inf
+
+
+def test_walk_counts_whole_cells_exactly_and_splits_one_cell_in_range():
+    fav, other = np.array([3, 0, 5, 2]), np.array([1, 4, 0, 2])
+    order = np.array([2, 0, 3, 1])  # pooled sizes along the order: 5, 4, 4, 4
+    rng = np.random.default_rng(0)
+    t = np.array([0, 5, 9, 13, 17, 40])
+    np.testing.assert_array_equal(_walk(fav, other, order, t, rng), [0, 5, 8, 10, 10, 10])
+    for _ in range(50):  # t = 7 takes 2 of cell 0's 4 draws (3 favoured): 5 + {1, 2}
+        assert _walk(fav, other, order, np.array([7]), rng)[0] in (6, 7)
+
+
+def test_t_grid_and_shares():
+    g = t_grid(10_000)
+    assert g[0] == 1 and g[-1] == 10_000 and np.all(np.diff(g) > 0)
+    assert np.all(g[10:-1] <= 1.2 * g[9:-2] + 1)  # a factor 1.2 apart, rounded
+    assert shares(None).sum() == pytest.approx(1.0)
+    w = shares([0.1, -np.inf, 0.5])
+    assert w.sum() == pytest.approx(1.0) and np.argmax(w) == 2
+
+
+def _laplace(rng, n):
+    return rng.laplace(1.0, 1.0, n), rng.laplace(0.0, 1.0, n)
+
+
+def test_a_flat_ratio_at_its_tight_claim_is_rarely_refuted():
+    # Laplace b = 1, shift 1 is exactly 1-DP and every draw at x ≥ 1 or x ≤ 0 is guessed right
+    # with probability e/(1 + e): the pooled test sits on its boundary. At α = 0.05, 100
+    # replications refute more than 12 with probability < 0.001.
+    rng = np.random.default_rng(11)
+    refuted = sum(
+        set_test(jax.random.key(r), *_laplace(rng, 3_000), pure_dp(1.0)).refuted for r in range(100)
+    )
+    assert refuted <= 12
+
+
+def test_equal_laws_certify_nothing_positive_mostly():
+    rng = np.random.default_rng(5)
+    eps = [
+        set_test(jax.random.key(r), rng.normal(size=2_000), rng.normal(size=2_000)).epsilon
+        for r in range(60)
+    ]
+    assert np.mean(np.array(eps) > 0) <= 0.15  # ≤ α = 0.05 in expectation; P(> 9 of 60) < 0.01
+
+
+def test_the_order_of_the_draws_does_not_matter():
+    rng = np.random.default_rng(2)
+    p, q = _laplace(rng, 5_000)
+    key = jax.random.key(3)
+    a = set_test(key, p, q, approx_dp(0.5, 1e-5))
+    for pp, qq in [(np.sort(p), np.sort(q)), (np.sort(p)[::-1], q[rng.permutation(q.size)])]:
+        b = set_test(key, pp, qq, approx_dp(0.5, 1e-5))
+        assert (b.epsilon, b.mu, b.refuted) == (a.epsilon, a.mu, a.refuted)
+    c = set_test(jax.random.key(4), p, q, approx_dp(0.5, 1e-5))
+    assert c.epsilon != a.epsilon  # the key, not a fixed seed, draws the split
+
+
+def test_pooled_bound_lies_below_the_truth_and_refutes_a_categorical_leak():
+    rng = np.random.default_rng(9)
+    p, q = rng.normal(1.0, 1.0, 200_000), rng.normal(0.0, 1.0, 200_000)
+    r = set_test(jax.random.key(0), p, q, approx_dp(1.0, 1e-5))
+    assert r.pooled is not None and r.pooled.guess is not None
+    assert 2.0 < r.pooled.epsilon <= r.epsilon < 4.38
+    # 8-ary randomized response at ε = 1 (true value 0 on x, 1 on x') against ε = 0.7
+    keep = np.e / (np.e + 7)
+
+    def rr(value, n):
+        other = rng.integers(0, 7, n)
+        return np.where(rng.random(n) < keep, value, other + (other >= value))
+
+    res = set_test(jax.random.key(1), rr(0, 5_000), rr(1, 5_000), pure_dp(0.7))
+    assert res.refuted and 0.7 < res.epsilon <= 1.0
+    assert "pooled guesses" in str(res) and res.to_dict()["pooled"]["guess"]["correct"] > 0
