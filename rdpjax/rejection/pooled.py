@@ -191,8 +191,10 @@ def _logit_lower(s: np.ndarray, t: np.ndarray, level: np.ndarray) -> np.ndarray:
 
 
 def _prefixes(size: int) -> np.ndarray:
-    """Prefix lengths tried by :func:`predict`: all up to 300 cells, else geometric from both
-    ends and 300 evenly spaced (a flat ratio's best guess may end anywhere).
+    """Prefix lengths tried by :func:`predict`: all of them up to 300 cells.
+
+    Beyond, 100 geometric from each end and 300 evenly spaced (a flat ratio's best guess may
+    end anywhere).
     """
     if size <= 300:
         return np.arange(1, size + 1)
@@ -258,8 +260,10 @@ def predict(
 
 
 def shares(honest: list[float] | None) -> np.ndarray:
-    """The orderings' shares of the level: :data:`ORDERINGS`' weights, or :data:`TOP_SHARE` to
-    the ordering whose held-out prediction is best and the rest by those weights.
+    """The orderings' shares of the level.
+
+    :data:`ORDERINGS`' weights, or :data:`TOP_SHARE` to the ordering whose held-out prediction
+    is best and the rest in proportion to those weights.
     """
     base = np.asarray([w for _, w in ORDERINGS], np.float64)
     if honest is None or not np.any(np.isfinite(honest)):
