@@ -188,6 +188,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--n", type=float, nargs="+", default=None)
     ap.add_argument("--laws", nargs="+", default=list(LAWS))
+    ap.add_argument("--out", default=None, help="JSON file (default set_panel[_<part>].json)")
     args = ap.parse_args()
     command = "PYTHONPATH=. python benchmarks/calibration/set_panel.py " + " ".join(
         f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}"
@@ -207,7 +208,7 @@ def main() -> None:
         else:
             out["refute"] = part_refute(args.reps or 100)
     name = "set_panel.json" if args.part == "all" else f"set_panel_{args.part}.json"
-    path = OUT / name
+    path = Path(args.out) if args.out else OUT / name
     path.write_text(json.dumps(out, indent=1))
     print(f"wrote {path}")
 

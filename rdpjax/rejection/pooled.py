@@ -79,10 +79,11 @@ GRID_DENSE, GRID_RATIO = 10, 1.2
 """The fixed grid: ``t = 1 … 10``, then a factor 1.2 apart up to all pooled draws."""
 PRIOR = 0.5
 """Pseudo-draws a side added to a prefix's selection counts when predicting its θ."""
-SELECTION_Z = (0.0, 2.0)
-"""Predictions take θ of a prefix at these many standard errors (Wilson) below the selection's
-estimate, one window each: 0 finds the small pure tails of peaked ratios (a Gaussian), 2 the
-large sets of flat ones (Laplace, geometric), which the selection saw more of."""
+SELECTION_Z = (None, 2.0)
+"""The predictions, one window each: ``None`` takes each cell's rate of right guesses from its
+own (smoothed) selection counts, which finds the small pure tails of peaked ratios (a Gaussian);
+2 takes each prefix's rate 2 standard errors (Wilson) below the selection's, which finds the
+large sets of flat ratios (Laplace, geometric) that the selection saw more of."""
 
 
 def poisson_rate(n: int, miss: float = MISS) -> float:
@@ -224,14 +225,16 @@ def _wilson_logit(s: np.ndarray, t: np.ndarray, level: float) -> np.ndarray:
 
 def predict(
     order: np.ndarray, freqs: tuple[np.ndarray, np.ndarray, int, int], pooled: np.ndarray,
-    dirty: int, alpha: float, z: float = 1.0,
+    dirty: int, alpha: float, z: float | None = 1.0,
 ) -> tuple[int, int, float]:  # fmt: skip
     """The predicted best guess along an ordering: pooled draws guessed at each end, and bound.
 
     Guessing P on the first k cells guesses their ``T_k`` pooled certification draws (counts
     without labels), of which a share ``θ_k`` is expected right, estimated from the selection's
-    (smoothed) counts of those cells, ``(K_P + c)/(K_P + K_Q + 2c)`` with c = :data:`PRIOR`
-    (a prefix the selection barely saw is not predicted pure); Q on the last cells likewise.
+    (smoothed) counts of those cells: ``(K_P + c)/(K_P + K_Q + 2c)`` with c = :data:`PRIOR`
+    (a prefix the selection barely saw is not predicted pure) taken ``z`` Wilson standard
+    errors low, or with ``z=None`` cell by cell (c spread over the cells); Q on the last cells
+    likewise.
     Over disjoint prefixes of the two ends (at most 150 a side, geometrically spaced) the pair
     whose bound, at a tenth of α, would be largest is returned as ``(t₁, t₂, bound)``
     (``(0, 0, -inf)`` when none is positive).
@@ -242,6 +245,11 @@ def predict(
 
     def ends(o: np.ndarray, fav: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = np.cumsum(pooled[o])[ks - 1]
+        if z is None:  # per cell: each cell's rate from its (smoothed) counts
+            rate = (fav + PRIOR / fav.size) / (fav + other + 2 * PRIOR / fav.size)
+            return np.concatenate([[0.0], n]), np.concatenate(
+                [[0.0], np.cumsum((pooled * rate)[o])[ks - 1]]
+            )
         k_f, k_o = np.cumsum(fav[o])[ks - 1], np.cumsum(other[o])[ks - 1]
         right = n * _wilson(k_f + PRIOR, k_f + k_o + 2 * PRIOR, z)
         return np.concatenate([[0.0], n]), np.concatenate([[0.0], right])
