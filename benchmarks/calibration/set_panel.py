@@ -150,7 +150,7 @@ def _tight_claims():
         # on the curve at ε = 1 (Cauchy shift 1 is 0.962-DP: at ε = 0.9)
         **{
             law: [approx_dp(e, hockey_stick_delta(law, e))]
-            for law, e in (("cauchy", 0.9), ("mixture", 1.0), ("subsampled", 1.0), ("variance", 1.0))
+            for law, e in {"cauchy": 0.9, "mixture": 1.0, "subsampled": 1.0, "variance": 1.0}.items()
         },
     }  # fmt: skip
 
