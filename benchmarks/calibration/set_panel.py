@@ -140,6 +140,9 @@ def hockey_stick_delta(law: str, eps: float) -> float:
     return out
 
 
+ON_CURVE = {"cauchy": 0.9, "mixture": 1.0, "subsampled": 1.0, "variance": 1.0}
+
+
 def _tight_claims():
     return {
         "gaussian": [gdp(1.0), approx_dp(1.0, float(hockey_stick(gdp(1.0), 1.0))),
@@ -148,10 +151,7 @@ def _tight_claims():
         "geometric": [pure_dp(0.5)],
         "rr8": [pure_dp(1.0)],
         # on the curve at ε = 1 (Cauchy shift 1 is 0.962-DP: at ε = 0.9)
-        **{
-            law: [approx_dp(e, hockey_stick_delta(law, e))]
-            for law, e in {"cauchy": 0.9, "mixture": 1.0, "subsampled": 1.0, "variance": 1.0}.items()
-        },
+        **{law: [approx_dp(e, hockey_stick_delta(law, e))] for law, e in ON_CURVE.items()},
     }  # fmt: skip
 
 
