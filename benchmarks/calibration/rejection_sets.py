@@ -5,7 +5,7 @@
 (``PYTHONPATH=.``: the checkout's rdpjax; the JSON records which.) Writes
 ``benchmarks/results/rejection_sets.json``. Three parts:
 
-* **jax**: N(1,1) vs N(0,1) (the Gaussian mechanism at μ = 1; true ε(δ = 10⁻⁵) = 4.38). On the
+* **jax** (the Gaussian alone; the panel of laws is `set_panel.py`): N(1,1) vs N(0,1) (the Gaussian mechanism at μ = 1; true ε(δ = 10⁻⁵) = 4.38). On the
   *same* draws, rdpjax's :func:`rdpjax.rejection.set_test` (ε at δ = 10⁻⁵, α = 0.05) and
   ``jax_privacy.auditing.CanaryScoreAuditor(p, q).epsilon_clopper_pearson(0.05, delta=1e-5)``
   (Bonferroni over every threshold, all draws), R replications per n. Also rdpjax's certified μ
@@ -60,12 +60,14 @@ def part_jax() -> list[dict]:
             rng = np.random.default_rng([n, r])
             p, q = rng.normal(1.0, 1.0, n), rng.normal(0.0, 1.0, n)
             t = time.perf_counter()
-            ours.append(set_test(p, q, approx_dp(4.38, DELTA), alpha=ALPHA).epsilon)
+            ours.append(
+                set_test(jax.random.key(r), p, q, approx_dp(4.38, DELTA), alpha=ALPHA).epsilon
+            )
             t_ours += time.perf_counter() - t
             t = time.perf_counter()
             theirs.append(CanaryScoreAuditor(p, q).epsilon_clopper_pearson(ALPHA, delta=DELTA))
             t_theirs += time.perf_counter() - t
-            mus.append(set_test(p, q, gdp(1.0), alpha=ALPHA).mu)
+            mus.append(set_test(jax.random.key(r), p, q, gdp(1.0), alpha=ALPHA).mu)
         ours_a, theirs_a = np.array(ours), np.array(theirs)
         row = {
             "n": n,
@@ -102,7 +104,7 @@ def part_variance(n: int = 10**5, reps: int = 20) -> dict:
     for r in range(reps):
         rng = np.random.default_rng([n, r, 99])
         p, q = rng.normal(0.0, 2.0, n), rng.normal(0.0, 1.0, n)
-        ours.append(set_test(p, q, approx_dp(10.0, DELTA), alpha=ALPHA).epsilon)
+        ours.append(set_test(jax.random.key(r), p, q, approx_dp(10.0, DELTA), alpha=ALPHA).epsilon)
         auditor = CanaryScoreAuditor(p, q)
         theirs.append(auditor.epsilon_clopper_pearson(ALPHA, delta=DELTA, one_sided=False))
     row = {"n": n, "reps": reps, "rdpjax_mean": float(np.mean(ours)),
@@ -158,7 +160,7 @@ def part_validity(reps: int) -> list[dict]:
             hits, eps = 0, []
             for r in range(reps):
                 p, q = draw(np.random.default_rng([n, r, 7]), n)
-                result = set_test(p, q, claim, alpha=ALPHA)
+                result = set_test(jax.random.key(r), p, q, claim, alpha=ALPHA)
                 hits += result.refuted
                 eps.append(result.mu if claim.kind == "gdp" else result.epsilon)
             row = {"mechanism": name, "claim": str(claim), "n": n, **_rate(hits, reps)}
