@@ -164,10 +164,10 @@ def part_validity(sizes, reps) -> list[dict]:
                 for r in range(reps):
                     p, q = LAWS[law](np.random.default_rng([n, r, 4051]), n)
                     k = jax.random.key(10_000 + r)
-                    hits["as drawn"] += set_test(k, p, q, claim, alpha=ALPHA).refuted
-                    hits["sorted"] += set_test(
-                        k, np.sort(p), np.sort(q), claim, alpha=ALPHA
-                    ).refuted
+                    hits["as drawn"] += int(set_test(k, p, q, claim, alpha=ALPHA).refuted)
+                    hits["sorted"] += int(
+                        set_test(k, np.sort(p), np.sort(q), claim, alpha=ALPHA).refuted
+                    )
                 for order, h in hits.items():
                     row = {
                         "law": law,
@@ -200,9 +200,10 @@ def part_refute(reps) -> list[dict]:
             if score:  # the natural score: 1{o = the true value on x}
                 p, q = (p == 0).astype(np.int64), (q == 0).astype(np.int64)
             res = set_test(jax.random.key(r), p, q, claim, alpha=ALPHA / 2)
-            ours += res.refuted
-            theirs += _jax_privacy(p.astype(float), q.astype(float), delta=0.0) > float(
-                claim.params["epsilon"]
+            ours += int(res.refuted)
+            theirs += int(
+                _jax_privacy(p.astype(float), q.astype(float), delta=0.0)
+                > float(claim.params["epsilon"])
             )
         row = {"law": law, "n": n, "claim": str(claim), "score": score,
                "rdpjax": _rate(ours, reps), "jax_privacy": _rate(theirs, reps)}  # fmt: skip
@@ -212,14 +213,58 @@ def part_refute(reps) -> list[dict]:
     return rows
 
 
+def tables() -> None:
+    """Print the docs' Markdown tables from the JSON files of the other parts."""
+    power = []
+    for name in ("set_panel_power.json", "set_panel_power_1e6.json"):
+        if (OUT / name).exists():
+            power += json.loads((OUT / name).read_text()).get("power", [])
+    head = "| law | n per side | R | rdpjax mean (median) | jax_privacy mean (median) | ratio |"
+    print(head + " rdpjax ≥ |")
+    print("|---|---|---|---|---|---|---|")
+    for r in sorted(power, key=lambda r: (list(LAWS).index(r["law"]), r["n"])):
+        ratio = f"{r['ratio_of_means']:.3f}" if r["ratio_of_means"] else "—"
+        print(
+            f"| {r['law']} | {r['n']:,} | {r['reps']} | {r['rdpjax_mean']:.3f} "
+            f"({r['rdpjax_median']:.3f}) | {r['jax_privacy_mean']:.3f} "
+            f"({r['jax_privacy_median']:.3f}) | {ratio} | {r['share_rdpjax_at_least']:.0%} |"
+        )
+    path = OUT / "set_panel_validity.json"
+    if path.exists():
+        rows = json.loads(path.read_text())["validity"]
+        print("\n| law | claim | n per side | as drawn | sorted |")
+        print("|---|---|---|---|---|")
+        for i in range(0, len(rows), 2):
+            a, b = rows[i], rows[i + 1]
+            cell = lambda r: f"{r['count']}/{r['reps']} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]"  # noqa: E731
+            print(f"| {a['law']} | `{a['claim']}` | {a['n']:,} | {cell(a)} | {cell(b)} |")
+    path = OUT / "set_panel_refute.json"
+    if path.exists():
+        rows = json.loads(path.read_text())["refute"]
+        print("\n| law | n per side | false claim | score | rdpjax (sets at α/2) | jax_privacy |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            a, b = r["rdpjax"], r["jax_privacy"]
+            score = "1{o = true value}" if r["score"] else "none (the codes)"
+            print(
+                f"| {r['law']} | {r['n']:,} | `{r['claim']}` | {score} | "
+                f"{a['count']}/{a['reps']} | {b['count']}/{b['reps']} |"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", default="all", choices=["power", "validity", "refute", "all"])
+    ap.add_argument(
+        "--part", default="all", choices=["power", "validity", "refute", "all", "tables"]
+    )
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--n", type=float, nargs="+", default=None)
     ap.add_argument("--laws", nargs="+", default=list(LAWS))
     ap.add_argument("--out", default=None, help="JSON file (default set_panel[_<part>].json)")
     args = ap.parse_args()
+    if args.part == "tables":
+        tables()
+        return
     command = "PYTHONPATH=. python benchmarks/calibration/set_panel.py " + " ".join(
         f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}"
         for k, v in vars(args).items()
