@@ -20,7 +20,7 @@ import numpy as np
 
 from rdpjax.claims import SET_KINDS, as_claim
 from rdpjax.estimator.options import or_default
-from rdpjax.rejection.cells import cell_codes, cell_edges, cell_scores, default_cells
+from rdpjax.rejection.cells import MAX_CELLS, cell_codes, cell_edges, cell_scores, default_cells
 from rdpjax.rejection.certification import certify, choose_candidates
 from rdpjax.rejection.options import SMOOTH_SHARE, SetOptions, set_options
 from rdpjax.rejection.pooled import (
@@ -171,11 +171,15 @@ def counted_set_test(
     )
     pooled = np.concatenate([sel_p, sel_q]).astype(np.float64)
     cells = options.cells or default_cells(pooled.size)
-    edges = cell_edges(pooled, cells)
+    distinct = np.unique(pooled)
+    atoms = sel_p.dtype.kind in "biu" or distinct.size <= cells  # codes, or few values
+    if atoms and distinct.size < min(cells if options.cells else MAX_CELLS, MAX_CELLS):
+        edges = distinct  # a cell per value seen: quantiles could merge two codes' cells
+    else:
+        edges = cell_edges(pooled, cells)
     size = edges.size + 1
     k_p = np.bincount(cell_codes(sel_p, edges), minlength=size).astype(np.float64)
     k_q = np.bincount(cell_codes(sel_q, edges), minlength=size).astype(np.float64)
-    atoms = sel_p.dtype.kind in "biu" or np.unique(pooled).size <= cells  # codes, or few values
     smooth = max(0.5, SMOOTH_SHARE * size) if options.smooth is None else options.smooth
     scores, prob_p, prob_q = cell_scores(k_p, k_q, smooth=0.0 if atoms else smooth)
     primary = PRIMARY_SHARE * float(alpha)
