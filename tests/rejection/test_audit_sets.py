@@ -124,13 +124,9 @@ def test_approx_dp_with_delta_zero_is_audited_as_pure_dp(sequential):
     from rdpjax.claims import pure_dp
 
     size = dict(sequential=True, max_n=4_000) if sequential else dict(n=4_000)
-    reports = [
-        rdpjax.audit(
-            _two_sided_geometric, [1], [0], key=jax.random.key(11), claim=claim,
-            progress=False, **size,
-        )  # fmt: skip
-        for claim in (approx_dp(0.35, 0.0), pure_dp(0.35))
-    ]
+    common = dict(key=jax.random.key(11), progress=False, **size)
+    claims = (approx_dp(0.35, 0.0), pure_dp(0.35))
+    reports = [rdpjax.audit(_two_sided_geometric, [1], [0], claim=c, **common) for c in claims]
     a, b = (r.to_dict() for r in reports)
     assert a == b and a["claim"]["kind"] == "pure_dp" and a["sets"] is None
     assert reports[0].verdict() == reports[1].verdict()
