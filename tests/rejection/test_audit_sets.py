@@ -117,7 +117,7 @@ def _two_sided_geometric(rng, database, m):
     return int(np.sum(database)) + rng.geometric(p, m) - rng.geometric(p, m)
 
 
-@pytest.mark.parametrize("sequential", [False])
+@pytest.mark.parametrize("sequential", [False, True])
 def test_approx_dp_with_delta_zero_is_audited_as_pure_dp(sequential):
     # ε = 0.35 is false (the truth is 0.5). Issue 51: approx_dp(0.35, 0) went to the sets
     # alone ("claimed: none") while pure_dp(0.35) got the ε-DP Rényi curve.
