@@ -475,3 +475,31 @@ def test_a_sampler_returning_sorted_batches_gives_the_same_looks(sample):
         for a, b in zip(ordered.looks, as_drawn.looks, strict=True):
             np.testing.assert_allclose(a.lower, b.lower, rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(a.estimate, b.estimate, rtol=1e-9, atol=1e-12)
+
+
+def _late_negative(rng, database, m):
+    """The two-sided geometric folded but for values below −10: negatives come late and rare."""
+    v = two_sided_geometric(rng, database, m)
+    return np.where(v < -10, v, np.abs(v))
+
+
+@pytest.mark.parametrize("crash_at", [15, 35])  # the first negative: call 28
+def test_a_resumed_audit_keeps_the_table_of_integer_values(tmp_path, crash_at):
+    """The table that starts at the first negative output is saved with the checkpoint: an audit
+    stopped before or after that point resumes to the uninterrupted looks."""
+    kw = dict(key=jax.random.key(5), sequential=True, max_n=3_200, batch_size=150, lam=[2.0])
+    kw |= dict(claim=pure_dp(0.5), progress=False)
+    full = rdpjax.audit(_late_negative, ONE, ZERO, **kw)
+    calls = {"n": 0}
+
+    def crashing(rng, database, m):
+        calls["n"] += 1
+        if calls["n"] == crash_at:
+            raise KeyboardInterrupt
+        return _late_negative(rng, database, m)
+
+    crashing.__name__ = "_late_negative"  # the same audit's fingerprint
+    with pytest.raises(KeyboardInterrupt):
+        rdpjax.audit(crashing, ONE, ZERO, checkpoint=tmp_path, **kw)
+    resumed = rdpjax.audit(_late_negative, ONE, ZERO, checkpoint=tmp_path, resume=True, **kw)
+    assert resumed.looks == full.looks
