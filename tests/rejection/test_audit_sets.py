@@ -131,3 +131,16 @@ def test_approx_dp_with_delta_zero_is_audited_as_pure_dp(sequential):
     assert a == b and a["claim"]["kind"] == "pure_dp" and a["sets"] is None
     assert reports[0].verdict() == reports[1].verdict()
     assert np.all(np.isfinite(reports[0].claimed))
+
+
+def test_a_sequential_betting_audit_is_the_same_for_sorted_batches():
+    # Issue 51: the betting route (audit(…, sequential=True) with a GDP claim) on a sampler
+    # returning each batch sorted: the same test as on the same draws unsorted.
+    def sorted_sum(rng, database, m):
+        return np.sort(noisy_sum(rng, database, m))
+
+    kw = dict(key=jax.random.key(4), claim=gdp(0.8), sequential=True, max_n=5_000)
+    a = rdpjax.audit(noisy_sum, [1.0], [0.0], progress=False, **kw)
+    b = rdpjax.audit(sorted_sum, [1.0], [0.0], progress=False, **kw)
+    assert a.sets == b.sets and a.verdict() == b.verdict() and a.n == b.n
+    assert len(a.sets.path) > 5
