@@ -207,3 +207,21 @@ def test_low_mass_leak_and_support_gap_studies_run(tmp_path):
     assert gap.main(argv) == 0
     noted = {c["law"]: c["new"]["noted"] for c in json.loads(out.read_text())["cells"]}
     assert noted == {"gap_50%": 1.0, "uniform_10k": 0.0}
+
+
+@pytest.mark.slow
+def test_order_study_sees_the_old_fault_and_restores_the_test(tmp_path):
+    bench = _load("order")
+    from rdpjax.rejection import betting
+
+    shuffled = betting._shuffled
+    out = tmp_path / "order.json"
+    argv = ["--part", "betting", "--law", "gaussian", "--reps", "60", "--max-n", "4000"]
+    assert bench.main([*argv, "--control", "--out", str(out)]) == 0
+    rows = {r["order"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["sorted"]["same_as_drawn"] == rows["reversed"]["same_as_drawn"] == 60
+    # The old test (the given order) on the same sorted draws: a different result somewhere.
+    assert rows[bench.CONTROL]["same_as_drawn"] < 60
+    assert betting._shuffled is shuffled  # the control's stand-in is undone
+    for r in rows.values():
+        assert r["wilson"][0] <= r["rate"] <= r["wilson"][1]

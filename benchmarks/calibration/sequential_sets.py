@@ -3,7 +3,8 @@
     PYTHONPATH=. python benchmarks/calibration/sequential_sets.py [--reps 200] [--max-n 20000]
 
 ``rdpjax.rejection.betting.log_wealth_paths`` on R replications at once (the same test as
-``sequential_set_test``, on outputs drawn in advance with a fixed seed per case), α = 0.05:
+``sequential_set_test``, on outputs drawn in advance with a fixed seed per case, and with
+``jax.random.key(seed)`` for the within-batch permutations), α = 0.05:
 
 * **power**: the pairs per side drawn until the claim is refuted — median, quartiles (a
   replication not refuted by ``max_n`` counts as more than ``max_n``) and the share not refuted
@@ -27,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 from scipy import stats
 
@@ -108,7 +110,7 @@ def run_case(name, draw, claim, target, kind, reps, max_n, seed) -> dict:
     rng = np.random.default_rng(seed)
     xs, ys = draw(rng, (reps, max_n))
     t0 = time.perf_counter()
-    out = log_wealth_paths(xs, ys, claim, alpha=ALPHA)
+    out = log_wealth_paths(jax.random.key(seed), xs, ys, claim, alpha=ALPHA)
     seconds = time.perf_counter() - t0
     stop = out["stop"]
     refuted = stop > 0

@@ -59,6 +59,11 @@ def pure_dp(epsilon: float, delta: float = 0.0) -> Claim:
 def approx_dp(epsilon: float, delta: float) -> Claim:
     """An (ε, δ)-DP claim: ``P(S) ≤ e^ε Q(S) + δ`` for every set S, both ways round.
 
+    With δ = 0 this is ε-DP, and the claim returned is :func:`pure_dp` (ε) itself: one
+    statement, one claim, so every route (:func:`rdpjax.claims.check`, the audit's choice of
+    test, its report and the command line's ``--claim-epsilon E --claim-delta 0``) treats the
+    two spellings alike, and both get the ε-DP Rényi curve (issue 51, item 3).
+
     With δ > 0 the privacy loss may be unbounded with probability δ, so the claim implies no
     finite ε(λ) at any order (its curve is +inf) and Rényi bounds cannot refute it. It is
     checked by :func:`rdpjax.rejection.set_test`: a rejection set whose certified masses break
@@ -68,25 +73,28 @@ def approx_dp(epsilon: float, delta: float) -> Claim:
 
     Args:
         epsilon: ε, finite and ≥ 0.
-        delta: δ in [0, 1). ``approx_dp(ε, 0)`` is the same statement as ``pure_dp(ε)`` but is
-            checked by rejection sets.
+        delta: δ in [0, 1); 0 gives ``pure_dp(epsilon)``.
 
     Returns:
-        A :class:`Claim` of kind ``"approx_dp"``.
+        A :class:`Claim` of kind ``"approx_dp"`` (δ > 0) or ``"pure_dp"`` (δ = 0).
 
     Raises:
         ValueError: for ε negative, infinite or NaN; δ outside [0, 1) or NaN.
 
     Example:
-        >>> from rdpjax.claims import approx_dp
+        >>> from rdpjax.claims import approx_dp, pure_dp
         >>> c = approx_dp(1.0, 1e-5)
         >>> c.kind, float(c(2.0)[0])
         ('approx_dp', inf)
+        >>> approx_dp(1.0, 0.0) == pure_dp(1.0)
+        True
     """
     epsilon = _nonnegative(epsilon, "epsilon")
     d = _real(delta, "delta")
     if not 0.0 <= d < 1.0:
         raise ValueError(f"delta must be in [0, 1); got {delta!r}")
+    if d == 0.0:
+        return pure_dp(epsilon)
     return Claim(
         name=f"(ε, δ)-DP, ε = {epsilon:g}, δ = {d:g}",
         kind="approx_dp",

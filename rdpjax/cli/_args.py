@@ -211,7 +211,7 @@ def add_claim_options(parser) -> None:
         metavar="D",
         default=None,
         help="with --claim-epsilon E: check the claim (E, D)-DP by certified rejection sets "
-        "(rdpjax.claims.approx_dp)",
+        "(rdpjax.claims.approx_dp); D = 0 is E-DP, checked as --claim-epsilon E alone",
     )
 
 
@@ -226,7 +226,8 @@ _CLAIM_OPTIONS = {
 def claim_from_args(args):
     """The :class:`rdpjax.claims.Claim` the options name, or ``None``.
 
-    ``--claim-epsilon E --claim-delta D`` is :func:`rdpjax.claims.approx_dp` (E, D).
+    ``--claim-epsilon E --claim-delta D`` is :func:`rdpjax.claims.approx_dp` (E, D), which is
+    ``pure_dp(E)`` (the claim of ``--claim-epsilon E`` alone) when D = 0.
 
     Raises:
       CliError: for an invalid claim, or ``--claim-delta`` without ``--claim-epsilon``.

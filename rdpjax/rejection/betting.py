@@ -19,6 +19,30 @@ witness function evaluated on a pair, as 1_S is here. By Ville's inequality
 ``P(∃t: K_t ≥ 1/α) ≤ α`` under the claim, so refuting as soon as ``K_t ≥ 1/α`` is a level-α
 test whatever the stopping rule: the user may watch every pair and stop at will.
 
+**Any order.** The argument above takes the pairs in an order that does not depend on their
+values. A sampler is called for i.i.d. outputs: the ``m`` outputs of one call are, as a
+multiset, ``m`` i.i.d. draws, independent of other calls, but it may return them in any order
+(sorted, or a discrete law written as ``np.repeat(values, rng.multinomial(m, p))``). The bet is
+fixed for a batch while the wealth is watched after every pair, so a batch returned sorted
+brings its large payoffs together (and pairs the i-th smallest X with the i-th smallest Y): the
+running maximum of the wealth, which Ville's inequality is about, then depends on the values,
+and true, tight claims were refuted 9–15% of the time at α = 0.05 (issue 51). So each batch of
+each side is put in a uniformly random order, independent of the outputs and of the other side,
+before its multipliers are computed: it is sorted, then permuted by a permutation from its own
+numpy Generator, seeded from ``fold_in(key, ORDER_TAG)`` (:func:`order_generator`), one per
+batch and side, in drawing order. Sorting first makes the result depend on a call's outputs only
+through their multiset: any order the sampler returns gives the very same test (O(m log m) a
+batch, m ≤ ``batch``). This restores the i.i.d. sequence: if a call returns ``σ(X_1, …, X_m)``,
+with X i.i.d. and σ any rearrangement (which may depend on the values), and τ is a uniform
+permutation independent of both, then given X, ``τ∘σ`` is again uniform and independent of X,
+and an i.i.d. (exchangeable) vector permuted by an independent uniform permutation has the law
+of X itself. The two sides' permutations are independent, so the pairs are i.i.d. pairs of
+independent X and Y, as above. The bets are unchanged: they depend on the past only through its
+pooled order statistics and counts (:mod:`rdpjax.rejection.bets`). The alternative, watching the
+wealth only at batch ends, needs the random pairing all the same (the product over a batch
+depends on which X meets which Y) and can only stop later on the same pairs;
+``benchmarks/calibration/order.py`` measures both.
+
 **Hedging.** A convex combination of test supermartingales on the same filtration is one, so
 the test runs several betting strategies side by side, each with wealth 1 at the start, and
 watches their mean (the "hedged" capital process of Waudby-Smith & Ramdas, §4, there over the
@@ -38,20 +62,46 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import numpy as np
 
 from rdpjax._validation import check_int
 from rdpjax.claims import SET_KINDS, Claim
 from rdpjax.rejection.bets import Bets, epsilon_grid, log_multipliers, plan_bets
 from rdpjax.stream.batches import checked_outputs, generators
+from rdpjax.stream.plan import as_key
 
-__all__ = ["SCALES", "BettingResult", "batch_ends", "log_wealth_paths", "sequential_set_test"]
+__all__ = [
+    "ORDER_TAG",
+    "SCALES",
+    "BettingResult",
+    "batch_ends",
+    "log_wealth_paths",
+    "order_generator",
+    "sequential_set_test",
+]
 
 SCALES = (0.75, 0.375)
 """The hedged strategies: the fraction of the aGRAPA bet each one stakes."""
 FIRST = 2
 """Pairs drawn before the first bet (nothing is known before them)."""
 _FAMILIES = ("v", "|v − c|", "code rank")
+ORDER_TAG = 0x0D3E
+"""Folded into the test's key for the generator of the within-batch permutations."""
+
+
+def order_generator(key) -> np.random.Generator:
+    """The generator of the within-batch permutations (module docstring, "Any order").
+
+    ``generators(fold_in(key, ORDER_TAG))[0]``: independent of the generators the outputs are
+    drawn with (:func:`rdpjax.stream.batches.generators` of ``key`` itself).
+    """
+    return generators(jax.random.fold_in(as_key(key), ORDER_TAG))[0]
+
+
+def _shuffled(rng: np.random.Generator, batch: np.ndarray) -> np.ndarray:
+    """Each row of a ``(R, b)`` batch sorted, then put in its own uniformly random order."""
+    return rng.permuted(np.sort(batch, axis=1), axis=1)
 
 
 def batch_ends(max_n: int, batch: int) -> list[int]:
@@ -86,18 +136,36 @@ def _hedged(paths: np.ndarray) -> np.ndarray:
 
 
 def log_wealth_paths(
-    xs: Any, ys: Any, claim: Claim, *, alpha: float = 0.05, batch: int = 1024
+    key,
+    xs: Any,
+    ys: Any,
+    claim: Claim,
+    *,
+    alpha: float = 0.05,
+    batch: int = 1024,
+    every_pair: bool = True,
 ) -> dict[str, np.ndarray]:
     """The test on ``R`` replications at once, on outputs drawn in advance.
 
+    The outputs are split into the batches of :func:`batch_ends`, as :func:`sequential_set_test`
+    draws them, and each batch of each row and side is put in a random order from
+    :func:`order_generator` (``key``) before it is bet on (module docstring, "Any order"): the
+    result is the same for any order of the outputs within each batch. With ``R = 1`` and the
+    same key and ``batch``, it is that of :func:`sequential_set_test` on the same outputs.
+
     Args:
-        xs: ``(R, max_n)`` outputs on x (real numbers or integer codes); pair i of
-            replication r is ``(xs[r, i], ys[r, i])``.
+        key: a JAX key for the within-batch permutations.
+        xs: ``(R, max_n)`` outputs on x (real numbers or integer codes); replication r pairs
+            its batches of ``xs[r]`` and ``ys[r]``, each in a random order.
         ys: ``(R, max_n)`` outputs on x', of the same kind.
         claim: a claim of a kind in ``SET_KINDS``.
         alpha: the level; a replication stops at the first pair where the hedged wealth
             reaches ``1/alpha``.
         batch: the largest batch (pairs between two plannings).
+        every_pair: watch the wealth after every pair (the test); ``False`` watches it only at
+            the ends of batches (the alternative measured by
+            ``benchmarks/calibration/order.py``; it stops at the end of the batch where the
+            wealth is at or above ``1/alpha``).
 
     Returns:
         dict of ``(R,)`` arrays: ``stop`` (pairs per side at refutation; 0 where not refuted by
@@ -110,23 +178,33 @@ def log_wealth_paths(
         raise ValueError(f"xs and ys must be (R, max_n) arrays alike; got {xs.shape}, {ys.shape}")
     r, max_n = xs.shape
     discrete = bool(np.issubdtype(xs.dtype, np.integer))
+    ends = batch_ends(max_n, check_int(batch, "batch", 1))
+    order = order_generator(key)
+    xs, ys = xs.copy(), ys.copy()
+    start = 0
+    for end in ends:  # the permutations in drawing order: batch by batch, x then x'
+        xs[:, start:end] = _shuffled(order, xs[:, start:end])
+        ys[:, start:end] = _shuffled(order, ys[:, start:end])
+        start = end
     eps, delta = epsilon_grid(claim)
     level = np.log(1.0 / alpha)
     logk = np.zeros((len(SCALES), r))
     stop, final, winner = np.zeros(r, np.int64), np.zeros(r), np.zeros(r, np.int64)
     start = 0
-    for end in batch_ends(max_n, batch):
+    for end in ends:
         live = np.flatnonzero(stop == 0)
         if start > 0 and live.size:
             past = xs[live, :start], ys[live, :start]
             new = xs[live, start:end], ys[live, start:end]
             paths, _ = _advance(logk[:, live], *past, *new, eps, delta, discrete)
+            if not every_pair:
+                paths = paths[:, :, -1:]
             hedged = _hedged(paths)
             crossed = hedged >= level
             hit = crossed.any(axis=1)
             first = np.argmax(crossed, axis=1)[hit]
             rows = live[hit]
-            stop[rows] = start + first + 1
+            stop[rows] = start + first + 1 if every_pair else end
             final[rows] = hedged[hit, first]
             winner[rows] = np.argmax(paths[:, hit, first], axis=0)
             logk[:, live] = paths[:, :, -1]
@@ -271,10 +349,14 @@ def sequential_set_test(
     Anytime-valid: if the claim is true, the probability that it is ever refuted, at any
     ``max_n``, is ≤ ``alpha`` (Ville's inequality; module docstring), so the caller may also
     stop early or continue with a new call only by starting the wealth afresh at a new α.
+    ``sample`` must return i.i.d. outputs in each call, in any order: each batch is bet on in
+    a random order drawn from ``key`` (module docstring, "Any order"), and the result is the
+    same whatever order the sampler returns each batch in.
 
     Args:
         key: a JAX key; the numpy Generators of x and x' are spawned from it
-            (:func:`rdpjax.stream.batches.generators`).
+            (:func:`rdpjax.stream.batches.generators`), and that of the within-batch
+            permutations (:func:`order_generator`).
         sample: the black box ``sample(rng, database, m) -> (m,)`` outputs (real numbers or
             integer codes), as for :class:`rdpjax.stream.sources.NumpySource`.
         x: the first database (P: the law of ``sample``'s outputs on x).
@@ -311,6 +393,7 @@ def sequential_set_test(
     if not callable(sample):
         raise ValueError(f"sample must be callable as sample(rng, database, m); got {sample!r}")
     _, g_p, g_q = generators(key)
+    order = order_generator(key)
     eps, delta = epsilon_grid(claim)
     level = np.log(1.0 / alpha)
     xs, ys = np.empty(0), np.empty(0)
@@ -322,6 +405,8 @@ def sequential_set_test(
         m = end - start
         bx = _one_dimensional(checked_outputs(sample, g_p, x, m, project, "x"), "x")
         by = _one_dimensional(checked_outputs(sample, g_q, x_prime, m, project, "x'"), "x'")
+        # A random order within the batch, whatever order the sampler returned (docstring).
+        bx, by = _shuffled(order, bx[None])[0], _shuffled(order, by[None])[0]
         if start == 0:
             discrete = bool(np.issubdtype(bx.dtype, np.integer))
             if discrete != bool(np.issubdtype(by.dtype, np.integer)):

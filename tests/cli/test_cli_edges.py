@@ -304,3 +304,15 @@ def test_bound_shows_the_claim_beside_the_bounds_and_writes_a_report(tmp_path, c
     assert (out_dir / "report.md").read_text().startswith("# Audit of samples")
     assert main([*argv, "--report", str(out_dir)]) == 0  # no claim: the bounds alone
     assert "claimed" not in capsys.readouterr().out
+
+
+def test_a_zero_delta_is_the_epsilon_claim(user_dir, capsys):
+    # --claim-delta 0 is ε-DP: the same audit, report and exit status as --claim-epsilon alone.
+    argv = ["audit", f"{user_dir}/mech.py:laplace_sum", "--numpy", *PAIR, "--n", "5000"]
+    argv += ["--claim-epsilon", "0.5", "--seed", "2", "--json"]
+    codes, outs = [], []
+    for extra in ([], ["--claim-delta", "0"]):
+        codes.append(_exit_code([*argv, *extra]))
+        outs.append(json.loads(capsys.readouterr().out))
+    assert codes[0] == codes[1] and outs[0] == outs[1]
+    assert outs[0]["claim"]["kind"] == "pure_dp"

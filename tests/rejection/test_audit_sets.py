@@ -109,3 +109,38 @@ def test_a_gdp_claim_refuted_by_renyi_bounds_alone_says_refuted_first():
     assert renyi_refutes.check().is_refuted and renyi_refutes.is_refuted
     assert renyi_refutes.verdict().startswith("REFUTED: ε(")
     assert "rejection sets: not refuted" in renyi_refutes.verdict()
+
+
+def _two_sided_geometric(rng, database, m):
+    """np.sum(database) + the difference of two geometric variables: ε-DP with ε = 0.5."""
+    p = 1.0 - np.exp(-0.5)
+    return int(np.sum(database)) + rng.geometric(p, m) - rng.geometric(p, m)
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+def test_approx_dp_with_delta_zero_is_audited_as_pure_dp(sequential):
+    # ε = 0.35 is false (the truth is 0.5). Issue 51: approx_dp(0.35, 0) went to the sets
+    # alone ("claimed: none") while pure_dp(0.35) got the ε-DP Rényi curve.
+    from rdpjax.claims import pure_dp
+
+    size = dict(sequential=True, max_n=4_000) if sequential else dict(n=4_000)
+    common = dict(key=jax.random.key(11), progress=False, **size)
+    claims = (approx_dp(0.35, 0.0), pure_dp(0.35))
+    reports = [rdpjax.audit(_two_sided_geometric, [1], [0], claim=c, **common) for c in claims]
+    a, b = (r.to_dict() for r in reports)
+    assert a == b and a["claim"]["kind"] == "pure_dp" and a["sets"] is None
+    assert reports[0].verdict() == reports[1].verdict()
+    assert np.all(np.isfinite(reports[0].claimed))
+
+
+def test_a_sequential_betting_audit_is_the_same_for_sorted_batches():
+    # Issue 51: the betting route (audit(…, sequential=True) with a GDP claim) on a sampler
+    # returning each batch sorted: the same test as on the same draws unsorted.
+    def sorted_sum(rng, database, m):
+        return np.sort(noisy_sum(rng, database, m))
+
+    kw = dict(key=jax.random.key(4), claim=gdp(0.8), sequential=True, max_n=5_000)
+    a = rdpjax.audit(noisy_sum, [1.0], [0.0], progress=False, **kw)
+    b = rdpjax.audit(sorted_sum, [1.0], [0.0], progress=False, **kw)
+    assert a.sets == b.sets and a.verdict() == b.verdict() and a.n == b.n
+    assert len(a.sets.path) > 5

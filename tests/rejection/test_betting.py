@@ -18,6 +18,8 @@ from rdpjax.rejection.betting import (
 )
 from rdpjax.stream.batches import generators
 
+KEY = jax.random.key(12)
+
 
 def _set_mass(bets, cdf):
     """Exact mass of each row's set under a law with the given cdf (real outputs)."""
@@ -63,22 +65,22 @@ def test_true_claims_are_rarely_refuted():
     """At most 10 of 100 (the level allows 5 in expectation; P(> 10) < 0.02 at rate 0.05)."""
     rng = np.random.default_rng(2)
     xs, ys = rng.normal(1.0, 1.0, (100, 2000)), rng.normal(0.0, 1.0, (100, 2000))
-    assert np.count_nonzero(log_wealth_paths(xs, ys, gdp(1.0))["stop"]) <= 10
+    assert np.count_nonzero(log_wealth_paths(KEY, xs, ys, gdp(1.0))["stop"]) <= 10
     keep = np.e / (1 + np.e)
     xs = (rng.random((100, 2000)) < keep).astype(np.int64)
     ys = (rng.random((100, 2000)) >= keep).astype(np.int64)
-    assert np.count_nonzero(log_wealth_paths(xs, ys, pure_dp(1.0))["stop"]) <= 10
+    assert np.count_nonzero(log_wealth_paths(KEY, xs, ys, pure_dp(1.0))["stop"]) <= 10
 
 
 def test_false_claims_are_refuted_within_a_few_hundred():
     rng = np.random.default_rng(3)
     xs, ys = rng.normal(1.0, 1.0, (50, 1000)), rng.normal(0.0, 1.0, (50, 1000))
-    stop = log_wealth_paths(xs, ys, gdp(0.5))["stop"]
+    stop = log_wealth_paths(KEY, xs, ys, gdp(0.5))["stop"]
     assert np.all(stop > 0) and np.median(stop) < 300
     keep = np.exp(2) / (1 + np.exp(2))  # randomized response at ε = 2 claimed 0.5-DP
     xs = (rng.random((50, 1000)) < keep).astype(np.int64)
     ys = (rng.random((50, 1000)) >= keep).astype(np.int64)
-    stop = log_wealth_paths(xs, ys, pure_dp(0.5))["stop"]
+    stop = log_wealth_paths(KEY, xs, ys, pure_dp(0.5))["stop"]
     assert np.all(stop > 0) and np.median(stop) < 300
 
 
@@ -97,7 +99,7 @@ def test_the_black_box_test_equals_the_vectorized_one_on_the_same_draws():
     sizes = np.diff([0, *ends])[: ends.index(result.drawn) + 1]
     xs = np.concatenate([_noisy_sum(g_p, [1.0], int(m)) for m in sizes])
     ys = np.concatenate([_noisy_sum(g_q, [0.0], int(m)) for m in sizes])
-    out = log_wealth_paths(xs[None], ys[None], gdp(0.5), batch=64)
+    out = log_wealth_paths(key, xs[None], ys[None], gdp(0.5), batch=64)
     assert out["stop"][0] == result.n
     np.testing.assert_allclose(np.log(result.e_value), out["log_wealth"][0], rtol=1e-12)
     assert result.strategy["scale"] == SCALES[out["winner"][0]]
@@ -163,3 +165,66 @@ def test_bad_outputs_raise_naming_the_side():
 
     with pytest.raises(ValueError, match="same kind of output"):
         sequential_set_test(jax.random.key(0), mixed, [1], [0], gdp(0.5))
+
+
+def _gauss_sum(rng, db, m):
+    return np.sum(db) + rng.normal(size=m)
+
+
+def _rr_repeat(rng, db, m):
+    """Randomized response at ε = 1 written as np.repeat(values, multinomial): sorted codes."""
+    keep = np.e / (1 + np.e)
+    p = [1 - keep, keep] if db[0] == 1 else [keep, 1 - keep]
+    return np.repeat([0, 1], rng.multinomial(m, p))
+
+
+def _reordered(sample, how):
+    def reordered(rng, db, m):
+        out = sample(rng, db, m)
+        return {"sorted": np.sort(out), "reversed": np.sort(out)[::-1], "as drawn": out}[how]
+
+    return reordered
+
+
+@pytest.mark.parametrize(
+    ("sample", "claim"),
+    [(_gauss_sum, gdp(1.0)), (_noisy_sum, gdp(0.6)), (_rr_repeat, pure_dp(1.0))],
+)
+def test_the_order_a_sampler_returns_a_batch_in_changes_nothing(sample, claim):
+    """Issue 51: each batch is sorted, then permuted from the key, so a sampler returning its
+    batch sorted, reverse-sorted or as drawn (the same draws) gives the same result; a sorted
+    batch bet on in its given order made true claims fail Ville's inequality."""
+    results = [
+        sequential_set_test(jax.random.key(13), _reordered(sample, how), [1], [0], claim,
+                            max_n=3000, batch=256)
+        for how in ("as drawn", "sorted", "reversed")
+    ]  # fmt: skip
+    assert results[0] == results[1] == results[2]
+    assert len(results[0].path) > 3  # several batches were bet on
+
+
+def test_the_vectorized_test_is_the_same_for_any_order_within_batches():
+    rng = np.random.default_rng(14)
+    xs, ys = rng.normal(1.0, 1.0, (20, 1500)), rng.normal(0.0, 1.0, (20, 1500))
+    ends = batch_ends(1500, 1024)
+    reordered = [a.copy() for a in (xs, ys)]
+    for start, end in zip([0, *ends[:-1]], ends, strict=True):
+        for a in reordered:
+            a[:, start:end] = -np.sort(-a[:, start:end], axis=1)  # descending in each batch
+    a = log_wealth_paths(KEY, xs, ys, gdp(0.6))
+    b = log_wealth_paths(KEY, *reordered, gdp(0.6))
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name])
+    assert np.count_nonzero(a["stop"]) > 5  # a false claim: the paths do stop
+
+
+def test_watching_only_batch_ends_stops_no_earlier():
+    """The alternative to watching every pair: on the same (permuted) pairs it stops at the end
+    of a batch, never before the pair where the wealth first reaches 1/α."""
+    rng = np.random.default_rng(15)
+    xs, ys = rng.normal(1.0, 1.0, (40, 2000)), rng.normal(0.0, 1.0, (40, 2000))
+    every = log_wealth_paths(KEY, xs, ys, gdp(0.5))["stop"]
+    ends = log_wealth_paths(KEY, xs, ys, gdp(0.5), every_pair=False)["stop"]
+    assert np.all((ends == 0) | (every > 0) & (ends >= every))
+    assert np.all(np.isin(ends[ends > 0], batch_ends(2000, 1024)))
+    assert np.count_nonzero(every) >= np.count_nonzero(ends) > 20

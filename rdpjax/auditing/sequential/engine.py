@@ -14,11 +14,25 @@ margin wide enough for the first's. Look ``k``'s bound is therefore exactly a fi
 :func:`rdpjax.stream.blackbox.blackbox_bound` computes it) on ``n_k`` outputs with data-independent
 settings, valid at its level; the union over looks does the rest. Discrete outputs (integer codes)
 need no pilot: the frequencies live on the codes seen (empty cells add nothing to the estimate or
-its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``; vectors of codes ``(m, d)`` are joint
+its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``; integers of any sign or size are
+counted as they come (:func:`add_batch`); vectors of codes ``(m, d)`` are joint
 outcomes, numbered when first seen (as a fixed-n audit counts them, one code per distinct
 row). Real outputs whose pilot takes few
 values (:func:`rdpjax.estimator.support.looks_discrete`, as :func:`rdpjax.lower_bound` decides) are
 counted the same way, on a table of the values seen.
+
+**Any order.** A sampler is called for i.i.d. outputs, but may return a batch in any order (sorted,
+or a discrete law written as ``np.repeat(values, rng.multinomial(m, p))``); nothing certified here
+depends on that order, so no batch is permuted. The batch sizes are fixed by the schedule and
+``batch_size`` alone, and a batch never straddles a look (the loop of
+:mod:`rdpjax.auditing.sequential.audit` draws ``min(batch_size, n_k − drawn)``), so look ``k`` uses
+exactly the outputs of the first batches, whole; and its bound is a function of the per-cell totals
+(binned or counted), i.e. of the multiset of those outputs, not of their order (codes of a table are
+assigned per batch in sorted order, a relabelling the frequencies do not see). The pilot is a
+separate call used whole; where its own order matters (the robust scale and the discrete-or-not
+decision look at strided subsamples when the pilot exceeds their size) it only moves settings fixed
+before the certifying draws, which is all their validity needs. A sorted sampler therefore gives the
+same looks as the unsorted one on the same draws (``tests/sequential/test_sequential.py``).
 
 **Incremental counts.** Each batch is binned once onto the fixed grid (linear binning, the same
 kernel as :mod:`rdpjax.stream.blackbox`) or counted (codes), and added to float64 totals: no draw is
@@ -65,7 +79,8 @@ __all__ = [
 ]
 
 MAX_CODES = 2**24
-"""Discrete outputs must be codes below this (larger alphabets: pass ``project``)."""
+"""Codes below this index the counts directly (others go through a table of values); at most
+this many distinct discrete outputs (larger alphabets: pass ``project``)."""
 
 DEFAULT_PILOT = 64
 """Outputs per side of the pilot of continuous outputs (drawn once, not certified). Small,
@@ -187,18 +202,28 @@ def _discrete_setup(sizes: np.ndarray, options: dict) -> dict:
 
 
 def _codes(setup: dict, out: np.ndarray) -> np.ndarray:
-    """Codes of float outputs in the growing value table ``setup["values"]``.
+    """Codes of outputs in the growing value table ``setup["values"]``.
 
-    New values are appended in the order they first appear: a fixed one-to-one relabelling.
+    New values are appended in the order they first appear (those of one batch in sorted
+    order): a one-to-one relabelling of the outcomes, which the relative frequencies (and so
+    the bound) do not depend on. Integers stay integers (exact at any size); other outputs are
+    compared as float64.
     """
-    values, inverse = np.unique(np.asarray(out, np.float64).reshape(-1), return_inverse=True)
+    flat = np.asarray(out).reshape(-1)
+    if flat.dtype.kind not in "biu":
+        flat = flat.astype(np.float64)
+    values, inverse = np.unique(flat, return_inverse=True)
     table = setup["values"]
     index = {v: i for i, v in enumerate(table)}
     for v in values.tolist():
         if v not in index:
             index[v] = len(table)
             table.append(v)
-    return np.asarray([index[v] for v in values.tolist()], np.int64)[inverse]
+    if len(table) > MAX_CODES:
+        raise ValueError(
+            f"more than {MAX_CODES:,} distinct outputs: pass project= to map them to fewer codes."
+        )
+    return np.asarray([index[v] for v in values.tolist()], np.int64)[inverse.ravel()]
 
 
 def _row_codes(setup: dict, out: np.ndarray) -> np.ndarray:
@@ -240,19 +265,30 @@ def empty_counts(setup: dict) -> np.ndarray:
 
 
 def add_batch(setup: dict, counts: np.ndarray, outside: float, out: np.ndarray):
-    """``(counts, outside)`` after adding one checked batch ``out``."""
+    """``(counts, outside)`` after adding one checked batch ``out``.
+
+    Integer outputs (discrete) of any sign and size are counted: codes in ``[0, MAX_CODES)``
+    index the counts directly until the first value outside that range; from then on every
+    value goes through the table ``setup["values"]`` (:func:`_codes`), which starts with the
+    codes used so far on either side (``setup["codes"]``), so the counts already made keep
+    their meaning. Either way a value's count is its count: the relabelling is one-to-one and
+    the relative-frequency bound is invariant to it, as a fixed-n audit's
+    :func:`rdpjax.estimator.support.encode_pair` (an offset, or ``np.unique``) is.
+    """
     if setup["kind"] == "discrete":
+        if "rows" not in setup and "values" not in setup:
+            if out.dtype.kind not in "biu":
+                raise ValueError(f"discrete outputs must be integer codes; got {out.dtype}.")
+            if out.size and (out.min() < 0 or out.max() >= MAX_CODES):
+                # Integers outside [0, MAX_CODES): from now on a table of values, whose first
+                # entries are the codes used so far (their counts keep their meaning).
+                setup["values"] = list(range(setup.get("codes", 0)))
+            elif out.size:
+                setup["codes"] = max(setup.get("codes", 0), int(out.max()) + 1)
         if "values" in setup:
             out = _codes(setup, out)
         elif "rows" in setup:
             out = _row_codes(setup, out)
-        if out.dtype.kind not in "biu":
-            raise ValueError(f"discrete outputs must be integer codes; got {out.dtype}.")
-        if out.size and (out.min() < 0 or out.max() >= MAX_CODES):
-            raise ValueError(
-                f"discrete outputs must be codes in [0, {MAX_CODES}); got values from "
-                f"{out.min()} to {out.max()} (pass project= to map them to codes)."
-            )
         new = np.bincount(out.astype(np.int64)).astype(np.float64)
         if new.size > counts.size:
             counts = np.concatenate([counts, np.zeros(new.size - counts.size)])
