@@ -23,6 +23,7 @@ __all__ = [
     "mechanism_name",
     "check_finite_outputs",
     "draw_outputs",
+    "random_order",
     "exact_divergences",
     "mechanism_source_sha256",
     "progress_bar",
@@ -65,12 +66,19 @@ def draw_outputs(
     ``key``; a progress bar goes to stderr when a run takes longer than two seconds (always with
     ``progress=True``, never with ``progress=False``; ``bar``: a tqdm bar to advance instead).
     ``transform`` (a projection) is applied to each batch as it arrives, so only its outputs are
-    kept.
+    kept. The draws are put in a random order drawn from ``key`` (:func:`random_order`), so the
+    result does not depend on the order in which ``sample`` returns a batch, nor on
+    ``batch_size``.
 
     Raises:
       ValueError: if a batch has the wrong length or a different shape from the others.
     """
     rng = np.random.default_rng(seed_from_key(key))
+    # A second Generator (from the same key) puts the draws in a random order: a black box may
+    # return its i.i.d. batch sorted or grouped (np.repeat of a multinomial), and what is fitted
+    # on part of the rows (the pilot map, a learned projection's training rows) must not depend
+    # on that. Sorting first makes the order the key's alone (and the batch size's not at all).
+    shuffle = np.random.default_rng([seed_from_key(key), ORDER_TAG])
     parts, drawn, shape = [], 0, None
     with contextlib.ExitStack() as stack:
         if bar is None:
@@ -97,7 +105,26 @@ def draw_outputs(
             parts.append(out)
             drawn += size
             bar.update(size)
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return random_order(np.concatenate(parts) if len(parts) > 1 else parts[0], shuffle)
+
+
+ORDER_TAG = 0x0D3E
+"""Tag of the Generator that orders each black-box batch (:func:`random_order`)."""
+
+
+def random_order(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``batch`` (rows) sorted, then permuted by ``rng``.
+
+    The same rows, in an order that depends on the rows as a multiset and on ``rng`` alone,
+    never on the order they came in. For an i.i.d. batch the result is again i.i.d. in order.
+    """
+    batch = np.asarray(batch)
+    if batch.ndim == 1:
+        batch = np.sort(batch)
+    else:
+        flat = batch.reshape(batch.shape[0], -1)
+        batch = batch[np.lexsort(flat.T[::-1])]
+    return batch[rng.permutation(batch.shape[0])]
 
 
 def check_finite_outputs(out: np.ndarray, side: str, *, projected: bool = False) -> None:
