@@ -5,7 +5,8 @@
 (``PYTHONPATH=.``: the checkout's rdpjax; the JSON records which.) Writes
 ``benchmarks/results/rejection_sets.json``. Three parts:
 
-* **jax** (the Gaussian alone; the panel of laws is `set_panel.py`): N(1,1) vs N(0,1) (the Gaussian mechanism at μ = 1; true ε(δ = 10⁻⁵) = 4.38). On the
+* **jax** (the Gaussian alone; the panel of laws is ``set_panel.py``): N(1,1) vs N(0,1)
+  (the Gaussian mechanism at μ = 1; true ε(δ = 10⁻⁵) = 4.38). On the
   *same* draws, rdpjax's :func:`rdpjax.rejection.set_test` (ε at δ = 10⁻⁵, α = 0.05) and
   ``jax_privacy.auditing.CanaryScoreAuditor(p, q).epsilon_clopper_pearson(0.05, delta=1e-5)``
   (Bonferroni over every threshold, all draws), R replications per n. Also rdpjax's certified μ
