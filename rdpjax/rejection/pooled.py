@@ -13,8 +13,8 @@ and λQ. For a fixed ε split ``P = P₁ + P₂`` with ``P₁ = min(P, e^ε Q)``
 ``Q₁ = min(Q, e^ε P)``; (ε, δ)-DP both ways round says ``P₂(Ω), Q₂(Ω) ≤ δ``. Thinning gives four
 independent Poisson processes, and by the marking (colouring) theorem (Kingman, *Poisson
 Processes*, 1993, §5.2), given the positions of all draws and which are "dirty" (P₂, Q₂), the
-labels of the clean ones (P₁ and Q₁) are independent, P with probability ``p₁/(p₁ + q₁) ∈ [1/(1 + e^ε), e^ε/(1 + e^ε)]``. So
-whatever the positions and the random tie-breaks, each clean guess is correct with probability
+labels of the clean ones (P₁ and Q₁) are independent, P with probability
+``p₁/(p₁ + q₁) ∈ [1/(1 + e^ε), e^ε/(1 + e^ε)]``. So whatever the positions and the random tie-breaks, each clean guess is correct with probability
 at most ``θ(ε) = e^ε/(1 + e^ε)``, independently: the correct guesses among the clean ones are
 stochastically below ``Binomial(·, θ(ε))`` — the guessing game of Steinke, Nasr and Jagielski
 (arXiv:2305.08846v1, §3, Thm. 3.1 for δ = 0), here with two samples instead of one run. At most
@@ -33,8 +33,8 @@ counts per cell (positions without labels) as well as on the selection: here the
 are turned into pooled draws that way.
 
 **Which (ordering, t₁, t₂) are tested, at which level** (weighted Bonferroni, the weights fixed
-by the selection and the pooled counts alone): each ordering of :data:`ORDERINGS` gets its share of α; within it
-:data:`WINDOW_SHARE` goes to a few pairs near the selection's predicted best pair
+by the selection and the pooled counts alone): each ordering of :data:`ORDERINGS` gets its
+share of α; within it :data:`WINDOW_SHARE` goes to a few pairs near the selection's predicted best pair
 (:func:`predict`) and the rest, evenly, to a fixed geometric grid of one-ended and balanced pairs
 (:func:`t_grid`). Measured on a panel of laws in ``benchmarks/calibration/set_panel.py``.
 
@@ -234,9 +234,7 @@ def predict(
     (smoothed) counts of those cells: ``(K_P + c)/(K_P + K_Q + 2c)`` with c = :data:`PRIOR`
     (a prefix the selection barely saw is not predicted pure) taken ``z`` Wilson standard
     errors low, or with ``z=None`` cell by cell (c spread over the cells); Q on the last cells
-    likewise.
-    Over disjoint prefixes of the two ends (:func:`_prefixes`) the pair
-    whose bound, at a tenth of α, would be largest is returned as ``(t₁, t₂, bound)``
+    likewise. Over disjoint prefixes of the two ends (:func:`_prefixes`) the pair whose bound, at a tenth of α, would be largest is returned as ``(t₁, t₂, bound)``
     (``(0, 0, -inf)`` when none is positive).
     """
     fp, fq, m_p, m_q = freqs
