@@ -5,22 +5,21 @@ certification draws of both sides are pooled and sorted by it (ties in a cell in
 drawn from the key); the guesser says "P" for the first ``t₁`` pooled draws, "Q" for the last
 ``t₂`` and abstains on the rest. ``s`` counts the correct guesses among ``t = t₁ + t₂``.
 
-**Why it is valid** (docs/methods.md §8.1). Poissonize: certify on ``N_P ~ Poisson(λ)`` draws of
-P and ``N_Q ~ Poisson(λ)`` of Q, independent of everything else (:func:`poisson_rate`; in memory
-λ is set so that ``N ≤ n`` but for probability :data:`MISS`, when nothing is certified; a
-stream draws exactly N). The draws are then independent Poisson processes with intensities λP
-and λQ. For a fixed ε split ``P = P₁ + P₂`` with ``P₁ = min(P, e^ε Q)`` and ``Q = Q₁ + Q₂`` with
-``Q₁ = min(Q, e^ε P)``; (ε, δ)-DP both ways round says ``P₂(Ω), Q₂(Ω) ≤ δ``. Thinning gives four
-independent Poisson processes, and by the marking (colouring) theorem (Kingman, *Poisson
-Processes*, 1993, §5.2), given the positions of all draws and which are "dirty" (P₂, Q₂), the
-labels of the clean ones (P₁ and Q₁) are independent, P with probability
-``p₁/(p₁ + q₁) ∈ [1/(1 + e^ε), e^ε/(1 + e^ε)]``. So whatever the positions and the random tie-breaks, each clean guess is correct with probability
-at most ``θ(ε) = e^ε/(1 + e^ε)``, independently: the correct guesses among the clean ones are
-stochastically below ``Binomial(·, θ(ε))`` — the guessing game of Steinke, Nasr and Jagielski
-(arXiv:2305.08846v1, §3, Thm. 3.1 for δ = 0), here with two samples instead of one run. At most
-``b`` draws of both sides together are "dirty" (``P(Poisson(2λδ) > b) ≤`` :data:`DIRTY_SHARE`
-of the level); each can add one correct guess, and the worst case is the test of ``s − b``
-successes in ``t − b`` trials. Then
+**Why it is valid** (docs/methods.md §8.1). Poissonize: certify on ``N_P ~ Poisson(λ)`` draws of P
+and ``N_Q ~ Poisson(λ)`` of Q, independent of everything else (:func:`poisson_rate`; in memory λ is
+set so that ``N ≤ n`` but for probability :data:`MISS`, when nothing is certified; a stream draws
+exactly N). The draws are then independent Poisson processes with intensities λP and λQ. For a fixed
+ε split ``P = P₁ + P₂`` with ``P₁ = min(P, e^ε Q)`` and ``Q = Q₁ + Q₂`` with ``Q₁ = min(Q, e^ε P)``;
+(ε, δ)-DP both ways round says ``P₂(Ω), Q₂(Ω) ≤ δ``. Thinning gives four independent Poisson
+processes, and by the marking (colouring) theorem (Kingman, *Poisson Processes*, 1993, §5.2), given
+the positions of all draws and which are "dirty" (P₂, Q₂), the labels of the clean ones (P₁ and Q₁)
+are independent, P with probability ``p₁/(p₁ + q₁) ∈ [1/(1 + e^ε), e^ε/(1 + e^ε)]``. So whatever the
+positions and the random tie-breaks, each clean guess is correct with probability at most ``θ(ε) =
+e^ε/(1 + e^ε)``, independently: the correct guesses among the clean ones are stochastically below
+``Binomial(·, θ(ε))`` — the guessing game of Steinke, Nasr and Jagielski (arXiv:2305.08846v1, §3,
+Thm. 3.1 for δ = 0), here with two samples instead of one run. At most ``b`` draws of both sides
+together are "dirty" (``P(Poisson(2λδ) > b) ≤`` :data:`DIRTY_SHARE` of the level); each can add one
+correct guess, and the worst case is the test of ``s − b`` successes in ``t − b`` trials. Then
 
     ε(δ) ≥ logit(θ_lo),   θ_lo = Beta⁻¹(a_j; s − b, t − s + 1)   (Clopper–Pearson),
 
@@ -32,11 +31,12 @@ Since the argument holds given all positions, the tested ``(t₁, t₂)`` may de
 counts per cell (positions without labels) as well as on the selection: here the predicted cells
 are turned into pooled draws that way.
 
-**Which (ordering, t₁, t₂) are tested, at which level** (weighted Bonferroni, the weights fixed
-by the selection and the pooled counts alone): each ordering of :data:`ORDERINGS` gets its
-share of α; within it :data:`WINDOW_SHARE` goes to a few pairs near the selection's predicted best pair
+**Which (ordering, t₁, t₂) are tested, at which level** (weighted Bonferroni, the weights fixed by
+the selection and the pooled counts alone): each ordering of :data:`ORDERINGS` gets its share of α;
+within it :data:`WINDOW_SHARE` goes to a few pairs near the selection's predicted best pair
 (:func:`predict`) and the rest, evenly, to a fixed geometric grid of one-ended and balanced pairs
 (:func:`t_grid`). Measured on a panel of laws in ``benchmarks/calibration/set_panel.py``.
+
 
 Host numpy; O(C) per ordering for C cells, plus the prediction's O(K²), K ≤ 500 prefixes.
 """
@@ -229,13 +229,14 @@ def predict(
 ) -> tuple[int, int, float]:  # fmt: skip
     """The predicted best guess along an ordering: pooled draws guessed at each end, and bound.
 
-    Guessing P on the first k cells guesses their ``T_k`` pooled certification draws (counts
-    without labels), of which a share ``θ_k`` is expected right, estimated from the selection's
-    (smoothed) counts of those cells: ``(K_P + c)/(K_P + K_Q + 2c)`` with c = :data:`PRIOR`
-    (a prefix the selection barely saw is not predicted pure) taken ``z`` Wilson standard
-    errors low, or with ``z=None`` cell by cell (c spread over the cells); Q on the last cells
-    likewise. Over disjoint prefixes of the two ends (:func:`_prefixes`) the pair whose bound, at a tenth of α, would be largest is returned as ``(t₁, t₂, bound)``
-    (``(0, 0, -inf)`` when none is positive).
+    Guessing P on the first k cells guesses their ``T_k`` pooled certification draws (counts without
+    labels), of which a share ``θ_k`` is expected right, estimated from the selection's (smoothed)
+    counts of those cells: ``(K_P + c)/(K_P + K_Q + 2c)`` with c = :data:`PRIOR` (a prefix the
+    selection barely saw is not predicted pure) taken ``z`` Wilson standard errors low, or with
+    ``z=None`` cell by cell (c spread over the cells); Q on the last cells likewise. Over disjoint
+    prefixes of the two ends (:func:`_prefixes`) the pair whose bound, at a tenth of α, would be
+    largest is returned as ``(t₁, t₂, bound)`` (``(0, 0, -inf)`` when none is positive).
+
     """
     fp, fq, m_p, m_q = freqs
     size = order.size
