@@ -88,8 +88,9 @@ class AuditOptions:
         each at α/2, so that everything reported holds together at 1 − α. ``"auto"``:
         ``"both"`` for ε-DP, (ε, δ) and μ-GDP claims (an (ε, δ) claim implies no finite ε(λ),
         a GDP claim's trade-off curve is stronger than its RDP curve, and the pooled guesses
-        refute flat-ratio and categorical ε-DP leaks the Rényi bounds miss: docs/rejection.md),
-        ``"renyi"`` otherwise. A sequential audit runs one statistic: betting on sets
+        refute flat-ratio and categorical ε-DP leaks the Rényi bounds miss: docs/rejection.md;
+        an ε-DP claim on vector outputs without ``project`` keeps the Rényi bounds alone, as the
+        sets need one number an output), ``"renyi"`` otherwise. A sequential audit runs one statistic: betting on sets
         (:mod:`rdpjax.rejection.betting`, the whole α) for (ε, δ) and GDP claims, else the
         Rényi looks.
       sets: the :class:`rdpjax.rejection.SetOptions` of the rejection-set test.
