@@ -120,7 +120,7 @@ def one_run_bits(
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     m = bits.size
-    grid = guess_grid(m, fractions)
+    grid = guess_grid(m, fractions, alpha)
     size = grid.shape[0]
     n_guess = grid.sum(axis=1)
     n_correct = correct_guesses(scores, bits, grid)

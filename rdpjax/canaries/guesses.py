@@ -79,12 +79,18 @@ def split(in_scores: Any, out_scores: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([ins, outs]), bits
 
 
-def guess_grid(m: int, fractions: Any = DEFAULT_FRACTIONS) -> np.ndarray:
+def guess_grid(
+    m: int, fractions: Any = DEFAULT_FRACTIONS, alpha: float | None = None
+) -> np.ndarray:
     """The ``(k_in, k_out)`` pairs tried on m canaries: an int array of shape (G, 2).
 
     For each fraction φ: ``(⌊φm⌋, 0)`` (one-sided) and ``(⌊φm/2⌋, ⌈φm/2⌉)`` (two-sided), pairs
-    with no guess dropped, duplicates merged. The grid depends on m and ``fractions`` only, never
-    on the scores or bits: that is what makes a Bonferroni correction over its size G honest.
+    with no guess dropped, duplicates merged. With ``alpha``, pairs of fewer than
+    ``log₂(2G₀/α)`` guesses are dropped too (G₀: the grid's size before): r guesses all correct
+    have probability 2^{−r} under a mechanism that ignores its input, so no valid test at level
+    α/(2G₀) can reject anything with them, and they would only dilute the Bonferroni correction.
+    The grid depends on m, ``fractions`` and ``alpha`` only, never on the scores or bits: that
+    is what makes a Bonferroni correction over its size G honest.
 
     Raises:
         ValueError: for m < 2 or a fraction outside (0, 1].
@@ -98,8 +104,12 @@ def guess_grid(m: int, fractions: Any = DEFAULT_FRACTIONS) -> np.ndarray:
     one = np.stack([total, np.zeros_like(total)], axis=1)
     two = np.stack([total // 2, total - total // 2], axis=1)
     pairs = np.concatenate([one, two])
-    pairs = pairs[pairs.sum(axis=1) >= 1]
-    return np.unique(pairs, axis=0)
+    pairs = np.unique(pairs[pairs.sum(axis=1) >= 1], axis=0)
+    if alpha is not None:
+        fewest = np.log2(2.0 * pairs.shape[0] / alpha)
+        if np.any(pairs.sum(axis=1) >= fewest):
+            pairs = pairs[pairs.sum(axis=1) >= fewest]
+    return pairs
 
 
 def correct_guesses(scores: np.ndarray, bits: np.ndarray, grid: np.ndarray) -> np.ndarray:

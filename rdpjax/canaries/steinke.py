@@ -14,7 +14,7 @@ canary, guessed or not: more canaries can lower this bound at fixed δ, which th
 :mod:`.fdp` (with the (ε, δ) trade-off curve) avoids.
 
 The same formula as jax_privacy 2.0's ``auditing._one_run_p_value``; written here from the paper.
-Host float64; ``F`` through ``scipy.special.bdtrc`` (the binomial upper tail). Cost O(G · v) per
+Host float64; ``F`` through ``scipy.special.betainc`` (the binomial upper tail). Cost O(G · v) per
 ε for G guess pairs with at most v correct guesses.
 """
 
@@ -37,9 +37,10 @@ def _upper_tail(v: np.ndarray, r: np.ndarray, q: np.ndarray) -> np.ndarray:
     from scipy import special
 
     v, r, q = np.broadcast_arrays(v, r, q)
-    # bdtrc(k, n, p) = P(X > k) = P(X ≥ k + 1).
-    tail = special.bdtrc(np.maximum(v - 1, 0), r, q)
-    return np.where(v <= 0, 1.0, tail)
+    # P(X ≥ v) = I_q(v, r − v + 1), the regularized incomplete beta function, for 1 ≤ v ≤ r.
+    with np.errstate(invalid="ignore"):
+        tail = special.betainc(np.maximum(v, 1.0), np.maximum(r - v + 1.0, 1.0), q)
+    return np.where(v <= 0, 1.0, np.where(v > r, 0.0, tail))
 
 
 def _gap_max(v: np.ndarray, r: np.ndarray, eps: np.ndarray) -> np.ndarray:

@@ -2,9 +2,11 @@
 
 * ε-DP, (ε, δ)-DP and μ-GDP claims: their exact curves, :func:`rdpjax.claims.tradeoff`
   (Dong, Roth, Su, arXiv:1905.02383v3, eqs. (4) and (6)).
-* ρ-zCDP, RDP curves and tables, dp_accounting events: an RDP bound ε(λ) at orders λ implies
-  (ε(λ) + log(1/δ)/(λ − 1), δ)-DP for every δ in (0, 1) (Mironov, "Rényi differential privacy",
-  arXiv:1702.07476v3, Prop. 3), hence f_{ε,δ}-DP for each (DRS Prop. 2.5), hence
+* ρ-zCDP, RDP curves and tables, dp_accounting events: an RDP bound ε(λ) at order λ > 1
+  implies (ε(λ) + log(1 − 1/λ) − log(δλ)/(λ − 1), δ)-DP for every δ in (0, 1) (Canonne, Kamath,
+  Steinke, arXiv:2004.00010v4, Prop. 12; the conversion dp_accounting's RDP accountant uses,
+  tighter than Mironov's arXiv:1702.07476v3 Prop. 3), hence f_{ε,δ}-DP for each (DRS
+  Prop. 2.5), hence
   ``max_{λ, δ} f_{ε_λ(δ), δ}``-DP (a mechanism meeting several trade-off bounds meets their
   maximum). Taken over a finite grid of orders and δ, the curve is a valid lower bound on the
   claim's trade-off, if not its tightest (the exact RDP region, e.g. Balle et al.
@@ -34,7 +36,7 @@ DELTAS = np.geomspace(1e-14, 0.5, 56)
 
 
 def rdp_conversion(claim: Claim) -> tuple[np.ndarray, np.ndarray]:
-    """The finite (ε, δ) pairs an RDP-type claim implies (Mironov Prop. 3), as two flat arrays.
+    """The finite (ε, δ) pairs an RDP-type claim implies (CKS Prop. 12), as two flat arrays.
 
     Orders where the claim says nothing (ε(λ) = +inf) are dropped.
 
@@ -46,7 +48,9 @@ def rdp_conversion(claim: Claim) -> tuple[np.ndarray, np.ndarray]:
     if not keep.any():
         raise ValueError(f"claim {claim} implies no finite RDP value at orders 1.05 to 512")
     lam, eps_lam = ORDERS[keep][:, None], values[keep][:, None]
-    eps = eps_lam + np.log(1.0 / DELTAS[None, :]) / (lam - 1.0)  # Mironov Prop. 3
+    # CKS Prop. 12: ε = ε(λ) + log(1 − 1/λ) − log(δλ)/(λ − 1); a negative ε is read as 0.
+    eps = eps_lam + np.log1p(-1.0 / lam) - np.log(DELTAS[None, :] * lam) / (lam - 1.0)
+    eps = np.maximum(eps, 0.0)
     deltas = np.broadcast_to(DELTAS[None, :], eps.shape)
     return eps.ravel(), deltas.ravel()
 
