@@ -142,13 +142,13 @@ def validity_cells(eps_list: list[float], m: int, reps: int, null_cell: bool) ->
     return cells
 
 
-def _merge(part: str, cells: list[dict], command: str) -> dict:
-    old = json.loads(OUT.read_text()) if OUT.exists() else {}
+def _merge(part: str, cells: list[dict], command: str, out: Path) -> dict:
+    old = json.loads(out.read_text()) if out.exists() else {}
     keep = [c for c in old.get(part, []) if not any(_same(c, n) for n in cells)]
     old[part] = keep + cells
     old.setdefault("commands", {})[part] = old.get("commands", {}).get(part, []) + [command]
     old["rdpjax"] = str(Path(rdpjax.__file__).parent)
-    OUT.write_text(json.dumps(old, indent=1, default=float) + "\n")
+    out.write_text(json.dumps(old, indent=1, default=float) + "\n")
     return old
 
 
@@ -163,6 +163,7 @@ def main(argv=None) -> int:
     parser.add_argument("--eps", type=float, nargs="+", default=[2.0, 4.0, 8.0])
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--no-null", action="store_true", help="validity: skip the null cell")
+    parser.add_argument("--out", type=Path, default=OUT, help="the JSON file cells merge into")
     args = parser.parse_args(argv)
     reps = args.reps or (30 if args.part == "power" else 200)
     argv_text = " ".join(sys.argv[1:] if argv is None else argv)
@@ -185,8 +186,8 @@ def main(argv=None) -> int:
                 )
         else:
             cells += validity_cells(args.eps, m, reps, not args.no_null)
-    _merge(args.part, cells, command)
-    print(f"wrote {OUT} ({time.perf_counter() - start:.0f} s)")
+    _merge(args.part, cells, command, args.out)
+    print(f"wrote {args.out} ({time.perf_counter() - start:.0f} s)")
     return 0
 
 

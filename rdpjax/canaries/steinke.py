@@ -28,6 +28,8 @@ from rdpjax.canaries._search import largest_rejected
 
 __all__ = ["epsilon_lower", "p_value"]
 
+_CELLS = 1 << 22
+
 EPSILON_MAX = 32.0
 """The largest ε searched: r ≤ m guesses all correct give at most ε ≈ log(r / log(1/level))."""
 
@@ -75,8 +77,12 @@ def _bound(m: int, r: np.ndarray, v: np.ndarray, eps: np.ndarray, delta: float, 
     out = _upper_tail(v, r, q)  # F(v), Thm 3.1
     todo = np.flatnonzero(out <= level) if delta > 0.0 else np.zeros(0, np.int64)
     if todo.size:
-        gap = _gap_max(v[todo], r[todo], eps[todo])
-        out[todo] = out[todo] + 2.0 * m * delta * gap  # Thm 5.2: F(v) + 2mδ max_i (…)/i
+        # Rows in chunks of about 2²² (row, i) cells: the memory stays bounded at any m.
+        chunk = max(1, _CELLS // max(int(v[todo].max()), 1))
+        for start in range(0, todo.size, chunk):
+            rows = todo[start : start + chunk]
+            gap = _gap_max(v[rows], r[rows], eps[rows])
+            out[rows] = out[rows] + 2.0 * m * delta * gap  # Thm 5.2: F(v) + 2mδ max_i (…)/i
     return np.minimum(out, 1.0)
 
 

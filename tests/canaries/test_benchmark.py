@@ -1,0 +1,40 @@
+"""benchmarks/calibration/canaries.py on a few fixed keys: it runs, and its cells say what they
+measure (the full runs are in docs/canaries.md)."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration" / "canaries.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("canaries_benchmark", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_validity_and_power_cells(tmp_path):
+    pytest.importorskip("jax_privacy")
+    bench = _load()
+    out = tmp_path / "canaries.json"
+    common = ["--m", "300", "--eps", "4", "--reps", "4", "--out", str(out)]
+    assert bench.main(["--part", "validity", *common]) == 0
+    assert bench.main(["--part", "power", *common]) == 0
+    result = json.loads(out.read_text())
+    null, gaussian, laplace = result["validity"]
+    assert null["cell"] == "null" and null["epsilon_zero"]["reps"] == 4
+    assert gaussian["cell"] == "gaussian" and set(gaussian) >= {"epsilon_below", "zcdp_kept"}
+    assert laplace["epsilon_below"]["count"] >= 3  # fixed keys; each miss has probability ≤ 0.05
+    (power,) = result["power"]
+    # The ratios are those of the means printed beside them.
+    assert power["ratio_epsilon"] == pytest.approx(
+        power["ours_epsilon"] / power["jax_epsilon_one_run"]
+    )
+    assert power["ours_mu"] <= power["mu"] and len(result["commands"]["power"]) == 1
