@@ -29,7 +29,7 @@ __all__ = ["DEFAULT_FRACTIONS", "as_scores_and_bits", "correct_guesses", "guess_
 
 DEFAULT_FRACTIONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 """Total guesses as fractions of m; each is used one-sided ("in" only) and two-sided (half "in",
-half "out"), so the default grid has at most 20 pairs: Bonferroni pays a factor 20 on α."""
+half "out"), so the default grid has at most 19 pairs: Bonferroni pays a factor 19 on α."""
 
 
 def _finite_1d(values: Any, name: str) -> np.ndarray:
@@ -85,7 +85,8 @@ def guess_grid(
     """The ``(k_in, k_out)`` pairs tried on m canaries: an int array of shape (G, 2).
 
     For each fraction φ: ``(⌊φm⌋, 0)`` (one-sided) and ``(⌊φm/2⌋, ⌈φm/2⌉)`` (two-sided), pairs
-    with no guess dropped, duplicates merged. With ``alpha``, pairs of fewer than
+    with no guess and the pair (m, 0) (its count is the number of included canaries, whatever the
+    output) dropped, duplicates merged. With ``alpha``, pairs of fewer than
     ``log₂(2G₀/α)`` guesses are dropped too (G₀: the grid's size before): r guesses all correct
     have probability 2^{−r} under a mechanism that ignores its input, so no valid test at level
     α/(2G₀) can reject anything with them, and they would only dilute the Bonferroni correction.
@@ -104,7 +105,9 @@ def guess_grid(
     one = np.stack([total, np.zeros_like(total)], axis=1)
     two = np.stack([total // 2, total - total // 2], axis=1)
     pairs = np.concatenate([one, two])
-    pairs = np.unique(pairs[pairs.sum(axis=1) >= 1], axis=0)
+    # "In" for every canary is right exactly n_in times, a count the output cannot move: dropped.
+    keep = (pairs.sum(axis=1) >= 1) & ~((pairs[:, 0] == m) & (pairs[:, 1] == 0))
+    pairs = np.unique(pairs[keep], axis=0)
     if alpha is not None:
         fewest = np.log2(2.0 * pairs.shape[0] / alpha)
         if np.any(pairs.sum(axis=1) >= fewest):

@@ -136,8 +136,9 @@ def test_all_tied_scores_give_no_correct_in_guess():
 def test_grid_depends_on_m_and_alpha_only_and_drops_hopeless_pairs():
     grid = guess_grid(1000, alpha=0.05)
     total = grid.sum(axis=1)
-    assert np.all(total >= np.log2(2 * 20 / 0.05))  # 20 pairs before: fewer guesses cannot win
-    assert set(map(tuple, grid)) >= {(500, 500), (1000, 0), (50, 50)}
+    assert np.all(total >= np.log2(2 * 19 / 0.05))  # 19 pairs before: fewer guesses cannot win
+    assert set(map(tuple, grid)) >= {(500, 500), (500, 0), (50, 50)}
+    assert (1000, 0) not in set(map(tuple, grid))  # "all in": no information
     assert np.all(grid.sum(axis=1) <= 1000)
     with pytest.raises(ValueError, match="fractions"):
         guess_grid(100, (0.0, 0.5))
