@@ -156,15 +156,64 @@ def _same(a: dict, b: dict) -> bool:
     return all(a.get(k) == b.get(k) for k in ("cell", "eps", "m"))
 
 
+def tables(result: dict) -> str:
+    """The validity and power tables of docs/canaries.md, in markdown, from the JSON."""
+    lines = [
+        "| cell | m | ε | bound ≤ truth: ε | ε_gauss | μ | true claims kept |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in sorted(result.get("validity", []), key=lambda c: (c["cell"], c["m"], c.get("eps", 0))):
+        rate = lambda key, c=c: f"{c[key]['rate']:.3f}" if key in c else "–"  # noqa: E731
+        if c["cell"] == "null":
+            row = [
+                "null",
+                rate("epsilon_zero"),
+                "–",
+                rate("mu_zero"),
+                f"pure_dp(0) {rate('pure_dp_0_kept')}",
+            ]
+        elif c["cell"] == "gaussian":
+            kept = ", ".join(f"{k} {rate(k + '_kept')}" for k in ("approx_dp", "gdp", "zcdp"))
+            row = [
+                "gaussian",
+                rate("epsilon_below"),
+                rate("epsilon_gaussian_below"),
+                rate("mu_below"),
+                kept,
+            ]
+        else:
+            row = ["laplace", rate("epsilon_below"), "–", "–", f"pure_dp {rate('pure_dp_kept')}"]
+        eps = f"{c['eps']:g}" if "eps" in c else "0"
+        lines.append(f"| {row[0]} | {c['m']:,} | {eps} | " + " | ".join(row[1:]) + " |")
+    lines += [
+        "",
+        "| true ε | m | rdpjax ε | jax Steinke | ratio | rdpjax ε(μ̂) | jax f-DP | ratio "
+        "| μ̂ (true μ) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in sorted(result.get("power", []), key=lambda c: (c["eps"], c["m"])):
+        lines.append(
+            f"| {c['eps']:g} | {c['m']:,} | {c['ours_epsilon']:.2f} "
+            f"| {c['jax_epsilon_one_run']:.2f} | {c['ratio_epsilon']:.2f}× "
+            f"| {c['ours_epsilon_gaussian']:.2f} "
+            f"| {c['jax_epsilon_one_run_fdp']:.2f} | {c['ratio_gaussian']:.2f}× "
+            f"| {c['ours_mu']:.2f} ({c['mu']:.2f}) |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["power", "validity"], required=True)
+    parser.add_argument("--part", choices=["power", "validity", "tables"], required=True)
     parser.add_argument("--m", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--eps", type=float, nargs="+", default=[2.0, 4.0, 8.0])
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--no-null", action="store_true", help="validity: skip the null cell")
     parser.add_argument("--out", type=Path, default=OUT, help="the JSON file cells merge into")
     args = parser.parse_args(argv)
+    if args.part == "tables":
+        print(tables(json.loads(args.out.read_text())))
+        return 0
     reps = args.reps or (30 if args.part == "power" else 200)
     argv_text = " ".join(sys.argv[1:] if argv is None else argv)
     command = f"PYTHONPATH=. python benchmarks/calibration/canaries.py {argv_text}"
