@@ -1,9 +1,9 @@
 """One-run canary audits: :func:`one_run` (in and out scores) and :func:`one_run_bits`.
 
-The statistical model (Steinke, Nasr, Jagielski, arXiv:2305.08846v1, Sec. 2): each of m canaries
-is included independently with probability ½, the mechanism runs once, and every canary gets a
-score from the output alone (higher: more likely included). Nothing else is assumed: the bounds
-hold for any mechanism satisfying the hypothesis, whatever the scores are.
+The statistical model (Steinke, Nasr, Jagielski, arXiv:2305.08846v1, the setting of Thm 3.1):
+each of m canaries is included independently with probability ½, the mechanism runs once, and
+every canary gets a score from the output alone (higher: more likely included). Nothing else is
+assumed: the bounds hold for any mechanism satisfying the hypothesis, whatever the scores are.
 
 How the bounds are put together, and why each is valid at 1 − α:
 
@@ -198,7 +198,7 @@ def one_run(
     """:func:`one_run_bits` on the scores of the included and the excluded canaries.
 
     The split into "in" and "out" must come from independent fair coins drawn before the run
-    (arXiv:2305.08846v1, Sec. 2); jax_privacy's ``CanaryScoreAuditor(in, out)`` takes the same
+    (arXiv:2305.08846v1, Thm 3.1); jax_privacy's ``CanaryScoreAuditor(in, out)`` takes the same
     input.
 
     Raises:

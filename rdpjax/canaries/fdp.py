@@ -1,8 +1,8 @@
 """Mahloujifar, Melis, Chaudhuri's one-run bound for an f-DP mechanism, for any trade-off curve f.
 
-"Auditing f-differential privacy in one run" (arXiv:2410.22235v1, Sec. 4: the guessing game
-with abstention and its numerical tail bound, the procedure the paper's code calls
-``audit_rh_with_cap``): a mechanism whose every pair of neighbouring output laws has trade-off
+"Auditing f-differential privacy in one run" (arXiv:2410.22235v1: the guessing game with
+abstention and its numerical tail bound, ``audit_rh_with_cap`` in the paper as jax_privacy's
+source names it): a mechanism whose every pair of neighbouring output laws has trade-off
 ``T(P, Q) ≥ f`` gives, with m canaries included with probability ½ and c' guesses (in or out)
 of which c are correct, an event "at least c correct" of probability at most τ only if the
 recursion below ends with ``r + h ≤ c' / m``:

@@ -1,7 +1,7 @@
 """Canary scores and inclusion bits → the guess counts of a one-run audit.
 
 The one-run game (Steinke, Nasr, Jagielski, "Privacy auditing with one (1) training run",
-arXiv:2305.08846v1, Sec. 2 and Alg. 1): each of m canaries is included in the training set
+arXiv:2305.08846v1, the setting of Thm 3.1): each of m canaries is included in the training set
 independently with probability ½ (its *inclusion bit* ``S_i``), the mechanism runs **once**, and
 the auditor, from the output alone, scores every canary and guesses ``T_i ∈ {in, out, abstain}``.
 The bounds of :mod:`.steinke` and :mod:`.fdp` hold for any guess vector that is a function of the
