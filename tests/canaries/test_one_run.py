@@ -6,6 +6,7 @@ wrong is at most Binomial(20, 0.05), so "≤ 4 of 20" fails by chance with proba
 per check (the keys are fixed, so a pass is reproducible).
 """
 
+import dataclasses
 import json
 
 import dp_accounting
@@ -84,14 +85,8 @@ def test_one_run_equals_one_run_bits_and_result_serializes():
     d = json.loads(json.dumps(a.to_dict()))
     assert d["claim"]["kind"] == "gdp" and d["guesses"]["k_in"] + d["guesses"]["k_out"] >= 1
     assert "\n" not in a.verdict() and ("REFUTED" in a.verdict()) == a.refuted
-    with pytest.raises(dataclasses_error()):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         a.epsilon = 0.0
-
-
-def dataclasses_error():
-    import dataclasses
-
-    return dataclasses.FrozenInstanceError
 
 
 def test_delta_defaults_to_the_claims():
