@@ -38,3 +38,24 @@ def test_validity_and_power_cells(tmp_path):
         power["ours_epsilon"] / power["jax_epsilon_one_run"]
     )
     assert power["ours_mu"] <= power["mu"] and len(result["commands"]["power"]) == 1
+
+
+@pytest.mark.slow
+def test_dpsgd_run_bounds_stay_below_the_accountant(tmp_path):
+    """A small DP-SGD run (m = 200 canaries, 10 steps): the one-run bounds stay below the
+    accountant's ε and the true μ (fixed key), and the accountant's claim stands."""
+    pytest.importorskip("sklearn")
+    spec = importlib.util.spec_from_file_location(
+        "canaries_dpsgd", SCRIPT.with_name("canaries_dpsgd.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "dpsgd.json"
+    argv = ["--m", "200", "--steps", "10", "--width", "1100", "--epsilon", "8", "--out", str(out)]
+    assert module.main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["epsilon_accountant"] == pytest.approx(8.0, rel=1e-2)
+    one = result["one_run"]
+    assert 0.0 < one["epsilon"] < result["epsilon_accountant"]  # the canaries are seen, validly
+    assert one["mu"] < result["mu_true"] and not one["refuted"] and not result["approx_dp_refuted"]
+    assert result["test_accuracy"] > 0.5
