@@ -117,6 +117,8 @@ def one_run_bits(
     scores, bits = as_scores_and_bits(scores, bits)
     claim = as_claim(claim)
     delta = _delta(delta, claim)
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float | np.floating):
+        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}")
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     m = bits.size

@@ -121,8 +121,9 @@ def test_bad_in_out_and_options_name_the_argument():
         one_run([], [0.0, 1.0])
     with pytest.raises(ValueError, match="out_scores must be finite"):
         one_run([1.0], [0.0, np.nan])
-    with pytest.raises(ValueError, match="alpha"):
-        one_run([1.0], [0.0], alpha=1.5)
+    for alpha in (1.5, 0.0, "0.05", None):
+        with pytest.raises(ValueError, match="alpha"):
+            one_run([1.0], [0.0], alpha=alpha)
     with pytest.raises(ValueError, match="delta"):
         one_run([1.0], [0.0], delta=1.0)
     with pytest.raises(ValueError, match="claim"):
