@@ -148,7 +148,8 @@ def _merge(part: str, cells: list[dict], command: str, out: Path) -> dict:
     old = json.loads(out.read_text()) if out.exists() else {}
     keep = [c for c in old.get(part, []) if not any(_same(c, n) for n in cells)]
     old[part] = keep + cells
-    old.setdefault("commands", {})[part] = old.get("commands", {}).get(part, []) + [command]
+    commands = old.setdefault("commands", {}).get(part, [])
+    old["commands"][part] = commands + [command] * (command not in commands)
     old["rdpjax"] = str(Path(rdpjax.__file__).parent)
     out.write_text(json.dumps(old, indent=1, default=float) + "\n")
     return old
