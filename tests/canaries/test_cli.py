@@ -81,3 +81,28 @@ def test_the_program_exits_1_and_2_as_a_process(leaky, tmp_path):
     done = subprocess.run([*run, str(bad)], capture_output=True, text=True)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert "bits must be 0 or 1" in done.stderr
+
+
+def test_metrics_printed_and_report_written(leaky, tmp_path, capsys):
+    csv, _ = leaky
+    folder = tmp_path / "report"
+    code = main(["canaries", str(csv), "--claim-epsilon", "1", "--report", str(folder)])
+    assert code == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("AUROC ") and len(lines) == 5
+    assert [ln.split("(target ")[1][:5] for ln in lines[2:]] == ["0.001", "0.01)", "0.1)"]
+    record = json.loads((folder / "report.json").read_text())
+    assert record["refuted"] is True and 0.5 < record["auroc"]["value"] <= 1.0
+    assert [p["target_fpr"] for p in record["points"]] == [0.001, 0.01, 0.05, 0.1, 0.25, 0.5]
+    text = (folder / "report.md").read_text()
+    assert "REFUTED" in text and "![trade-off curve](tradeoff.png)" in text
+    png = (folder / "tradeoff.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_report_into_a_file_is_exit_2(leaky, tmp_path, capsys):
+    csv, _ = leaky
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["canaries", str(csv), "--report", str(blocker / "sub")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
