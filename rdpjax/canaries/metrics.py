@@ -13,13 +13,13 @@ bounds as the statistically valid claim.
   "score > X_(k+1)" is stochastically at most Beta(k + 1, n_out − k) (the (k+1)-th largest of
   n_out uniforms; ties only lower it, by the quantile transform X = F⁻¹(U)), whose upper
   quantile is the Clopper–Pearson bound for k of n_out (Clopper & Pearson 1934, Biometrika 26;
-  David & Nagaraja, *Order Statistics*, 3rd ed., eq. (2.2.1)). Given the threshold, the in
-  scores are independent of it, so the count above it is Binomial(n_in, TPR): its
-  Clopper–Pearson interval is exact.
+  the j-th smallest of n uniforms is Beta(j, n − j + 1), David & Nagaraja, *Order
+  Statistics*). Given the threshold, the in scores are independent of it, so the count above
+  it is Binomial(n_in, TPR): its Clopper–Pearson interval is exact.
 * :func:`auroc`: the Mann–Whitney statistic Â = P̂(in > out) + ½ P̂(in = out), with Hoeffding's
   distribution-free interval for two-sample U-statistics, ±√(log(2/α) / (2 min(n_in, n_out)))
-  (Hoeffding 1963, JASA 58, Sec. 5(b)), valid at every n, and DeLong, DeLong & Clarke-Pearson's
-  asymptotic interval (1988, Biometrics 44, eqs. (2)–(4) of the structural components),
+  (Hoeffding 1963, JASA 58, the bound for two-sample U-statistics), valid at every n, and DeLong,
+  DeLong & Clarke-Pearson's asymptotic interval (1988, Biometrics 44, structural components),
   narrower but only asymptotically valid.
 """
 
@@ -205,8 +205,8 @@ def auroc(in_scores: Any, out_scores: Any, *, alpha: float = 0.05) -> Auroc:
 
     Â = (1/(n_in n_out)) Σ_{i,j} ψ(x_i, y_j), ψ = 1{x > y} + ½ 1{x = y}, computed from midranks
     of the pooled scores; DeLong's structural components V10_i = (1/n_out) Σ_j ψ(x_i, y_j) and
-    V01_j = (1/n_in) Σ_i ψ(x_i, y_j) from within-side midranks (DeLong et al. 1988; the rank
-    form of Sun & Xu 2014, IEEE SPL 21, eq. (7)); Var Â ≈ S10/n_in + S01/n_out. Cost:
+    V01_j = (1/n_in) Σ_i ψ(x_i, y_j) from within-side midranks (DeLong et al. 1988; the midrank
+    form of Sun & Xu 2014, IEEE Signal Processing Letters 21); Var Â ≈ S10/n_in + S01/n_out. Cost:
     O(n log n).
 
     Args:
@@ -237,7 +237,7 @@ def auroc(in_scores: Any, out_scores: Any, *, alpha: float = 0.05) -> Auroc:
     s01 = v01.var(ddof=1) if n_out > 1 else 0.0
     se = math.sqrt(s10 / n_in + s01 / n_out)
     z = stats.norm.isf(alpha / 2)
-    half = math.sqrt(math.log(2.0 / alpha) / (2.0 * min(n_in, n_out)))  # Hoeffding, Sec. 5(b)
+    half = math.sqrt(math.log(2.0 / alpha) / (2.0 * min(n_in, n_out)))  # Hoeffding (1963)
     return Auroc(
         value=float(value),
         interval=(max(0.0, value - half), min(1.0, value + half)),
