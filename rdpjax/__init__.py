@@ -28,7 +28,7 @@ del cpu_pool_hang_workaround
 
 # Submodules with heavier imports, loaded on first use (PEP 562): ``rdpjax.stream`` and the rest
 # work after a plain ``import rdpjax``, which does not pay for them.
-_LAZY_SUBMODULES = ("search", "stream", "studies", "testing")
+_LAZY_SUBMODULES = ("canaries", "search", "stream", "studies", "testing")
 # Headline functions of those submodules, reachable as ``rdpjax.NAME`` the same way.
 _LAZY_NAMES = {
     "streamed_bound": "stream",

@@ -10,26 +10,27 @@
     rdpjax reproduce [--quick] [--n N ...] [--out DIR] [--cpu-devices K]
     rdpjax demo [--n N] [--seed S] [--json]
     rdpjax search MECHANISM [--param NAME=VALUE ...] [--lam 2 5 7] [--steps S] [--reference]
+    rdpjax canaries SCORES.csv [--claim-epsilon E [--claim-delta D] | --claim-gdp MU | …] [--json]
     rdpjax --version
 
-One module per subcommand (``bound``, ``audit``, ``coverage``, ``reproduce``, ``demo``,
-``search``), each with ``add_command(subparsers)`` and its handler ``run(args)``; argument types
-in :mod:`rdpjax.cli._types`, shared options in :mod:`rdpjax.cli._args`, files and records in
-:mod:`rdpjax.cli._files`, loading the user's code in :mod:`rdpjax.cli._loading`.
+One module per subcommand (``bound``, ``audit``, ``canaries``, ``coverage``, ``reproduce``,
+``demo``, ``search``), each with ``add_command(subparsers)`` and its handler ``run(args)``;
+argument types in :mod:`rdpjax.cli._types`, shared options in :mod:`rdpjax.cli._args`, files and
+records in :mod:`rdpjax.cli._files`, loading the user's code in :mod:`rdpjax.cli._loading`.
 
 The ``rdpjax`` program (:func:`console_main`) keeps jax's compiled programs in a persistent cache
 between runs (:mod:`rdpjax.compilation_cache`).
 
-Exit status: 0 on success; 1 when ``audit`` or ``bound`` refutes the claim; 2 on a usage or input
-error, reported as one line on stderr, or on an error raised by the user's code, reported as its
-traceback followed by one line naming the function; 130 when interrupted.
+Exit status: 0 on success; 1 when ``audit``, ``bound`` or ``canaries`` refutes the claim; 2 on a
+usage or input error, reported as one line on stderr, or on an error raised by the user's code,
+reported as its traceback followed by one line naming the function; 130 when interrupted.
 """
 
 from __future__ import annotations
 
 import sys
 
-from rdpjax.cli import audit, bound, coverage, demo, reproduce, search
+from rdpjax.cli import audit, bound, canaries, coverage, demo, reproduce, search
 from rdpjax.cli._args import set_cpu_devices
 from rdpjax.cli._loading import UserCodeError, format_user_error
 from rdpjax.cli._types import CliError, Parser
@@ -54,6 +55,7 @@ def build_parser() -> Parser:
     slugs = [experiment_slug(name) for name in EXPERIMENTS]
     bound.add_command(sub)
     audit.add_command(sub)
+    canaries.add_command(sub)
     coverage.add_command(sub, slugs)
     reproduce.add_command(sub, slugs)
     demo.add_command(sub)

@@ -1,0 +1,142 @@
+"""``rdpjax canaries SCORES``: one-run lower bounds from canary scores and inclusion bits.
+
+    rdpjax canaries scores.csv [--claim-epsilon E [--claim-delta D] | --claim-gdp MU |
+                    --claim-zcdp RHO | --claim-rdp 2=0.1,...] [--delta D] [--alpha A] [--json]
+                    [--report DIR]
+
+SCORES is a ``.csv``/``.txt`` file of two columns ``score,bit`` (an optional header line; ``#``
+comments) or a ``.npy`` array of shape (m, 2); bit 1 means the canary was included (each with
+probability ½, drawn before the run). Prints :meth:`rdpjax.canaries.OneRunResult.verdict`
+and then the AUROC and the TPR at FPR 0.001, 0.01, 0.1 with their intervals
+(:mod:`rdpjax.canaries.metrics`), or all of it as JSON. ``--report DIR`` writes ``report.md``,
+``report.json`` and the trade-off figure ``tradeoff.png`` (:mod:`rdpjax.canaries.report`).
+Exit status: 0, or 1 when the claim is refuted, 2 on an input error (one line on stderr: a
+missing or unreadable file, a wrong shape, scores that are not finite, bits that are not 0/1, a
+side with no canary, a report folder that cannot be made).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from rdpjax.cli._args import add_claim_options, claim_from_args, subcommand
+from rdpjax.cli._types import CliError, alpha_level, finite_float
+
+__all__ = ["CLI_FPRS", "add_command", "read_scores", "run"]
+
+CLI_FPRS = (0.001, 0.01, 0.1)
+"""Target FPRs at which the command prints the TPR (each line valid on its own at 1 − α)."""
+
+
+def read_scores(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, bits)`` from a two-column file (see the module docstring).
+
+    Raises:
+        ValueError: for a missing file, another extension, text that does not parse, or an array
+            that is not (m, 2).
+    """
+    from rdpjax.cli.bound import read_samples
+
+    path = Path(path)
+    if path.suffix.lower() in (".csv", ".txt") and path.is_file():
+        try:
+            lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+        except (OSError, UnicodeDecodeError) as err:
+            raise ValueError(f"{path}: could not read scores ({err})") from err
+        body = [ln for ln in lines if not ln.lstrip().startswith("#")]
+        if body and any(ch.isalpha() for ch in body[0].replace("nan", "").replace("inf", "")):
+            body = body[1:]  # a header line such as "score,bit"
+        delimiter = "," if "," in "".join(body[:1]) else None
+        try:
+            arr = np.loadtxt(body, delimiter=delimiter, ndmin=2)
+        except ValueError as err:
+            raise ValueError(f"{path}: could not read scores ({err})") from err
+    else:
+        arr = read_samples(path)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
+        raise ValueError(
+            f"{path}: expected two columns score,bit; got an array of shape {arr.shape}"
+        )
+    return arr[:, 0], arr[:, 1]
+
+
+def run(args) -> int:
+    """Handler of ``rdpjax canaries``; input errors raise :class:`CliError`."""
+    from rdpjax.canaries import auroc, one_run_bits, tpr_at_fpr
+    from rdpjax.canaries.report import write_report
+
+    claim = claim_from_args(args)
+    try:
+        scores, bits = read_scores(args.scores)
+        result = one_run_bits(scores, bits, claim, delta=args.delta, alpha=args.alpha)
+    except ValueError as err:
+        raise CliError(str(err)) from err
+    ins, outs = scores[bits == 1], scores[bits == 0]
+    area = auroc(ins, outs, alpha=args.alpha)
+    points = [tpr_at_fpr(ins, outs, f, alpha=args.alpha) for f in CLI_FPRS]
+    if args.json:
+        extra = {"verdict": result.verdict(), "auroc": vars(area)}
+        extra["points"] = [vars(p) | {"threshold": _finite(p.threshold)} for p in points]
+        print(json.dumps(result.to_dict() | extra, indent=1))
+    else:
+        print(result.verdict())
+        print(area.describe())
+        for point in points:
+            print(point.describe())
+    if args.report is not None:
+        try:
+            paths = write_report(args.report, scores, bits, result, meta={"command": _command()})
+        except ValueError as err:
+            raise CliError(str(err)) from err
+        print(f"wrote {', '.join(str(p) for p in paths)}", file=sys.stderr)
+    return 1 if result.refuted else 0
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def _command() -> str:
+    return " ".join(["rdpjax", *sys.argv[1:]])
+
+
+def add_command(sub) -> None:
+    """Register ``rdpjax canaries``."""
+    parser = subcommand(
+        sub,
+        "canaries",
+        help="one-run audit: ε and μ lower bounds from canary scores and inclusion bits",
+        description="Lower bounds on ε(δ) for any (ε, δ)-DP mechanism and on μ (GDP) from one "
+        "run's canary scores with their inclusion bits (Steinke, Nasr, Jagielski "
+        "arXiv:2305.08846; Mahloujifar, Melis, Chaudhuri arXiv:2410.22235), and a check of a "
+        "claim. Exit status 1 when the claim is refuted.",
+        examples=[
+            "rdpjax canaries scores.csv --claim-epsilon 4 --claim-delta 1e-5",
+            "rdpjax canaries scores.npy --claim-gdp 1.0 --json",
+        ],
+    )
+    parser.add_argument("scores", help="score,bit per line (.csv/.txt) or an (m, 2) .npy array")
+    add_claim_options(parser)
+    parser.add_argument(
+        "--delta",
+        type=finite_float,
+        default=None,
+        metavar="D",
+        help="δ of the ε bounds (default: the claim's δ for --claim-epsilon, else 1e-5)",
+    )
+    parser.add_argument(
+        "--alpha", type=alpha_level, default=0.05, help="error probability of each bound"
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write report.md, report.json and the trade-off figure tradeoff.png to DIR",
+    )
+    parser.set_defaults(func=run)

@@ -1,0 +1,92 @@
+"""benchmarks/calibration/canaries.py on a few fixed keys: it runs, and its cells say what they
+measure (the full runs are in docs/canaries.md)."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration" / "canaries.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("canaries_benchmark", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_validity_and_power_cells(tmp_path):
+    pytest.importorskip("jax_privacy")
+    bench = _load()
+    out = tmp_path / "canaries.json"
+    common = ["--m", "300", "--eps", "4", "--reps", "4", "--out", str(out)]
+    assert bench.main(["--part", "validity", *common]) == 0
+    assert bench.main(["--part", "power", *common]) == 0
+    result = json.loads(out.read_text())
+    null, gaussian, laplace = result["validity"]
+    assert null["cell"] == "null" and null["epsilon_zero"]["reps"] == 4
+    assert gaussian["cell"] == "gaussian" and set(gaussian) >= {"epsilon_below", "zcdp_kept"}
+    assert laplace["epsilon_below"]["count"] >= 3  # fixed keys; each miss has probability ≤ 0.05
+    (power,) = result["power"]
+    # The ratios are those of the means printed beside them.
+    assert power["ratio_epsilon"] == pytest.approx(
+        power["ours_epsilon"] / power["jax_epsilon_one_run"]
+    )
+    assert power["ours_mu"] <= power["mu"] and len(result["commands"]["power"]) == 1
+
+
+@pytest.mark.slow
+def test_dpsgd_run_bounds_stay_below_the_accountant(tmp_path):
+    """A small DP-SGD run (m = 200 canaries, 10 steps): the one-run bounds stay below the
+    accountant's ε and the true μ (fixed key), and the accountant's claim stands."""
+    pytest.importorskip("sklearn")
+    spec = importlib.util.spec_from_file_location(
+        "canaries_dpsgd", SCRIPT.with_name("canaries_dpsgd.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "dpsgd.json"
+    argv = ["--m", "200", "--steps", "10", "--width", "1100", "--epsilon", "8", "--runs", "50"]
+    argv += ["--out", str(out)]
+    assert module.main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["epsilon_accountant"] == pytest.approx(8.0, rel=1e-2)
+    one = result["one_run"]
+    assert 0.0 < one["epsilon"] < result["epsilon_accountant"]  # the canaries are seen, validly
+    assert one["mu"] < result["mu_true"] and not one["refuted"] and not result["approx_dp_refuted"]
+    assert result["test_accuracy"] > 0.5
+    many = result["many_run"]  # 50 + 50 runs of one canary: valid, so below the truth
+    assert many["runs_per_side"] == 50 and not many["refuted"] and many["mu"] < result["mu_true"]
+
+
+def _dpsgd():
+    spec = importlib.util.spec_from_file_location(
+        "canaries_dpsgd", SCRIPT.with_name("canaries_dpsgd.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_train_runs_equals_train():
+    """The closed-form per-example gradients of ``train_runs`` against autodiff's in ``train``,
+    on the same noise key (float32: agreement to a few ulps of the parameters' scale)."""
+    pytest.importorskip("sklearn")
+    jax = pytest.importorskip("jax")
+    bench = _dpsgd()
+    rng = np.random.default_rng(0)
+    phi, y, _, _ = bench._data(64, rng)
+    phi, y = phi[:40], y[:40]
+    u = bench._canaries(phi, 1, rng)[0]
+    keys = jax.random.split(jax.random.key(1), 2)
+    runs = bench.train_runs(phi, y, u, 3.0, 15, 0.5, keys)
+    for key, theta in zip(keys, runs, strict=True):
+        direct = bench.train(phi, y, u, 3.0, 15, 0.5, key)
+        np.testing.assert_allclose(theta, direct, atol=1e-5 * np.abs(direct).max())
+    assert not np.allclose(runs[0], runs[1])  # different keys, different runs

@@ -1,0 +1,144 @@
+"""The one-run tail bounds against independent references.
+
+References: scipy's binomial law (Steinke et al.'s Thm 3.1/5.2 written out term by term), the
+exact law of the guesses on randomized response (the tight ε-DP mechanism, on which the f-DP
+test's rejection probability is computed exactly), scipy's normal law (the Gaussian trade-off
+curve), rdpjax.claims.tradeoff (the (ε, δ) curve), and a brute-force count of the guesses.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from rdpjax.canaries import claim_curve, fdp, guess_grid, steinke
+from rdpjax.canaries.guesses import correct_guesses
+from rdpjax.claims import approx_dp, gdp, pure_dp, rdp, tradeoff, zcdp
+
+
+def _thm52(m, r, v, eps, delta):
+    """Steinke, Nasr, Jagielski Thm 5.2 (Thm 3.1 at δ = 0) straight from scipy.stats.binom."""
+    q = np.exp(eps) / (1 + np.exp(eps))
+    tail = lambda x: stats.binom.sf(x - 1, r, q)  # noqa: E731 - P(Bin ≥ x)
+    gaps = [(tail(v - i) - tail(v)) / i for i in range(1, m + 1)]
+    return min(1.0, tail(v) + 2 * m * delta * max(gaps))
+
+
+@pytest.mark.parametrize(
+    "m, r, v, eps, delta",
+    [
+        (100, 50, 40, 0.5, 1e-3),
+        (300, 200, 150, 1.0, 1e-5),
+        (40, 30, 30, 2.0, 1e-2),
+        (100, 10, 3, 0.1, 0.1),
+        (500, 400, 330, 1.3, 0.0),
+        (60, 60, 1, 3.0, 1e-4),
+    ],
+)
+def test_steinke_p_value_matches_scipy(m, r, v, eps, delta):
+    got = float(steinke.p_value(m, r, v, eps, delta))
+    assert got == pytest.approx(_thm52(m, r, v, eps, delta), rel=1e-9, abs=1e-14)
+
+
+def _smallest_rejected_count(r, m, level, curve):
+    """The least c of r guesses at which the f-DP test rejects (r + 1 if none)."""
+    c = np.arange(r + 1)
+    rej = fdp.rejects(curve, m, np.full(c.shape, r), c, level)
+    return int(c[rej].min()) if rej.any() else r + 1
+
+
+@pytest.mark.parametrize(
+    "eps, r, m, level",
+    [(0.5, 200, 400, 0.05), (1.0, 60, 60, 0.01), (2.0, 500, 1000, 0.001), (0.0, 40, 100, 0.05)],
+)
+def test_fdp_test_is_valid_on_randomized_response(eps, r, m, level):
+    """Canaries through randomized response at ε (ε-DP and no better): every guess is right
+    with probability e^ε/(1 + e^ε), independently, so W ~ Binomial(r, q) exactly and the f-DP
+    test's rejection probability is a binomial tail; it must be ≤ the level (and, the curve
+    being tight here, not far below it)."""
+    q = np.exp(eps) / (1 + np.exp(eps))
+    c = _smallest_rejected_count(r, m, level, lambda a: tradeoff(pure_dp(eps), a))
+    size = stats.binom.sf(c - 1, r, q)
+    assert size <= level
+    # Not vacuous: one fewer correct guess would be an event more likely than the level.
+    assert stats.binom.sf(c - 2, r, q) > level / 20
+
+
+def test_fdp_rejections_are_monotone_in_the_curve():
+    """A stronger claim (smaller ε) is rejected whenever a weaker one is."""
+    r, c = np.full(40, 300), np.full(40, 220)
+    eps = np.linspace(0.0, 3.0, 40)
+    rej = fdp.rejects(lambda a: fdp.eps_delta_curve(a, eps, 1e-6), 1000, r, c, 0.01)
+    assert rej[0] and not rej[-1]
+    assert np.all(np.diff(rej.astype(int)) <= 0)
+
+
+@pytest.mark.parametrize("eps, delta", [(0.0, 0.0), (1.0, 1e-5), (3.0, 0.2)])
+def test_eps_delta_curve_matches_the_claims_tradeoff(eps, delta):
+    a = np.linspace(0, 1, 101)
+    want = tradeoff(approx_dp(eps, delta) if delta else pure_dp(eps), a)
+    np.testing.assert_allclose(fdp.eps_delta_curve(a, eps, delta), want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.5, 2.0])
+def test_gaussian_curve_matches_scipy_norm(mu):
+    a = np.linspace(0, 1, 101)
+    want = stats.norm.cdf(stats.norm.ppf(1 - a) - mu)  # type II error of the NP test of N(μ,1)
+    np.testing.assert_allclose(fdp.gaussian_curve(a, mu), want, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(claim_curve(gdp(mu))(a), want, rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("rho", [0.05, 0.5, 2.0])
+def test_rdp_conversion_is_below_the_gaussian_curve(rho):
+    """ρ-zCDP holds for the Gaussian mechanism with μ = √(2ρ), whose exact trade-off is G_μ: a
+    valid conversion of the claim can only lie below G_μ (and should be a real constraint)."""
+    a = np.linspace(0, 1, 201)
+    exact = fdp.gaussian_curve(a, np.sqrt(2 * rho))
+    for claim in (zcdp(rho), rdp(lambda lam: rho * lam)):
+        f = claim_curve(claim)(a)
+        assert np.all(f <= exact + 1e-12)
+        # The (ε, δ) route loses against the exact RDP region, but stays a real constraint.
+        assert np.all(f <= 1 - a + 1e-12) and f[100] > 0.25 * exact[100]
+
+
+def _brute_force_counts(scores, bits, k_in, k_out):
+    """Correct guesses with ties broken against the auditor, counted tie group by tie group."""
+
+    def top(s, b, k):  # included among the k highest, taking excluded ones first within ties
+        if k == 0:
+            return 0
+        t = np.sort(s)[::-1][k - 1]
+        above = s > t
+        ties_excluded = np.sum((s == t) & (b == 0))
+        return int(b[above].sum() + max(0, k - above.sum() - ties_excluded))
+
+    # The bottom k_out "out" guesses are the top k_out of −score for the excluded canaries.
+    return top(scores, bits, k_in) + top(-scores, 1 - bits, k_out)
+
+
+def test_correct_guesses_match_a_brute_force_count_with_ties():
+    rng = np.random.default_rng(3)
+    for m in (7, 40, 301):
+        scores = rng.integers(0, 5, m).astype(float)  # many ties
+        bits = rng.integers(0, 2, m)
+        grid = guess_grid(m, (0.1, 0.3, 0.5, 1.0))
+        got = correct_guesses(scores, bits, grid)
+        want = [_brute_force_counts(scores, bits, ki, ko) for ki, ko in grid]
+        np.testing.assert_array_equal(got, want)
+
+
+def test_all_tied_scores_give_no_correct_in_guess():
+    """Every score equal: the pessimistic tie-break makes each "in" guess an excluded canary."""
+    bits = np.array([1, 0, 1, 0, 1, 1])
+    got = correct_guesses(np.zeros(6), bits, np.array([[2, 0], [0, 2], [1, 1]]))
+    np.testing.assert_array_equal(got, [0, 0, 0])
+
+
+def test_grid_depends_on_m_and_alpha_only_and_drops_hopeless_pairs():
+    grid = guess_grid(1000, alpha=0.05)
+    total = grid.sum(axis=1)
+    assert np.all(total >= np.log2(2 * 19 / 0.05))  # 19 pairs before: fewer guesses cannot win
+    assert set(map(tuple, grid)) >= {(500, 500), (500, 0), (50, 50)}
+    assert (1000, 0) not in set(map(tuple, grid))  # "all in": no information
+    assert np.all(grid.sum(axis=1) <= 1000)
+    with pytest.raises(ValueError, match="fractions"):
+        guess_grid(100, (0.0, 0.5))

@@ -1,0 +1,108 @@
+"""``rdpjax canaries``: exit codes 0/1/2, file formats, one line on stderr for bad input."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rdpjax.cli import main
+
+
+@pytest.fixture
+def leaky(tmp_path):
+    """Canaries whose scores give their bits away (m = 2000), as CSV with a header and .npy."""
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2, 2000)
+    table = np.stack([rng.normal(3.0 * bits, 1.0), bits], axis=1)
+    csv, npy = tmp_path / "scores.csv", tmp_path / "scores.npy"
+    np.savetxt(csv, table, delimiter=",", header="score,bit", comments="")
+    np.save(npy, table)
+    return csv, npy
+
+
+def test_refuted_claims_exit_1_and_true_ones_0(leaky, capsys):
+    csv, npy = leaky
+    assert main(["canaries", str(csv), "--claim-epsilon", "1", "--claim-delta", "1e-5"]) == 1
+    assert capsys.readouterr().out.startswith("REFUTED: (ε, δ)-DP")
+    assert main(["canaries", str(npy), "--claim-epsilon", "1"]) == 1  # pure ε-DP
+    assert main(["canaries", str(npy), "--claim-gdp", "0.5"]) == 1
+    assert main(["canaries", str(csv), "--claim-gdp", "20"]) == 0
+    assert main(["canaries", str(csv), "--claim-epsilon", "30", "--claim-delta", "1e-5"]) == 0
+    assert capsys.readouterr().out.count("not refuted") == 2
+    assert main(["canaries", str(csv)]) == 0  # no claim: bounds only
+
+
+def test_json_output_has_the_bounds_and_verdict(leaky, capsys):
+    csv, _ = leaky
+    assert main(["canaries", str(csv), "--claim-zcdp", "0.1", "--json", "--alpha", "0.01"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["refuted"] is True and out["alpha"] == 0.01 and out["m"] == 2000
+    assert out["epsilon"] > 1 and out["verdict"].startswith("REFUTED")
+
+
+@pytest.mark.parametrize(
+    "rows, match",
+    [
+        ("score,bit\n1.0,1\nnan,0\n", "scores must be finite"),
+        ("1.0,1\n2.0,0\n3.0,2\n", "bits must be 0 or 1"),
+        ("1.0,1\n2.0,1\n", "no out canary"),
+        ("1.0,0\n2.0,0\n", "no in canary"),
+        ("1.0,1,3\n2.0,0,4\n", "expected two columns"),
+        ("1.0,1\n2.0\n", "could not read scores"),
+        ("1.0\n2.0\n", "expected two columns"),
+    ],
+)
+def test_bad_files_exit_2_with_one_line(tmp_path, capsys, rows, match):
+    path = tmp_path / "bad.csv"
+    path.write_text(rows)
+    assert main(["canaries", str(path), "--claim-epsilon", "1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and match in captured.err, captured.err
+
+
+def test_missing_file_and_bad_npy_exit_2(tmp_path, capsys):
+    assert main(["canaries", str(tmp_path / "none.csv")]) == 2
+    np.save(tmp_path / "flat.npy", np.zeros(5))
+    assert main(["canaries", str(tmp_path / "flat.npy")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "no such file" in err[0] and "two columns" in err[1]
+
+
+def test_the_program_exits_1_and_2_as_a_process(leaky, tmp_path):
+    csv, _ = leaky
+    run = [sys.executable, "-m", "rdpjax.cli", "canaries"]
+    done = subprocess.run([*run, str(csv), "--claim-gdp", "0.5"], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout.startswith("REFUTED"), done.stderr
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 1\n2 inf\n")
+    done = subprocess.run([*run, str(bad)], capture_output=True, text=True)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "bits must be 0 or 1" in done.stderr
+
+
+def test_metrics_printed_and_report_written(leaky, tmp_path, capsys):
+    csv, _ = leaky
+    folder = tmp_path / "report"
+    code = main(["canaries", str(csv), "--claim-epsilon", "1", "--report", str(folder)])
+    assert code == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("AUROC ") and len(lines) == 5
+    assert [ln.split("(target ")[1][:5] for ln in lines[2:]] == ["0.001", "0.01)", "0.1)"]
+    record = json.loads((folder / "report.json").read_text())
+    assert record["refuted"] is True and 0.5 < record["auroc"]["value"] <= 1.0
+    assert [p["target_fpr"] for p in record["points"]] == [0.001, 0.01, 0.05, 0.1, 0.25, 0.5]
+    text = (folder / "report.md").read_text()
+    assert "REFUTED" in text and "![trade-off curve](tradeoff.png)" in text
+    png = (folder / "tradeoff.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+
+
+def test_report_into_a_file_is_exit_2(leaky, tmp_path, capsys):
+    csv, _ = leaky
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["canaries", str(csv), "--report", str(blocker / "sub")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
