@@ -135,7 +135,7 @@ def many_run(phi, y, u, sigma, steps, lr, runs: int, seed: int, claim):
     with_it = train_runs(phi, y, u, sigma, steps, lr, keys[:runs])
     without = train_runs(phi, y, np.zeros_like(u), sigma, steps, lr, keys[runs:])
     p, q = -np.einsum("rfc,fc->r", with_it, u), -np.einsum("rfc,fc->r", without, u)
-    return set_test(p, q, claim, delta=DELTA), p, q
+    return set_test(jax.random.key(seed + 2), p, q, claim, delta=DELTA), p, q
 
 
 def main(argv=None) -> int:
