@@ -80,7 +80,7 @@ def _jax_privacy(p, q, delta=DELTA) -> float:
     return max(a.epsilon_clopper_pearson(ALPHA, delta=delta, one_sided=s) for s in (True, False))
 
 
-def part_power(laws, sizes, reps) -> list[dict]:
+def part_power(laws, sizes, reps, delta=DELTA) -> list[dict]:
     rows = []
     for law in laws:
         for n in sizes:
@@ -89,15 +89,15 @@ def part_power(laws, sizes, reps) -> list[dict]:
             for r in range(r_n):
                 p, q = LAWS[law](np.random.default_rng([n, r, SEED]), n)
                 t = time.perf_counter()
-                res = set_test(jax.random.key(r), p, q, approx_dp(100.0, DELTA), alpha=ALPHA)
+                res = set_test(jax.random.key(r), p, q, approx_dp(100.0, delta), alpha=ALPHA)
                 ours.append(max(res.epsilon, 0.0))
                 t_ours += time.perf_counter() - t
                 t = time.perf_counter()
-                theirs.append(max(_jax_privacy(p, q), 0.0))
+                theirs.append(max(_jax_privacy(p, q, delta), 0.0))
                 t_theirs += time.perf_counter() - t
             a, b = np.array(ours), np.array(theirs)
             row = {
-                "law": law, "n": n, "reps": r_n,
+                "law": law, "n": n, "reps": r_n, "delta": delta,
                 "rdpjax_mean": float(a.mean()), "rdpjax_median": float(np.median(a)),
                 "jax_privacy_mean": float(b.mean()), "jax_privacy_median": float(np.median(b)),
                 "ratio_of_means": float(a.mean() / b.mean()) if b.mean() > 0 else None,
@@ -260,6 +260,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--n", type=float, nargs="+", default=None)
     ap.add_argument("--laws", nargs="+", default=list(LAWS))
+    ap.add_argument("--delta", type=float, default=DELTA, help="the δ of the power part")
     ap.add_argument("--out", default=None, help="JSON file (default set_panel[_<part>].json)")
     args = ap.parse_args()
     if args.part == "tables":
@@ -271,12 +272,12 @@ def main() -> None:
         if v is not None
     )
     print(command)
-    out: dict = {"command": command, "alpha": ALPHA, "delta": DELTA}
+    out: dict = {"command": command, "alpha": ALPHA, "delta": args.delta}
     parts = ["power", "validity", "refute"] if args.part == "all" else [args.part]
     for part in parts:
         if part == "power":
             sizes = [int(v) for v in (args.n or [1e3, 1e4, 1e5])]
-            out["power"] = part_power(args.laws, sizes, args.reps or 30)
+            out["power"] = part_power(args.laws, sizes, args.reps or 30, args.delta)
         elif part == "validity":
             sizes = [int(v) for v in (args.n or [1e3, 1e4])]
             out["validity"] = part_validity(sizes, args.reps or 200)
