@@ -213,6 +213,57 @@ def part_refute(reps) -> list[dict]:
     return rows
 
 
+def _sampler(law: str, order: str):
+    """A numpy black box ``sample(rng, database, m)`` of ``law`` (database [1]: P, [0]: Q) that
+    returns its batch as drawn, sorted, or grouped (``np.repeat`` of the distinct values)."""
+
+    def sample(rng, database, m):
+        p, q = LAWS[law](rng, m)
+        out = p if database[0] == 1 else q
+        if order == "sorted":
+            return np.sort(out)
+        if order == "repeat":
+            values, counts = np.unique(out, return_counts=True)
+            return np.repeat(values, counts)
+        return out
+
+    return sample
+
+
+def part_audit_order(reps: int, n: int) -> list[dict]:
+    """False refutations of tight claims by the default fixed-n ``rdpjax.audit`` (both families)
+    on samplers returning their batch sorted or grouped; the first replications also as drawn,
+    which must give the identical verdict (the audit orders the draws by its key)."""
+    import rdpjax
+
+    cells = [("gaussian", gdp(1.0)), ("laplace", pure_dp(1.0)), ("geometric", pure_dp(0.5))]
+    rows = []
+    for law, claim in cells:
+        for order in ("sorted", "repeat"):
+            hits = same = checked = 0
+            for r in range(reps):
+                kw = dict(n=n, key=jax.random.key(20_000 + r), claim=claim, progress=False)
+                report = rdpjax.audit(_sampler(law, order), [1], [0], **kw)
+                hits += int(report.is_refuted)
+                if r < 20:
+                    drawn = rdpjax.audit(_sampler(law, "drawn"), [1], [0], **kw)
+                    checked += 1
+                    same += int(
+                        drawn.verdict() == report.verdict()
+                        and np.array_equal(drawn.lower, report.lower)
+                    )
+            row = {"law": law, "claim": str(claim), "order": order, "n": n,
+                   "identical_to_as_drawn": f"{same}/{checked}", **_rate(hits, reps)}  # fmt: skip
+            rows.append(row)
+            print(
+                f"{law:>10} {order:>7} n={n:,} {str(claim):<16}: {hits}/{reps} = "
+                f"{hits / reps:.3f} [{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}], identical to "
+                f"as drawn in {same}/{checked}",
+                flush=True,
+            )
+    return rows
+
+
 def tables() -> None:
     """Print the docs' Markdown tables from the JSON files of the other parts."""
     power = []
@@ -255,7 +306,9 @@ def tables() -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--part", default="all", choices=["power", "validity", "refute", "all", "tables"]
+        "--part",
+        default="all",
+        choices=["power", "validity", "refute", "audit-order", "all", "tables"],
     )
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--n", type=float, nargs="+", default=None)
@@ -281,6 +334,8 @@ def main() -> None:
         elif part == "validity":
             sizes = [int(v) for v in (args.n or [1e3, 1e4])]
             out["validity"] = part_validity(sizes, args.reps or 200)
+        elif part == "audit-order":
+            out["audit_order"] = part_audit_order(args.reps or 400, int((args.n or [2000])[0]))
         else:
             out["refute"] = part_refute(args.reps or 100)
     name = "set_panel.json" if args.part == "all" else f"set_panel_{args.part}.json"
