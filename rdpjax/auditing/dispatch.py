@@ -155,9 +155,11 @@ def audit(
         project = learned
     orders = _orders(lam, claim, n)
     dim = _output_dim(mechanism, x) if is_mechanism else _probe_dim(mechanism, x, project)
-    if use_sets and dim > 1 and options.test == "auto" and claim.kind == "pure_dp":
-        use_sets = False  # the sets need one number an output; the Rényi bounds take d ≤ 3
     streamed = 2 * n * dim * _BYTES_PER_OUTPUT > options.memory_budget
+    if use_sets and dim > 1 and options.test == "auto" and claim.kind == "pure_dp":
+        # The sets need one number an output: integer rows in memory are coded jointly, real
+        # vectors (or a stream of rows) keep the Rényi bounds alone (they take d ≤ 3).
+        use_sets = not streamed and _integer_outputs(mechanism, x, project)
     bound_options = _bound_options(options.bound, mechanism, x, project, learned, streamed)
     if streamed and bound_options.transform not in (None, "auto"):
         raise ValueError(
@@ -251,6 +253,19 @@ def _probe_dim(sample: Callable[..., Any], x: Any, project: Callable[..., Any] |
     if project is not None:
         probe = np.asarray(project(probe))
     return int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
+
+
+def _integer_outputs(mechanism: Any, x: Any, project: Callable[..., Any] | None) -> bool:
+    """Whether the outputs (after ``project``) are integer codes.
+
+    A zoo mechanism's discrete output, or a black box's probe (2 outputs from a generator of
+    their own).
+    """
+    if isinstance(mechanism, Mechanism):
+        return project is None and bool(mechanism.output(x).is_discrete)
+    probe = np.asarray(mechanism(np.random.default_rng(0), x, 2))
+    probe = probe if project is None else np.asarray(project(probe))
+    return probe.dtype.kind in "biu"
 
 
 def _bound_options(

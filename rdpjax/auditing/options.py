@@ -89,8 +89,8 @@ class AuditOptions:
         ``"both"`` for ε-DP, (ε, δ) and μ-GDP claims (an (ε, δ) claim implies no finite ε(λ),
         a GDP claim's trade-off curve is stronger than its RDP curve, and the pooled guesses
         refute flat-ratio and categorical ε-DP leaks the Rényi bounds miss: docs/rejection.md;
-        an ε-DP claim on vector outputs without ``project`` keeps the Rényi bounds alone, as the
-        sets need one number an output), ``"renyi"`` otherwise. A sequential audit runs one
+        an ε-DP claim on real vector outputs without ``project`` keeps the Rényi bounds alone,
+        as the sets need one number an output; integer rows in memory are coded jointly), ``"renyi"`` otherwise. A sequential audit runs one
         statistic: betting on sets (:mod:`rdpjax.rejection.betting`, the whole α) for (ε, δ)
         and GDP claims, else the Rényi looks.
       sets: the :class:`rdpjax.rejection.SetOptions` of the rejection-set test.
