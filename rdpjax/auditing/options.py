@@ -90,8 +90,8 @@ class AuditOptions:
         a GDP claim's trade-off curve is stronger than its RDP curve, and the pooled guesses
         refute flat-ratio and categorical ε-DP leaks the Rényi bounds miss: docs/rejection.md;
         an ε-DP claim on real vector outputs without ``project`` keeps the Rényi bounds alone,
-        as the sets need one number an output; integer rows in memory are coded jointly), ``"renyi"`` otherwise. A sequential audit runs one
-        statistic: betting on sets (:mod:`rdpjax.rejection.betting`, the whole α) for (ε, δ)
+        as the sets need one number an output; integer rows in memory are coded jointly),
+        ``"renyi"`` otherwise. A sequential audit runs one statistic: betting on sets (:mod:`rdpjax.rejection.betting`, the whole α) for (ε, δ)
         and GDP claims, else the Rényi looks.
       sets: the :class:`rdpjax.rejection.SetOptions` of the rejection-set test.
       training: with ``project="learn"``, how much to train on (:class:`Training`).
