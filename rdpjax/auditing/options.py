@@ -91,8 +91,9 @@ class AuditOptions:
         refute flat-ratio and categorical ε-DP leaks the Rényi bounds miss: docs/rejection.md;
         an ε-DP claim on real vector outputs without ``project`` keeps the Rényi bounds alone,
         as the sets need one number an output; integer rows in memory are coded jointly),
-        ``"renyi"`` otherwise. A sequential audit runs one statistic: betting on sets (:mod:`rdpjax.rejection.betting`, the whole α) for (ε, δ)
-        and GDP claims, else the Rényi looks.
+        ``"renyi"`` otherwise. A sequential audit runs one statistic: betting on sets
+        (:mod:`rdpjax.rejection.betting`, the whole α) for (ε, δ) and GDP claims, else the
+        Rényi looks.
       sets: the :class:`rdpjax.rejection.SetOptions` of the rejection-set test.
       training: with ``project="learn"``, how much to train on (:class:`Training`).
       bound: the estimator's :class:`rdpjax.BoundOptions`.
