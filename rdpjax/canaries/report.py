@@ -93,7 +93,9 @@ def plot_tradeoff(
     ax.plot(fpr, fnr, drawstyle="steps-post", color="C0", label="canary scores (empirical)")
     a = np.linspace(0.0, 1.0, 401)
     if result.claim is not None:
-        ax.plot(a, claim_curve(result.claim)(a), color="C3", label=f"claim: {result.claim}")
+        name = str(result.claim)
+        name = name if len(name) <= 48 else name[:47] + "…"  # a long event name: the legend fits
+        ax.plot(a, claim_curve(result.claim)(a), color="C3", label=f"claim: {name}")
     ax.plot(a, gaussian_curve(a, result.mu), "--", color="C2",
             label=f"certified μ = {result.mu:.3f} (GDP curve)")  # fmt: skip
     points = [p for p in points if p.certified]  # an uncertified target has no point
