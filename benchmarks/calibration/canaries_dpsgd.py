@@ -68,7 +68,9 @@ def _canaries(phi_train: np.ndarray, m: int, rng: np.random.Generator) -> np.nda
     """(m, features, 10) unit directions whose feature parts avoid the training features' span."""
     q, _ = np.linalg.qr(phi_train.T)  # an orthonormal basis of span{φ(x_i)}
     g = rng.normal(size=(m, phi_train.shape[1], 10))
-    g -= np.einsum("fk,mkc->mfc", q, np.einsum("fk,mfc->mkc", q, g))  # project the span out
+    flat = g.transpose(1, 0, 2).reshape(phi_train.shape[1], -1)  # (features, m·10): BLAS products
+    flat -= q @ (q.T @ flat)  # project the span out
+    g = flat.reshape(phi_train.shape[1], m, 10).transpose(1, 0, 2)
     return g / np.linalg.norm(g.reshape(m, -1), axis=1)[:, None, None]
 
 

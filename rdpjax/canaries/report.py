@@ -6,8 +6,8 @@ of :func:`rdpjax.canaries.tpr_at_fpr` with their Clopper–Pearson intervals, an
 trade-off curve (:func:`rdpjax.canaries.claim_curve`; without a claim, the Gaussian curve of the
 certified μ), with the verdict, α and m in the title. :func:`write_report` writes it with the
 numbers to a folder (``rdpjax canaries … --report DIR``), as
-:func:`rdpjax.auditing.writer.write_report` does for audits. matplotlib is imported lazily
-(:func:`rdpjax.auditing.plots._pyplot`), as there.
+:func:`rdpjax.auditing.writer.write_report` does for audits; matplotlib is imported lazily, as
+in :mod:`rdpjax.auditing.plots`.
 
 How to read the figure: a claim's curve f bounds the errors of **every** test; an i.i.d. test
 whose certified corner (upper FPR, upper 1 − TPR) lies below f would refute it. The one-run ε and
@@ -78,16 +78,24 @@ def plot_tradeoff(
         The axes; the lines carry labels (``ax.lines``), the certified points (targets
         that no k certifies are left out) are ``ax.containers[0]``.
     """
-    from rdpjax.auditing.plots import _axes, _finish
-
-    ax = _axes(ax, figsize=(6.0, 5.0))
+    if ax is None:
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as err:
+            raise ImportError(
+                "plot_tradeoff needs matplotlib, which is not a dependency of rdpjax; install it "
+                "with `pip install matplotlib` (or `pip install 'rdpjax[bench]'`)."
+            ) from err
+        _, ax = plt.subplots(figsize=(6.0, 5.0), layout="constrained")
     if points is None:
         points = summary(in_scores, out_scores, alpha=result.alpha)["points"]
     fpr, fnr = empirical_tradeoff(in_scores, out_scores)
     ax.plot(fpr, fnr, drawstyle="steps-post", color="C0", label="canary scores (empirical)")
     a = np.linspace(0.0, 1.0, 401)
     if result.claim is not None:
-        ax.plot(a, claim_curve(result.claim)(a), color="C3", label=f"claim: {result.claim}")
+        name = str(result.claim)
+        name = name if len(name) <= 48 else name[:47] + "…"  # a long event name: the legend fits
+        ax.plot(a, claim_curve(result.claim)(a), color="C3", label=f"claim: {name}")
     ax.plot(a, gaussian_curve(a, result.mu), "--", color="C2",
             label=f"certified μ = {result.mu:.3f} (GDP curve)")  # fmt: skip
     points = [p for p in points if p.certified]  # an uncertified target has no point
@@ -110,7 +118,9 @@ def plot_tradeoff(
     )
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error (FPR)", ylabel="type II error (1 − TPR)")
     ax.legend(fontsize=7, loc="upper right")
-    return _finish(ax, path, dpi)
+    if path is not None:
+        ax.figure.savefig(path, dpi=dpi)
+    return ax
 
 
 def _markdown(result: OneRunResult, metrics: dict[str, Any]) -> str:

@@ -106,3 +106,14 @@ def test_report_into_a_file_is_exit_2(leaky, tmp_path, capsys):
     blocker.write_text("")
     assert main(["canaries", str(csv), "--report", str(blocker / "sub")]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_json_carries_the_metrics(leaky, capsys):
+    _, npy = leaky
+    assert main(["canaries", str(npy), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    low, mid, high = record["points"]  # FPR 0.001, 0.01, 0.1
+    assert low["certified"] is False and low["threshold"] is None  # ~1000 out scores: too few
+    assert mid["certified"] and mid["fpr_interval"][1] <= 0.01 and high["tpr"] >= mid["tpr"]
+    lo, hi = record["auroc"]["interval"]
+    assert lo <= record["auroc"]["value"] <= hi
