@@ -143,7 +143,15 @@ def test_cpu_devices_split_the_study_in_a_fresh_process_and_are_refused_once_jax
 def test_every_subcommand_help_has_an_example_and_lists_its_options(capsys):
     parser = build_parser()
     subparsers = next(a for a in parser._actions if a.dest == "command").choices
-    assert set(subparsers) == {"bound", "audit", "coverage", "reproduce", "demo", "search"}
+    assert set(subparsers) == {
+        "bound",
+        "audit",
+        "coverage",
+        "reproduce",
+        "demo",
+        "search",
+        "canaries",
+    }
     for name, sub in subparsers.items():
         with pytest.raises(SystemExit) as exc:
             main([name, "--help"])
