@@ -168,15 +168,47 @@ def _walk(fav: np.ndarray, other: np.ndarray, order: np.ndarray, t: np.ndarray, 
     Each ``t`` splits its cell with its own hypergeometric draw: every count has the law the
     statistic needs, which is all the union bound asks (the tests may be dependent).
     """
-    f, o = fav[order], other[order]
-    cum = np.concatenate([[0], np.cumsum(f + o)])
+    return _ends(fav, other, order, t, np.zeros_like(t), rng)[0]
+
+
+def _ends(
+    cp: np.ndarray, cq: np.ndarray, order: np.ndarray, top: np.ndarray, bottom: np.ndarray, rng
+) -> tuple[np.ndarray, np.ndarray]:
+    """P's draws among the first ``top`` pooled draws along ``order``, Q's among the last ones.
+
+    ``bottom`` draws make the last ones; ``top + bottom`` is at most all the draws, and the two
+    ends are disjoint. Inside a cell the draws are in a random order (from ``rng``): the first
+    end takes the first draws of its last cell, the second end the last draws of its last cell,
+    so when both ends end in the same cell they split it without overlap (a multivariate
+    hypergeometric draw).
+    """
+    f, o = cp[order], cq[order]
+    size = f + o
+    cum = np.concatenate([[0], np.cumsum(size)])
     cum_f = np.concatenate([[0], np.cumsum(f)])
-    cell = np.clip(np.searchsorted(cum, t, side="right") - 1, 0, f.size - 1)
-    extra = np.minimum(t - cum[cell], f[cell] + o[cell])
-    part = np.zeros(t.shape, np.int64)
-    split = (extra > 0) & (t < cum[-1])
-    part[split] = rng.hypergeometric(f[cell][split], o[cell][split], extra[split])
-    return np.where(t >= cum[-1], cum_f[-1], cum_f[cell] + part)
+    rcum = np.concatenate([[0], np.cumsum(size[::-1])])
+    rcum_q = np.concatenate([[0], np.cumsum(o[::-1])])
+    last = f.size - 1
+    # the first end: whole cells [0, c1) and e1 draws of cell c1
+    c1 = np.clip(np.searchsorted(cum, top, side="right") - 1, 0, last)
+    e1 = np.where(top >= cum[-1], 0, np.minimum(top - cum[c1], size[c1]))
+    # the second end: whole cells (c2, last] and e2 draws of cell c2
+    r2 = np.clip(np.searchsorted(rcum, bottom, side="right") - 1, 0, last)
+    c2 = last - r2
+    e2 = np.where(bottom >= cum[-1], 0, np.minimum(bottom - rcum[r2], size[c2]))
+    k1 = np.zeros(top.shape, np.int64)
+    split = e1 > 0
+    k1[split] = rng.hypergeometric(f[c1][split], o[c1][split], e1[split])
+    # P's draws left in the cell where the second end ends (fewer if the first end took some)
+    same = split & (c1 == c2)
+    left_f = np.where(same, f[c2] - k1, f[c2])
+    left_o = np.where(same, o[c2] - (e1 - k1), o[c2])
+    k2 = np.zeros(bottom.shape, np.int64)  # P's draws among the e2 (so e2 − k2 are Q's)
+    part = e2 > 0
+    k2[part] = rng.hypergeometric(left_f[part], left_o[part], e2[part])
+    first = np.where(top >= cum[-1], cum_f[-1], cum_f[c1] + k1)
+    second = np.where(bottom >= cum[-1], rcum_q[-1], rcum_q[r2] + (e2 - k2))
+    return first, second
 
 
 def _logit_lower(s: np.ndarray, t: np.ndarray, level: np.ndarray) -> np.ndarray:
@@ -353,9 +385,8 @@ def pooled_bound(
         if n_window:
             level[:n_fixed] = share * (1 - WINDOW_SHARE) / n_fixed
             level[n_fixed:] = share * WINDOW_SHARE / n_window
-        s = _walk(cp, cq, ordering.order, top, rng) + _walk(
-            cq, cp, ordering.order[::-1], bottom, rng
-        )
+        first, second = _ends(cp, cq, ordering.order, top, bottom, rng)
+        s = first + second
         d = np.minimum(dirty, top + bottom)
         eps = _logit_lower(s - d, top + bottom - d, level)
         tests += top.size

@@ -7,7 +7,7 @@ from scipy import stats
 
 from rdpjax.claims import approx_dp, pure_dp
 from rdpjax.rejection import set_test
-from rdpjax.rejection.pooled import _logit_lower, _walk, poisson_rate, shares, t_grid
+from rdpjax.rejection.pooled import _ends, _logit_lower, _walk, poisson_rate, shares, t_grid
 
 
 @pytest.mark.parametrize("n", [3, 1_000, 10**6])
@@ -34,6 +34,23 @@ def test_walk_counts_whole_cells_exactly_and_splits_one_cell_in_range():
     np.testing.assert_array_equal(_walk(fav, other, order, t, rng), [0, 5, 8, 10, 10, 10])
     for _ in range(50):  # t = 7 takes 2 of cell 0's 4 draws (3 favoured): 5 + {1, 2}
         assert _walk(fav, other, order, np.array([7]), rng)[0] in (6, 7)
+
+
+def test_the_two_ends_split_a_shared_cell_without_overlap():
+    # One cell of 10 draws, 6 of P: the first end takes 4 of them at random, the second the
+    # other 6, so the P's on the two ends add up to exactly 6 (independent draws would not).
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        first, second = _ends(np.array([6]), np.array([4]), np.array([0]), np.array([4]),
+                              np.array([6]), rng)  # fmt: skip
+        assert first[0] + (6 - second[0]) == 6
+    # two cells, the ends meeting in the second: whole first cell, then a split of the second
+    first, second = _ends(np.array([3, 2]), np.array([1, 4]), np.array([0, 1]), np.array([6]),
+                          np.array([0]), rng)  # fmt: skip
+    assert first[0] in (3, 4, 5) and second[0] == 0
+    first, second = _ends(np.array([3, 2]), np.array([1, 4]), np.array([0, 1]), np.array([4]),
+                          np.array([6]), rng)  # fmt: skip
+    assert first[0] == 3 and second[0] == 4  # the first cell, and all of the second (4 of Q)
 
 
 def test_t_grid_and_shares():
