@@ -162,15 +162,6 @@ class Pooled:
     tests: int
 
 
-def _walk(fav: np.ndarray, other: np.ndarray, order: np.ndarray, t: np.ndarray, rng) -> np.ndarray:
-    """Favoured draws among the first ``t`` pooled draws along ``order`` (random within a cell).
-
-    Each ``t`` splits its cell with its own hypergeometric draw: every count has the law the
-    statistic needs, which is all the union bound asks (the tests may be dependent).
-    """
-    return _ends(fav, other, order, t, np.zeros_like(t), rng)[0]
-
-
 def _ends(
     cp: np.ndarray, cq: np.ndarray, order: np.ndarray, top: np.ndarray, bottom: np.ndarray, rng
 ) -> tuple[np.ndarray, np.ndarray]:

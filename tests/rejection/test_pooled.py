@@ -7,7 +7,7 @@ from scipy import stats
 
 from rdpjax.claims import approx_dp, pure_dp
 from rdpjax.rejection import set_test
-from rdpjax.rejection.pooled import _ends, _logit_lower, _walk, poisson_rate, shares, t_grid
+from rdpjax.rejection.pooled import _ends, _logit_lower, poisson_rate, shares, t_grid
 
 
 @pytest.mark.parametrize("n", [3, 1_000, 10**6])
@@ -26,14 +26,18 @@ def test_logit_lower_is_the_one_sided_exact_interval(s, t):
     assert _logit_lower(np.array([0]), np.array([5]), np.array([level]))[0] == -np.inf
 
 
-def test_walk_counts_whole_cells_exactly_and_splits_one_cell_in_range():
+def test_one_end_counts_whole_cells_exactly_and_splits_one_cell_in_range():
     fav, other = np.array([3, 0, 5, 2]), np.array([1, 4, 0, 2])
     order = np.array([2, 0, 3, 1])  # pooled sizes along the order: 5, 4, 4, 4
     rng = np.random.default_rng(0)
     t = np.array([0, 5, 9, 13, 17, 40])
-    np.testing.assert_array_equal(_walk(fav, other, order, t, rng), [0, 5, 8, 10, 10, 10])
+    first, _ = _ends(fav, other, order, t, np.zeros_like(t), rng)
+    np.testing.assert_array_equal(first, [0, 5, 8, 10, 10, 10])
     for _ in range(50):  # t = 7 takes 2 of cell 0's 4 draws (3 favoured): 5 + {1, 2}
-        assert _walk(fav, other, order, np.array([7]), rng)[0] in (6, 7)
+        assert _ends(fav, other, order, np.array([7]), np.array([0]), rng)[0][0] in (6, 7)
+    # the other end, from the last cell: Q's among the last 4 (cell 1: 4 of Q), then 8
+    _, second = _ends(fav, other, order, np.array([0, 0]), np.array([4, 8]), rng)
+    np.testing.assert_array_equal(second, [4, 6])
 
 
 def test_the_two_ends_split_a_shared_cell_without_overlap():
