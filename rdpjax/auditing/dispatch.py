@@ -247,25 +247,26 @@ def _output_dim(mechanism: Mechanism, x: Any) -> int:
     return 1 if len(shape) == 1 else int(np.prod(shape[1:]))
 
 
-def _probe_dim(sample: Callable[..., Any], x: Any, project: Callable[..., Any] | None) -> int:
-    """The output dimension of a black box: 2 outputs on ``x`` from a generator of their own."""
+def _probe(sample: Callable[..., Any], x: Any, project: Callable[..., Any] | None) -> np.ndarray:
+    """2 outputs of a black box on ``x`` (projected), from a generator of their own."""
     probe = np.asarray(sample(np.random.default_rng(0), x, 2))
-    if project is not None:
-        probe = np.asarray(project(probe))
+    return probe if project is None else np.asarray(project(probe))
+
+
+def _probe_dim(sample: Callable[..., Any], x: Any, project: Callable[..., Any] | None) -> int:
+    """The output dimension of a black box (:func:`_probe`)."""
+    probe = _probe(sample, x, project)
     return int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
 
 
 def _integer_outputs(mechanism: Any, x: Any, project: Callable[..., Any] | None) -> bool:
     """Whether the outputs (after ``project``) are integer codes.
 
-    A zoo mechanism's discrete output, or a black box's probe (2 outputs from a generator of
-    their own).
+    A zoo mechanism's discrete output, or a black box's :func:`_probe`.
     """
     if isinstance(mechanism, Mechanism):
         return project is None and bool(mechanism.output(x).is_discrete)
-    probe = np.asarray(mechanism(np.random.default_rng(0), x, 2))
-    probe = probe if project is None else np.asarray(project(probe))
-    return probe.dtype.kind in "biu"
+    return _probe(mechanism, x, project).dtype.kind in "biu"
 
 
 def _bound_options(
