@@ -2,53 +2,80 @@
 
 Implements Kutta, Askin, Dunsche, *Lower Bounds for Rényi Differential Privacy in a Black-Box
 Setting* (arXiv:2212.04739v3). See ``README.md``; claims in ``docs/claims.md``.
+
+Every name below is loaded on first use (PEP 562): ``import rdpjax`` itself does not import jax,
+so the ``rdpjax`` command answers a mistake in its arguments before paying for jax.
 """
 
 import importlib as _importlib
 
-from rdpjax import claims, estimator, histogram, ldp, mechanisms
-from rdpjax._precision import float64
 from rdpjax._version import __version__ as __version__
 from rdpjax._workarounds import cpu_pool_hang_workaround
-from rdpjax.auditing import AuditReport, audit, write_report
-from rdpjax.claims import Claim, ClaimCheck, check_claim
-from rdpjax.compilation_cache import enable_compilation_cache
-from rdpjax.estimator.api import DEFAULTS, Defaults, lower_bound, plan_bound
-from rdpjax.estimator.divergence import plugin_divergence, renyi_divergence, softmax_floor
-from rdpjax.estimator.grid import Grid
-from rdpjax.estimator.kde import direct_kde, fft_kde
-from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.plan import Bound, BoundPlan
-from rdpjax.estimator.variance import variance_autodiff, variance_eq18
-from rdpjax.mechanisms import databases
 
 cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_workarounds.py
 del cpu_pool_hang_workaround
 
-
-# Submodules with heavier imports, loaded on first use (PEP 562): ``rdpjax.stream`` and the rest
-# work after a plain ``import rdpjax``, which does not pay for them.
-_LAZY_SUBMODULES = ("canaries", "search", "stream", "studies", "testing")
-# Headline functions of those submodules, reachable as ``rdpjax.NAME`` the same way.
-_LAZY_NAMES = {
-    "streamed_bound": "stream",
-    "mechanism_streamed_bound": "stream",
-    "blackbox_bound": "stream",
-    "find_pair": "search",
-    "coverage": "studies",
+# Submodules reachable as ``rdpjax.NAME`` after a plain ``import rdpjax``.
+_SUBMODULES = (
+    "auditing",
+    "canaries",
+    "claims",
+    "estimator",
+    "histogram",
+    "ldp",
+    "mechanisms",
+    "rejection",
+    "search",
+    "stream",
+    "studies",
+    "testing",
+)
+# The headline names, and the module each comes from.
+_NAMES = {
+    "AuditReport": "rdpjax.auditing",
+    "audit": "rdpjax.auditing",
+    "write_report": "rdpjax.auditing",
+    "Claim": "rdpjax.claims",
+    "ClaimCheck": "rdpjax.claims",
+    "check_claim": "rdpjax.claims",
+    "enable_compilation_cache": "rdpjax.compilation_cache",
+    "DEFAULTS": "rdpjax.estimator.api",
+    "Defaults": "rdpjax.estimator.api",
+    "lower_bound": "rdpjax.estimator.api",
+    "plan_bound": "rdpjax.estimator.api",
+    "plugin_divergence": "rdpjax.estimator.divergence",
+    "renyi_divergence": "rdpjax.estimator.divergence",
+    "softmax_floor": "rdpjax.estimator.divergence",
+    "Grid": "rdpjax.estimator.grid",
+    "direct_kde": "rdpjax.estimator.kde",
+    "fft_kde": "rdpjax.estimator.kde",
+    "BoundOptions": "rdpjax.estimator.options",
+    "Bound": "rdpjax.estimator.plan",
+    "BoundPlan": "rdpjax.estimator.plan",
+    "variance_autodiff": "rdpjax.estimator.variance",
+    "variance_eq18": "rdpjax.estimator.variance",
+    "databases": "rdpjax.mechanisms",
+    "float64": "rdpjax._precision",
+    "streamed_bound": "rdpjax.stream",
+    "mechanism_streamed_bound": "rdpjax.stream",
+    "blackbox_bound": "rdpjax.stream",
+    "find_pair": "rdpjax.search",
+    "coverage": "rdpjax.studies",
 }
 
 
 def __getattr__(name: str):
-    if name in _LAZY_SUBMODULES:
+    if name in _SUBMODULES:
         return _importlib.import_module(f"rdpjax.{name}")
-    if name in _LAZY_NAMES:
-        return getattr(_importlib.import_module(f"rdpjax.{_LAZY_NAMES[name]}"), name)
+    if name in _NAMES:
+        value = getattr(_importlib.import_module(_NAMES[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
     raise AttributeError(f"module 'rdpjax' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY_SUBMODULES, *_LAZY_NAMES])
+    return sorted([*globals(), *_SUBMODULES, *_NAMES])
 
 
 __all__ = [

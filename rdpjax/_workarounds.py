@@ -11,7 +11,9 @@ not started yet, and warns when it is too late. It only concerns the CPU backend
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import sys
 import warnings
 from collections.abc import MutableMapping
 
@@ -20,6 +22,8 @@ CPU_POOL_HANG_JAXLIB = ("0.11.1", "0.11.2")
 
 
 def _backends_started() -> bool:
+    if "jax" not in sys.modules:  # no backend without jax; and importing it here is slow
+        return False
     from jax._src import xla_bridge  # no public equivalent
 
     return xla_bridge.backends_are_initialized()
@@ -43,9 +47,10 @@ def cpu_pool_hang_workaround(
       had started; a ``UserWarning`` says what to do).
     """
     if jaxlib_version is None:
-        import jaxlib
-
-        jaxlib_version = jaxlib.__version__
+        try:  # the installed distribution's version, without importing jaxlib
+            jaxlib_version = importlib.metadata.version("jaxlib")
+        except importlib.metadata.PackageNotFoundError:
+            return "not needed"
     if jaxlib_version not in CPU_POOL_HANG_JAXLIB:
         return "not needed"
     environ = os.environ if environ is None else environ

@@ -31,7 +31,7 @@ from __future__ import annotations
 import sys
 
 from rdpjax.cli import audit, bound, canaries, coverage, demo, reproduce, search
-from rdpjax.cli._args import set_cpu_devices
+from rdpjax.cli._args import catalog, set_cpu_devices
 from rdpjax.cli._loading import UserCodeError, format_user_error
 from rdpjax.cli._types import CliError, Parser
 from rdpjax.cli.bound import read_samples
@@ -39,10 +39,15 @@ from rdpjax.cli.bound import read_samples
 __all__ = ["CliError", "UserCodeError", "build_parser", "console_main", "main", "read_samples"]
 
 
-def build_parser() -> Parser:
-    """The ``rdpjax`` argument parser with every subcommand."""
+def build_parser(*, help_text: bool = True) -> Parser:
+    """The ``rdpjax`` argument parser with every subcommand.
+
+    Args:
+      help_text: list the paper's experiments in ``coverage`` and ``reproduce``'s help. Listing
+        them imports the mechanisms (and jax, about a second); :func:`main` asks for it only
+        when the command line asks for help, so a mistake in the arguments is answered at once.
+    """
     import rdpjax
-    from rdpjax.studies.reproduction import EXPERIMENTS, experiment_slug
 
     parser = Parser(
         prog="rdpjax",
@@ -52,27 +57,34 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"rdpjax {rdpjax.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    slugs = [experiment_slug(name) for name in EXPERIMENTS]
+    listed = catalog(help_text)
     bound.add_command(sub)
-    audit.add_command(sub)
+    audit.add_command(sub, listed)
     canaries.add_command(sub)
-    coverage.add_command(sub, slugs)
-    reproduce.add_command(sub, slugs)
+    coverage.add_command(sub, listed)
+    reproduce.add_command(sub, listed)
     demo.add_command(sub)
-    search.add_command(sub)
+    search.add_command(sub, listed)
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv=None, *, compilation_cache: bool = False) -> int:
     """Run the command ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    The arguments are parsed before jax is imported, so a mistake in them is answered in a
+    fraction of a second. ``compilation_cache`` turns on jax's persistent cache (once they parse).
 
     Usage errors found by the parser exit through ``SystemExit(2)`` (``--help`` and
     ``--version`` through ``SystemExit(0)``), as argparse does.
     """
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(help_text=any(a in ("-h", "--help") for a in argv))
     args = parser.parse_args(argv)
     args.argv = argv
+    if compilation_cache:
+        from rdpjax.compilation_cache import enable_compilation_cache
+
+        enable_compilation_cache()
     try:
         set_cpu_devices(getattr(args, "cpu_devices", None))
         return args.func(args)
@@ -100,14 +112,11 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 def console_main() -> int:
     """The ``rdpjax`` program: :func:`main` on ``sys.argv``, with the cache on and short warnings.
 
-    jax's persistent compilation cache is turned on (:mod:`rdpjax.compilation_cache`;
-    ``RDPJAX_NO_CACHE=1`` turns it off), warnings are shown as one line each, then :func:`main`
-    runs on ``sys.argv``.
+    jax's persistent compilation cache is turned on once the arguments parse
+    (:mod:`rdpjax.compilation_cache`; ``RDPJAX_NO_CACHE=1`` turns it off), warnings are shown as
+    one line each, then :func:`main` runs on ``sys.argv``.
     """
     import warnings
 
-    from rdpjax.compilation_cache import enable_compilation_cache
-
     warnings.showwarning = _one_line_warning
-    enable_compilation_cache()
-    return main()
+    return main(compilation_cache=True)

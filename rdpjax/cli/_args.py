@@ -12,6 +12,7 @@ in :mod:`rdpjax.cli._files`; both are re-exported here.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import textwrap
 
 # The argument types, files and records, re-exported here (``rdpjax.cli._args.count``, …).
@@ -40,6 +41,7 @@ from rdpjax.cli._types import (  # noqa: F401
 )
 
 __all__ = [
+    "Catalog",
     "CliError",
     "Parser",
     "add_claim_options",
@@ -50,6 +52,7 @@ __all__ = [
     "add_sizes",
     "add_zoo_options",
     "alpha_level",
+    "catalog",
     "claim_from_args",
     "command_line",
     "count",
@@ -88,9 +91,26 @@ def subcommand(sub, name: str, *, help: str, description: str, examples: list[st
     )
 
 
-def zoo_listing() -> str:
-    """The zoo's names with their parameters and defaults, for the end of a command's help."""
+@dataclasses.dataclass(frozen=True)
+class Catalog:
+    """What the help texts list: the zoo's names and parameters, paper 000's experiments.
+
+    Reading them imports the mechanisms (and jax, about a second), so the parser gets the real
+    lists only when the command line asks for help (:func:`catalog`); otherwise every list is a
+    placeholder that no parse depends on (names are checked when the command runs).
+    """
+
+    zoo_names: tuple[str, ...]
+    zoo_listing: str
+    slugs: tuple[str, ...]
+
+
+def catalog(full: bool = True) -> Catalog:
+    """The :class:`Catalog`; ``full=False`` gives placeholders without importing anything."""
+    if not full:
+        return Catalog(("…",), "", ("…",))
     from rdpjax.mechanisms import registry
+    from rdpjax.studies.reproduction import EXPERIMENTS, experiment_slug
 
     def shown(param) -> str:
         if param.kind == "choice":
@@ -101,7 +121,8 @@ def zoo_listing() -> str:
     for name in registry.names():
         params = ", ".join(shown(p) for p in registry.get(name).params)
         lines.append(f"  {name:<29} {params}")
-    return "\n".join(lines)
+    slugs = tuple(experiment_slug(name) for name in EXPERIMENTS)
+    return Catalog(tuple(registry.names()), "\n".join(lines), slugs)
 
 
 def add_lam(parser, *, required: bool = False, parse=float, default=(2.0, 5.0, 7.0), note=None):

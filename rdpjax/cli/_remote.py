@@ -9,11 +9,10 @@ one line and exit status 2.
 
 from __future__ import annotations
 
-from rdpjax.auditing.remote import RemoteError, RemoteSampler
 from rdpjax.cli._loading import check_file
 from rdpjax.cli._types import CliError
 
-__all__ = ["RemoteError", "add_python_option", "remote_sampler"]
+__all__ = ["add_python_option", "remote_sampler"]
 
 
 def add_python_option(parser) -> None:
@@ -28,7 +27,7 @@ def add_python_option(parser) -> None:
     )
 
 
-def remote_sampler(reference: str, python: str) -> RemoteSampler:
+def remote_sampler(reference: str, python: str):
     """The black box running ``reference`` (``FILE.py:FUNCTION``) in the interpreter ``python``.
 
     Raises:
@@ -42,6 +41,10 @@ def remote_sampler(reference: str, python: str) -> RemoteSampler:
             "imported by the other interpreter)"
         )
     path = check_file(target)
+    # Imported here: the rdpjax.auditing package imports jax, which a mistake in the
+    # arguments should not wait for.
+    from rdpjax.auditing.remote import RemoteError, RemoteSampler
+
     try:
         return RemoteSampler(python, str(path.resolve()), attr)
     except RemoteError as err:

@@ -27,13 +27,13 @@ import sys
 from pathlib import Path
 
 from rdpjax.cli._args import (
+    Catalog,
     add_claim_options,
     add_lam,
     add_level_and_seed,
     add_zoo_options,
     claim_from_args,
     subcommand,
-    zoo_listing,
     zoo_mechanism,
 )
 from rdpjax.cli._files import (
@@ -46,7 +46,7 @@ from rdpjax.cli._files import (
     use_agg,
 )
 from rdpjax.cli._loading import UserCodeError, is_reference, load_function
-from rdpjax.cli._remote import RemoteError, add_python_option, remote_sampler
+from rdpjax.cli._remote import add_python_option, remote_sampler
 from rdpjax.cli._sizes import LARGE_N, MAX_N, check_size, size_warning
 from rdpjax.cli._types import CliError, count, order
 
@@ -206,6 +206,7 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
     import jax
 
     from rdpjax.auditing import audit
+    from rdpjax.auditing.remote import RemoteError
 
     project = args.project
     if project is not None and project != "learn":
@@ -276,10 +277,8 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
     return 1 if report.is_refuted else 0
 
 
-def add_command(sub):
+def add_command(sub, listed: Catalog):
     """Add ``rdpjax audit`` to ``sub`` (from ``add_subparsers``)."""
-    from rdpjax.mechanisms import registry
-
     a = subcommand(
         sub,
         "audit",
@@ -303,12 +302,12 @@ def add_command(sub):
             "rdpjax audit mech.py:noisy_sum --numpy --x '[1]' --x-prime '[0]' --claim-epsilon 1 "
             "--until-refuted --max-n 1e5 --report audit/",
         ],
-        notes=zoo_listing(),
+        notes=listed.zoo_listing,
     )
     add_python_option(a)
     add_zoo_options(
         a,
-        registry.names(),
+        listed.zoo_names,
         help="a zoo mechanism (listed below) or your function: FILE.py:FUNCTION or "
         "package.module:function",
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from rdpjax.cli._args import (
+    Catalog,
     add_cpu_devices,
     add_experiments,
     add_lam,
@@ -16,7 +17,6 @@ from rdpjax.cli._args import (
     add_sizes,
     add_zoo_options,
     subcommand,
-    zoo_listing,
     zoo_mechanism,
 )
 from rdpjax.cli._files import run_meta
@@ -112,10 +112,8 @@ def run(args) -> int:
     return 0
 
 
-def add_command(sub, slugs: list[str]):
-    """Add ``rdpjax coverage`` to ``sub``; ``slugs`` are the paper-000 experiments' names."""
-    from rdpjax.mechanisms import registry
-
+def add_command(sub, listed: Catalog):
+    """Add ``rdpjax coverage`` to ``sub``; ``listed``: what its help lists."""
     c = subcommand(
         sub,
         "coverage",
@@ -127,17 +125,17 @@ def add_command(sub, slugs: list[str]):
         "coverage with its Wilson 95% interval, the simultaneous coverage (every λ held in the "
         "same replication) and the mean tightness lower/exact. A zoo MECHANISM runs on its "
         "reference pair; --experiment and --all take paper 000's experiments (§V, pair (21), "
-        "the paper's parameters): " + ", ".join(slugs) + ".",
+        "the paper's parameters): " + ", ".join(listed.slugs) + ".",
         examples=[
             "rdpjax coverage laplace --n 1e4 --reps 200",
             "rdpjax coverage gaussian --param scale=2 --lam 2 5 7 --n 1e4 --n 1e5 --reps 100",
             "rdpjax coverage --experiment shuffled-rr --experiment noisy-gd --reps 50 --json",
             "rdpjax coverage --all --n 1e4 1e5 --reps 200",
         ],
-        notes=zoo_listing(),
+        notes=listed.zoo_listing,
     )
-    add_zoo_options(c, registry.names(), optional=True)
-    add_experiments(c, slugs, "a paper-000 experiment")
+    add_zoo_options(c, listed.zoo_names, optional=True)
+    add_experiments(c, listed.slugs, "a paper-000 experiment")
     c.add_argument("--all", action="store_true", help="all seven paper-000 experiments")
     add_lam(c, parse=order)
     add_sizes(

@@ -9,6 +9,7 @@ import json
 import sys
 
 from rdpjax.cli._args import (
+    Catalog,
     add_cpu_devices,
     add_experiments,
     add_level_and_seed,
@@ -71,8 +72,8 @@ def run(args) -> int:
     return 0
 
 
-def add_command(sub, slugs: list[str]):
-    """Add ``rdpjax reproduce`` to ``sub``; ``slugs`` are the paper-000 experiments' names."""
+def add_command(sub, listed: Catalog):
+    """Add ``rdpjax reproduce`` to ``sub``; ``listed``: what its help lists."""
     r = subcommand(
         sub,
         "reproduce",
@@ -106,7 +107,7 @@ def add_command(sub, slugs: list[str]):
         default=None,
         help="outputs per database in each replication (default 1e5; --quick: 1e4)",
     )
-    add_experiments(r, slugs, "run only this experiment")
+    add_experiments(r, listed.slugs, "run only this experiment")
     r.add_argument("--quick", action="store_true", help="small sizes: minutes on a laptop")
     r.add_argument(
         "--out", metavar="DIR", default=None, help="write results.json, results.md, figures/"

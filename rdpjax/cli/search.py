@@ -20,7 +20,7 @@ import json
 
 import numpy as np
 
-from rdpjax.cli._args import add_zoo_options, subcommand, zoo_listing, zoo_mechanism
+from rdpjax.cli._args import Catalog, add_zoo_options, subcommand, zoo_mechanism
 from rdpjax.cli._loading import is_reference, load_function
 from rdpjax.cli._types import CliError, alpha_level, count, order, whole
 
@@ -184,10 +184,8 @@ def run(args) -> int:
     return 0
 
 
-def add_command(sub):
+def add_command(sub, listed: Catalog):
     """Add ``rdpjax search`` to ``sub`` (from ``add_subparsers``)."""
-    from rdpjax.mechanisms import registry
-
     positive = functools.partial(whole, least=1)  # a whole number ≥ 1
     levels = functools.partial(whole, least=2)
 
@@ -214,12 +212,12 @@ def add_command(sub):
             "rdpjax search mech.py:sample --numpy --size 10 --bounds 0 1 "
             "--neighbours replace-one --trials 200 --reference",
         ],
-        notes=zoo_listing(),
+        notes=listed.zoo_listing,
     )
     add_zoo_options(
         s,
-        registry.names(),
-        help="a zoo mechanism (" + ", ".join(registry.names()) + "), or your function as "
+        listed.zoo_names,
+        help="a zoo mechanism (" + ", ".join(listed.zoo_names) + "), or your function as "
         "FILE.py:FUNCTION or package.module:function",
     )
     s.add_argument(

@@ -316,3 +316,35 @@ def test_a_zero_delta_is_the_epsilon_claim(user_dir, capsys):
         outs.append(json.loads(capsys.readouterr().out))
     assert codes[0] == codes[1] and outs[0] == outs[1]
     assert outs[0]["claim"]["kind"] == "pure_dp"
+
+
+# ----------------------------------------------------------------------------- fast mistakes
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["audit", "gaussian", "--n", "abc"],
+        ["audit", "gaussian", "--alpha", "2"],
+        ["canaries", "scores.csv", "--alpha", "0"],
+        ["coverage", "--reps", "0"],
+    ],
+)
+def test_a_mistake_is_answered_before_jax_is_imported(argv):
+    """Issue 54: `--n abc` took seconds, jax's import, before its one line. The parse now comes
+    first (benchmarks/performance/cli_mistakes.py times it; no timed test here)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from rdpjax.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit as e:\n"
+        "    status = e.code\n"
+        "print(status, 'jax' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split() == ["2", "False"], done.stderr
+    assert done.stderr.count("\n") == 1 and "error:" in done.stderr
