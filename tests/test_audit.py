@@ -35,7 +35,7 @@ def test_audit_zoo_mechanism_reports_exact_and_no_violation():
     exact = [mech.divergence(lam, x, xp) for lam in (2, 5, 7)]
     np.testing.assert_allclose(r.exact, exact)
     assert np.all(r.lower <= r.exact)
-    assert r.claimed_epsilon == pytest.approx(0.2) and not r.refuted.any()
+    assert r.claim.params["epsilon"] == pytest.approx(0.2) and not r.refuted_at.any()
     np.testing.assert_allclose(r.claimed, rr_curve(0.2, [2, 5, 7]), rtol=1e-12)
     assert np.all(r.exact <= r.claimed)  # Laplace b = 5 is 0.2-DP: its curve lies below RR's
     # 3 orders × 2 directions × 2 families: Laplace outputs are mapped by default, and their own
@@ -50,8 +50,8 @@ def test_known_bad_mechanism_is_caught_and_its_correct_twin_is_not():
     x, xp = bad.reference_pair()
     r_bad = audit(bad, x, xp, [2, 5, 7], n=100_000, key=jax.random.key(1))
     r_good = audit(good, x, xp, [2, 5, 7], n=100_000, key=jax.random.key(2))
-    assert r_bad.refuted.all() and r_bad.verdict().startswith("REFUTED")
-    assert not r_good.refuted.any() and not r_good.is_refuted
+    assert r_bad.refuted_at.all() and r_bad.refuted and r_bad.verdict().startswith("REFUTED")
+    assert not r_good.refuted_at.any() and not r_good.refuted
     assert np.all(r_bad.lower <= r_bad.exact) and np.all(r_good.lower <= r_good.exact)
 
 
@@ -67,7 +67,7 @@ def test_numpy_black_box_is_audited():
     assert r.exact is None and r.mechanism == "numpy_laplace"
     assert np.all(r.lower <= np.array([0.037015, 0.084103]))
     assert np.all(r.lower > 0.0)  # the two laws do differ, and 5e4 draws show it
-    assert not r.refuted.any() and r.claim == claims.pure_dp(0.2)
+    assert not r.refuted_at.any() and r.claim == claims.pure_dp(0.2)
 
 
 def test_black_box_batches_give_the_same_draws():
@@ -195,12 +195,16 @@ def test_report_files(tmp_path):
     assert {"report.json", "report.md", "bounds.png", "densities.png"} == names
     record = json.loads((tmp_path / "new" / "dir" / "report.json").read_text())
     assert (
-        record["schema"] == 4
+        record["schema"] == 5
         and record["looks"] == []
         and record["meta"]["seed"] == 9
         and "rdpjax" in record["meta"]
     )
-    assert record["claim"]["kind"] == "pure_dp" and record["refuted"] == [False, False]
+    assert (
+        record["claim"]["kind"] == "pure_dp"
+        and record["refuted_at"] == [False, False]
+        and record["refuted"] is False
+    )
     assert set(record["direction"]) <= {"D(P||Q)", "D(Q||P)"}
     assert record["bound"]["direction_label"] == record["direction"]
     assert record["settings"]["lam"] == [2.0, 5.0]

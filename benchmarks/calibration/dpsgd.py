@@ -120,7 +120,7 @@ def main(argv=None) -> int:
                 "exact": truth.tolist(),
                 "claimed": np.asarray(report.claimed).tolist(),
                 "lower": np.asarray(report.lower).tolist(),
-                "refuted": bool(np.any(report.refuted)),
+                "refuted": report.refuted,
                 "projection": json.loads(report.settings).get("projection"),
                 "seconds": time.perf_counter() - t0,
             }

@@ -620,14 +620,18 @@ def run_audits(key, cfg) -> list[dict]:
                 "x": x,
                 "x_prime": xp,
                 "projected": project is not None,
-                "claimed_alpha": report.claimed_epsilon,
+                "claimed_alpha": (
+                    None
+                    if report.claim is None or report.claim.kind != "pure_dp"
+                    else float(report.claim.params["epsilon"])
+                ),
                 "claim_holds": mech.claim_holds,
                 "exact_D_inf": exact_inf,
                 "lam": report.lam.tolist(),
                 "exact": report.exact.tolist(),
                 "estimate": report.estimate.tolist(),
                 "lower": report.lower.tolist(),
-                "violation": bool(report.violation.any()),
+                "violation": bool(report.refuted_at.any()),
                 "verdict": report.verdict(),
                 "seconds": time.perf_counter() - t0,
             }

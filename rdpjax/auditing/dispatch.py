@@ -143,7 +143,7 @@ def audit(
             claim=claim,
             options=options,
         )
-    n = _whole_number(n)
+    n = n_asked = _whole_number(n)
     project, learned = options.project, None
     if isinstance(project, str):
         from rdpjax.auditing.learn import train_projection
@@ -182,6 +182,7 @@ def audit(
     settings = {
         "lam": orders,
         "lam_chosen_by": "user" if lam is not None else "rdpjax.estimator.orders.default_orders",
+        "n_asked": n_asked,
         "alpha": float(alpha),
         "test": "both" if use_sets else "renyi",
         "renyi_alpha": float(renyi_alpha),

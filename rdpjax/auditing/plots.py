@@ -26,6 +26,8 @@ __all__ = [
     "plot_density_curves",
     "plot_bound_vs_n",
     "plot_bound_vs_lambda",
+    "plot_report",
+    "plot_tradeoff_points",
 ]
 
 
@@ -296,7 +298,8 @@ def plot_bound_vs_lambda(
     elif isinstance(report, AuditReport) and report.claimed is not None:
         claimed = np.asarray(report.claimed, np.float64)
         finite = np.isfinite(claimed)
-        ax.plot(lam[finite], claimed[finite], "s--", color="C2", ms=4, lw=1.2, label="claim")
+        if finite.any():  # an (ε, δ) claim implies no ε(λ): nothing to draw, nor to label
+            ax.plot(lam[finite], claimed[finite], "s--", color="C2", ms=4, lw=1.2, label="claim")
     if title is None and isinstance(report, AuditReport):
         title = report.mechanism
     if title:
@@ -305,3 +308,107 @@ def plot_bound_vs_lambda(
     ax.set_ylabel("ε(λ)")
     ax.legend(fontsize="x-small")
     return _finish(ax, path, dpi)
+
+
+# ----------------------------------------------------------------------------- trade-offs
+
+
+def plot_tradeoff_points(report, *, ax=None, path=None, dpi: int = 100):
+    """The certified trade-off points of an audit's rejection sets, against the claim's curve.
+
+    Each certified set S gives a point (a, b): a test rejecting on S has type I error ≤ a and
+    type II error ≤ b, simultaneously at the sets' level (docs/rejection.md). A claim of
+    (ε, δ)-DP, ε-DP or μ-GDP allows no point below its trade-off curve f (Dong, Roth, Su,
+    arXiv:1905.02383v3, eqs. (4) and (6)), so a point below it refutes the claim. Drawn too:
+    the (ε, δ) curve at the certified ε(δ) (the mechanism's own curve dips below it somewhere)
+    and the μ-GDP curve at the certified μ.
+
+    Args:
+      report: an :class:`rdpjax.AuditReport` whose ``sets`` is a
+        :class:`rdpjax.rejection.SetTest` (a fixed-n audit of an (ε, δ), ε-DP or GDP claim), or
+        that :class:`~rdpjax.rejection.SetTest` itself.
+      ax: matplotlib axes; a new figure when ``None``.
+      path: if given, save the figure there.
+      dpi: resolution of the saved figure.
+
+    Returns:
+      The axes; the certified points are the line labelled ``"certified points"``.
+
+    Raises:
+      ValueError: for a report without certified rejection sets.
+    """
+    from rdpjax.claims import approx_dp, gdp
+    from rdpjax.claims.hypothesis import SET_KINDS, tradeoff
+
+    sets = report.sets if isinstance(report, AuditReport) else report
+    if sets is None or not hasattr(sets, "points"):
+        raise ValueError("plot_tradeoff_points needs an audit with certified rejection sets.")
+    _pyplot()
+    ax = _axes(ax, figsize=(5.0, 4.5))
+    a = np.linspace(0.0, 1.0, 401)
+    ax.plot(a, 1.0 - a, color="0.7", lw=0.8, label="no privacy loss (b = 1 − a)")
+    claim = sets.claim
+    if claim is not None and claim.kind in SET_KINDS:
+        ax.plot(a, tradeoff(claim, a), color="C2", lw=1.5, label=f"claim: {claim}")
+    if np.isfinite(sets.epsilon) and sets.epsilon > 0:
+        curve = tradeoff(approx_dp(float(sets.epsilon), float(sets.delta)), a)
+        ax.plot(a, curve, ":", color="C3", lw=1.2,
+                label=f"certified ε(δ = {sets.delta:g}) ≥ {sets.epsilon:.3g}")  # fmt: skip
+    if np.isfinite(sets.mu) and sets.mu > 0:
+        ax.plot(a, tradeoff(gdp(float(sets.mu)), a), "--", color="C1", lw=1.0,
+                label=f"certified μ ≥ {sets.mu:.3g} (GDP curve)")  # fmt: skip
+    points = np.array(sets.points(), np.float64).reshape(-1, 2)
+    if len(points):
+        ax.plot(points[:, 0], points[:, 1], "o", color="k", ms=5,
+                label=f"certified points (at {100 * (1 - sets.alpha):.3g}%)")  # fmt: skip
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error a", ylabel="type II error b")
+    ax.set_aspect("equal")
+    ax.legend(fontsize="x-small", loc="upper right")
+    return _finish(ax, path, dpi)
+
+
+def plot_report(report: AuditReport, *, path=None, dpi: int = 100):
+    """The figure of an audit, as ``rdpjax audit --plot`` and ``--report`` write it.
+
+    The Rényi bounds against λ with the claim's curve (when it implies one); beside them, for
+    an audit with certified rejection sets, the trade-off points against the claim's trade-off
+    curve (:func:`plot_tradeoff_points`). A sequential audit by betting, which has neither,
+    gets its wealth path. The title says the verdict, α and n, so the figure read alone says
+    whether the claim held.
+
+    Args:
+      report: an :class:`rdpjax.AuditReport`.
+      path: if given, save the figure there.
+      dpi: resolution of the saved figure.
+
+    Returns:
+      The matplotlib figure.
+    """
+    plt = _pyplot()
+    tradeoffs = report.sets is not None and hasattr(report.sets, "points")
+    if report.bound is None:  # betting: the log wealth against the pairs
+        fig, ax = plt.subplots(figsize=(6.0, 4.0), layout="constrained")
+        path_ = np.array(report.sets.path, np.float64).reshape(-1, 2)
+        ax.plot(path_[:, 0], path_[:, 1] / np.log(10), "o-", ms=3, label="log10 wealth")
+        ax.axhline(np.log10(1 / report.alpha), color="C3", ls="--", label="refutes at 1/α")
+        ax.set(xlabel="pairs per side", ylabel="log10 wealth")
+        ax.legend(fontsize="x-small")
+    elif tradeoffs:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.5), layout="constrained")
+        plot_bound_vs_lambda(report, ax=left, title="Rényi-DP lower bounds")
+        plot_tradeoff_points(report, ax=right)
+        right.set_title("certified trade-off points", fontsize="small")
+    else:
+        fig, ax = plt.subplots(figsize=(6.0, 4.0), layout="constrained")
+        plot_bound_vs_lambda(report, ax=ax, title="")
+    word = "no claim" if report.claim is None else ("REFUTED" if report.refuted else "not refuted")
+    against = "" if report.claim is None else f" · {report.claim}"
+    sizes = report.sizes()
+    fig.suptitle(
+        f"{report.mechanism}{against}\n{word} at α = {report.alpha:g} · n = {sizes['drawn']:,} "
+        "drawn per database",
+        fontsize="medium",
+    )
+    if path is not None:
+        fig.savefig(path, dpi=dpi)
+    return fig

@@ -22,10 +22,11 @@ from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "Look", "json_ready"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the JSON layout of :meth:`AuditReport.to_dict` (1: before claims existed; 2:
 before sequential audits added ``looks``; 3: before rejection sets added ``sets``, and a
-sequential audit by betting a ``bound`` of ``null``)."""
+sequential audit by betting a ``bound`` of ``null``; 4: before ``refuted`` became the verdict,
+a bool, and the per-order flags ``refuted_at``)."""
 
 
 def json_ready(value):
@@ -123,8 +124,9 @@ class AuditReport:
         ``None``. With ``project`` the bound is still a bound on this value.
       claimed: ``(L,)`` the claim's ε(λ) at each order (``inf`` where it implies nothing), or
         ``None`` without a claim.
-      refuted: ``(L,)`` bool, True where ``lower`` exceeds the claim. The bounds hold
-        simultaneously at 1 − α, so a true claim is refuted anywhere with probability ≤ α.
+      refuted_at: ``(L,)`` bool, True at the orders where ``lower`` exceeds the claim. The
+        bounds hold simultaneously at 1 − α, so a true claim is refuted anywhere with
+        probability ≤ α. The verdict, which also counts the rejection sets, is :attr:`refuted`.
       bound: the full :class:`rdpjax.Bound` (settings, levels, directions); ``None`` for a
         sequential audit by betting, which has no Rényi bounds (``lam`` etc. are then empty).
       claim: the :class:`rdpjax.claims.Claim` checked, or ``None``.
@@ -156,7 +158,7 @@ class AuditReport:
     std_error: np.ndarray
     exact: np.ndarray | None
     claimed: np.ndarray | None
-    refuted: np.ndarray
+    refuted_at: np.ndarray
     bound: Bound | None
     claim: object
     mechanism: str
@@ -175,9 +177,9 @@ class AuditReport:
     ) -> AuditReport:
         """The report of ``bound`` checked against ``claim`` (``None``: nothing checked).
 
-        ``claimed`` is ``claim(λ)`` at the bound's orders and ``refuted`` where ``lower`` exceeds
-        it; ``settings`` is recorded as JSON; ``fields`` are the other attributes (``exact``,
-        ``projected``, ``streamed``, ``densities``, ``looks``, ``notes``).
+        ``claimed`` is ``claim(λ)`` at the bound's orders and ``refuted_at`` where ``lower``
+        exceeds it; ``settings`` is recorded as JSON; ``fields`` are the other attributes
+        (``exact``, ``projected``, ``streamed``, ``densities``, ``looks``, ``notes``).
         """
         lam = np.asarray(bound.lam, np.float64)
         lower = np.asarray(bound.lower, np.float64)
@@ -190,7 +192,7 @@ class AuditReport:
             lower=lower,
             std_error=np.asarray(bound.std_error),
             claimed=claimed,
-            refuted=np.zeros(lower.shape, bool) if claimed is None else lower > claimed,
+            refuted_at=np.zeros(lower.shape, bool) if claimed is None else lower > claimed,
             bound=bound,
             claim=claim,
             mechanism=mechanism,
@@ -211,21 +213,18 @@ class AuditReport:
         return float(self.bound.alpha)
 
     @property
+    def refuted(self) -> bool:
+        """The verdict: whether the claim is refuted (:meth:`verdict` says it in words).
+
+        True when an order's lower bound, a certified rejection set or the betting test breaks
+        the claim; per order, :attr:`refuted_at`.
+        """
+        return bool(np.any(self.refuted_at)) or (self.sets is not None and self.sets.refuted)
+
+    @property
     def is_refuted(self) -> bool:
-        """Whether any order's lower bound, or a certified rejection set, breaks the claim."""
-        return bool(np.any(self.refuted)) or (self.sets is not None and self.sets.refuted)
-
-    @property
-    def violation(self) -> np.ndarray:
-        """Alias of :attr:`refuted` (the name before claims were curves)."""
+        """Same as :attr:`refuted`."""
         return self.refuted
-
-    @property
-    def claimed_epsilon(self) -> float | None:
-        """The ε of a pure ε-DP claim, else ``None``."""
-        if self.claim is None or self.claim.kind != "pure_dp":
-            return None
-        return float(self.claim.params["epsilon"])
 
     def check(self):
         """The :class:`rdpjax.claims.ClaimCheck` of this report (``None`` without a claim)."""
@@ -236,18 +235,99 @@ class AuditReport:
         return check_claim(self.claim, self.lam, self.lower, self.alpha)
 
     def verdict(self) -> str:
-        """One line: whether the claim is refuted, at which order and by how much."""
-        check = self.check()
+        """One line: the verdict, the test that decided it, its level and the number behind it.
+
+        The number is the certified one that matters for the claim's kind: ε(λ), ε(δ) or μ.
+
+        With both families (Rényi bounds and rejection sets, each at α/2) the line names the
+        one that refuted the claim (the sets first: their ε(δ) or μ is in the claim's own
+        terms), and says when the other did too.
+        """
+        check, sets = self.check(), self.sets
+        if self.bound is None:  # a sequential audit by betting: the sets' own verdict
+            return sets.verdict()
+        if sets is None:
+            if check is not None:
+                return check.verdict()
+            return f"no claim to check; ε(λ) ≥ lower holds simultaneously at {1 - self.alpha:.0%}"
+        levels = f"each at α/2 = {self.alpha / 2:g}"
+        if check is None:
+            return (
+                f"no claim to check; {sets.facts()}, and ε(λ) ≥ lower (rejection sets and Rényi "
+                f"bounds, {levels}: together at {1 - self.alpha:.0%})"
+            )
+        if sets.refuted:
+            also = "; the Rényi bounds refute it too" if check.refuted else ""
+            return (
+                f"REFUTED by the rejection sets (at α/2 = {sets.alpha:g}): {self.claim} is false; "
+                f"{sets.facts()}{also}"
+            )
+        if check.refuted:
+            body = check.verdict().removeprefix("REFUTED: ").split("; the bounds hold")[0]
+            return (
+                f"REFUTED by the Rényi bounds (at α/2 = {float(self.bound.alpha):g}): {body}; "
+                f"the rejection sets certify {sets.facts()}"
+            )
+        return (
+            f"not refuted: {self.claim} is consistent with the draws at α = {self.alpha:g} "
+            f"(rejection sets and Rényi bounds, {levels}); {sets.facts()}"
+        )
+
+    def sizes(self) -> dict[str, int | None]:
+        """Outputs per database: how many were asked for, drawn, and what each part went to.
+
+        Keys: ``asked`` (the ``n``, or a sequential audit's ``max_n``; ``None`` in a report
+        written before it was recorded) and ``drawn`` (all outputs drawn per database); then,
+        where they apply, ``training`` (to learn the projection), ``pilot`` (the quantile map's,
+        or the looks' grid), ``renyi`` (what the Rényi bounds certified on), ``selection`` and
+        ``certification`` (the rejection sets'), ``sets_own`` (whether the sets drew their own
+        outputs: a streamed audit keeps none) and ``betting`` (the pairs a betting test used).
+        """
+        settings = json.loads(self.settings)
+        asked = settings.get("n_asked", settings.get("max_n"))
+        if self.bound is None:  # betting
+            return {"asked": asked, "drawn": int(self.sets.drawn), "betting": int(self.sets.n)}
+        renyi = int(min(int(self.bound.n_p), int(self.bound.n_q)))
+        if self.looks:
+            drawn = int(self.looks[-1].drawn)
+            return {"asked": asked, "drawn": drawn, "pilot": drawn - renyi, "renyi": renyi}
+        learned = settings.get("projection") or {}
+        out: dict = {"asked": asked, "drawn": int(self.n) + int(learned.get("n_train", 0))}
+        if learned:
+            out["training"] = int(learned["n_train"])
+        if renyi < self.n:
+            out["pilot"] = int(self.n) - renyi
+        out["renyi"] = renyi
         if self.sets is not None:
-            if check is None or not check.is_refuted:
-                return self.sets.verdict()
-            if self.sets.refuted:
-                return f"{self.sets.verdict()} ({check.verdict()})"
-            return f"{check.verdict()}; rejection sets: {self.sets.verdict()}"
-        if check is not None:
-            return check.verdict()
-        conf = f"{1 - self.alpha:.0%}"
-        return f"no claim to check; ε(λ) ≥ lower holds simultaneously at {conf}"
+            out["selection"] = int(self.sets.n_select)
+            out["certification"] = int(self.sets.n_certify)
+            out["sets_own"] = bool(self.sets.streamed)
+            if self.sets.streamed:  # their selection and their Poisson certification draws
+                pooled = self.sets.pooled
+                own = max(pooled.drawn) if pooled is not None else int(self.sets.n_certify)
+                out["drawn"] += int(self.sets.n_select) + int(own)
+        return out
+
+    def size_line(self) -> str:
+        """:meth:`sizes` in words, one line: n asked, n drawn, and how they were used."""
+        s = self.sizes()
+        asked = "" if s["asked"] is None else f"{s['asked']:,} asked, "
+        head = f"n per database: {asked}{s['drawn']:,} drawn"
+        if "betting" in s:
+            return f"{head}; the betting test used the first {s['betting']:,} pairs"
+        parts = []
+        if "training" in s:
+            parts.append(f"{s['training']:,} to learn the projection")
+        pilot = f" after a pilot of {s['pilot']:,}" if s.get("pilot") else ""
+        what = "the last look's Rényi bounds" if self.looks else "Rényi bounds"
+        parts.append(f"{what} on {s['renyi']:,}{pilot}")
+        if "selection" in s:
+            whose = "draws of their own" if s["sets_own"] else "the same draws"
+            parts.append(
+                f"rejection sets chosen on {s['selection']:,} and certified on "
+                f"{s['certification']:,} ({whose})"
+            )
+        return f"{head}: {'; '.join(parts)}"
 
     def directions(self) -> list[str]:
         """Per order, the direction the reported bound is on (``"D(P||Q)"`` or ``"D(Q||P)"``)."""
@@ -273,7 +353,8 @@ class AuditReport:
             "std_error": _list(self.std_error),
             "exact": _list(self.exact),
             "claimed": _list(self.claimed),
-            "refuted": _list(self.refuted),
+            "refuted": self.refuted,
+            "refuted_at": _list(self.refuted_at),
             "direction": self.directions(),
             "alpha": self.alpha,
             "settings": json.loads(self.settings),
@@ -292,7 +373,7 @@ class AuditReport:
             else:
                 c = float(self.claimed[i])
                 claimed = f"{c:.6f}" if np.isfinite(c) else "none"
-            flag = "REFUTED" if bool(self.refuted[i]) else ""
+            flag = "REFUTED" if bool(self.refuted_at[i]) else ""
             rows.append(
                 [
                     f"{lam:g}",
@@ -308,36 +389,59 @@ class AuditReport:
 
     _HEADER = ("lambda", "exact", "estimate", "lower", "std_error", "claimed", "")
 
-    def __str__(self) -> str:
-        claim = f"; claim: {self.claim}" if self.claim is not None else ""
-        lines = [f"audit of {self.mechanism}, n = {self.n:,} per database{claim}"]
+    def _claims_orders(self) -> bool:
+        """Whether the claim implies a finite ε(λ) at some reported order (a column to show)."""
+        return self.claimed is not None and bool(np.any(np.isfinite(self.claimed)))
+
+    def describe(self, verbose: bool = False) -> str:
+        """The report as text, the verdict last (once).
+
+        What was audited, n asked, drawn and used, the Rényi bounds, notes, the verdict.
+
+        Args:
+          verbose: add the methods' details: the quantile map, the certified rejection sets
+            and the pooled guesses, the betting test's best bet, the learned family.
+        """
+        against = f" against {self.claim}" if self.claim is not None else " (no claim)"
+        lines = [f"audit of {self.mechanism}{against}", self.size_line()]
         learned = json.loads(self.settings).get("projection")
-        if learned:
-            lines.append(
-                f"projection learned on {learned['n_train']:,} other outputs per database: "
-                f"{learned['family']}"
-            )
+        if learned and verbose:
+            lines.append(f"projection learned ({learned['family']}), then frozen")
         if self.bound is None:  # a sequential audit by betting
-            return "\n".join([*lines, str(self.sets), *self.notes])
+            details = self.sets.details() if verbose else self.sets.details()[:1]
+            return "\n".join([*lines, *details, *self.notes, self.verdict()])
         if self.looks:
             lines.append(_sequential_line(self))
-        lines.extend(_map_lines(self.bound))
+        if verbose:
+            lines.extend(_map_lines(self.bound))
+            off = json.loads(self.settings).get("sequential", {}).get("clamped_to_grid_edge")
+            if off and any(off):
+                lines.append(
+                    f"{off[0]:,} and {off[1]:,} draws (P, Q) fell off the pilot's grid and were "
+                    "counted at its edge (a fixed map: the bounds stay valid, possibly looser)"
+                )
+        lines.append(_renyi_line(self))
         rows = self._rows()
-        columns = [Column(self._HEADER[0], 8), *(Column(h, 10) for h in self._HEADER[1:6])]
+        keep = 6 if self._claims_orders() else 5
+        columns = [Column(self._HEADER[0], 8), *(Column(h, 10) for h in self._HEADER[1:keep])]
         tails = ["", *(f"  {row[6]}" if row[6] else "" for row in rows)]
-        lines += text_table(columns, [row[:6] for row in rows], tails=tails)
-        if self.sets is not None:
-            lines.append(f"Rényi bounds above at α/2; certified rejection sets at α/2, {self.sets}")
-        lines.append(self.verdict())
+        lines += text_table(columns, [row[:keep] for row in rows], tails=tails)
+        if self.sets is not None and verbose:
+            lines.extend(self.sets.details())
         lines.extend(self.notes)
+        lines.append(self.verdict())
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.describe()
 
     def to_markdown(self) -> str:
         """The report as a Markdown page: what was audited, the table, the verdict."""
         if self.bound is None:  # a sequential audit by betting
             return "\n".join(
                 [f"# Audit of {self.mechanism}", "", f"**{self.verdict()}**", "",
-                 f"- claim: {self.claim}", "", "```", str(self.sets), "```", ""]
+                 f"- claim: {self.claim}", f"- {self.size_line()}", "", "```",
+                 *self.sets.details(), "```", ""]
             )  # fmt: skip
         conf = f"{1 - float(self.bound.alpha):.4g}"
         if self.looks:
@@ -348,8 +452,7 @@ class AuditReport:
             f"**{self.verdict()}**",
             "",
             *[f"> {note}\n" for note in self.notes],
-            f"- outputs per database: {self.n:,}"
-            + (" (binned batch by batch)" if self.streamed else ""),
+            f"- {self.size_line()}" + (" (binned batch by batch)" if self.streamed else ""),
             f"- claim: {self.claim if self.claim is not None else 'none'}",
             *_projection_lines(self.settings),
             *[f"- {line}" for line in _map_lines(self.bound)],
@@ -364,7 +467,7 @@ class AuditReport:
             ),
         ]
         if self.sets is not None:
-            lines += ["", "## Certified rejection sets", "", "```", str(self.sets), "```"]
+            lines += ["", "## Certified rejection sets", "", "```", *self.sets.details(), "```"]
         if self.looks:
             lines += ["", "## Looks", "", *_looks_table(self.looks)]
         settings = json.loads(self.settings)
@@ -410,6 +513,22 @@ def _looks_table(looks) -> list[str]:
         )
     header = ("look", "n", "drawn", "level α_k", "λ", "lower", "claimed", "refuted")
     return markdown_table(header, rows)
+
+
+def _renyi_line(report: AuditReport) -> str:
+    """The title of the Rényi table: its level, over what, and whether the claim speaks to it."""
+    bound = report.bound
+    orders = len(np.atleast_1d(report.lam))
+    over = f"{orders} order{'s' if orders > 1 else ''}" + (
+        ", both directions" if bound.both_directions else ""
+    )
+    line = (
+        f"Rényi-DP lower bounds ε(λ) ≥ lower, simultaneously at {1 - float(bound.alpha):.4g} "
+        f"({over})"
+    )
+    if report.claim is not None and not report._claims_orders():
+        line += "; the claim implies no ε(λ), so these are for information"
+    return line
 
 
 def _map_lines(bound) -> list[str]:

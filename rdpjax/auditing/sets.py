@@ -129,7 +129,7 @@ def betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options) -> A
         settings["mechanism_source_sha256"] = mechanism_source_sha256(function)
     return AuditReport(
         lam=empty, estimate=empty, lower=empty, std_error=empty, exact=None, claimed=None,
-        refuted=np.zeros(0, bool), bound=None, claim=claim,
+        refuted_at=np.zeros(0, bool), bound=None, claim=claim,
         mechanism=mechanism_name(mechanism),
         n=result.n, projected=project is not None, settings=json.dumps(settings), sets=result,
         notes=notes,

@@ -8,7 +8,7 @@ from pathlib import Path
 import jax
 
 from rdpjax._version import __version__
-from rdpjax.auditing.plots import plot_bound_vs_lambda, plot_density_curves
+from rdpjax.auditing.plots import plot_density_curves, plot_report
 from rdpjax.auditing.report import AuditReport
 
 __all__ = ["write_report"]
@@ -17,9 +17,12 @@ __all__ = ["write_report"]
 def write_report(report: AuditReport, directory, *, meta: dict | None = None) -> list[Path]:
     """Write ``report.json``, ``report.md`` and (with matplotlib) figures to ``directory``.
 
-    The figures: ``bounds.png`` (bounds, estimates and the claim against λ), when the report
-    has them ``densities.png`` (p̂, q̂, the floored q̂_τ and τ behind the bound), and for a
-    sequential audit ``looks.png`` (the bound and the claim at every look, against n).
+    The figures (:func:`rdpjax.auditing.plots.plot_report`, titled with the verdict, α and n):
+    ``bounds.png`` (bounds, estimates and the claim against λ; beside them, for an (ε, δ),
+    ε-DP or GDP claim, the certified trade-off points against the claim's curve), or for a
+    sequential audit by betting ``betting.png`` (its wealth); when the report has them
+    ``densities.png`` (p̂, q̂, the floored q̂_τ and τ behind the bound), and for a sequential
+    audit ``looks.png`` (the bound and the claim at every look, against n).
 
     Args:
       report: an :class:`AuditReport`.
@@ -43,8 +46,6 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
     paths = [directory / "report.json", directory / "report.md"]
     paths[0].write_text(json.dumps(record, indent=1) + "\n")
     paths[1].write_text(report.to_markdown())
-    if report.bound is None:  # a sequential betting audit: no Rényi bounds to draw
-        return paths
     try:
         import matplotlib
     except ImportError:
@@ -52,11 +53,17 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure = directory / "bounds.png"
-    ax = plot_bound_vs_lambda(report, path=figure)
-    plt.close(ax.figure)
+    betting = report.bound is None  # a sequential audit by betting: no Rényi bounds
+    figure = directory / ("betting.png" if betting else "bounds.png")
+    plt.close(plot_report(report, path=figure))
     paths.append(figure)
-    lines = ["", "![bounds and claim against λ](bounds.png)"]
+    if betting:
+        caption = "the betting test's wealth against the pairs drawn"
+    elif report.sets is not None:
+        caption = "bounds against λ; certified trade-off points against the claim's curve"
+    else:
+        caption = "bounds and claim against λ"
+    lines = ["", f"![{caption}]({figure.name})"]
     if report.looks:
         # rdpjax.auditing.sequential loads rdpjax.stream, which `import rdpjax` does not.
         from rdpjax.auditing.sequential.plot import plot_looks
@@ -72,7 +79,7 @@ def write_report(report: AuditReport, directory, *, meta: dict | None = None) ->
         plt.close(ax.figure)
         paths.append(figure)
         lines.append("![the densities behind the bound](densities.png)")
-    elif not report.looks:
+    elif not report.looks and not betting:
         lines.append(
             "(No density figure: the draws were not kept; `rdpjax.audit(…, densities=True)` "
             "keeps them for in-memory audits of 1-D or discrete outputs.)"

@@ -42,7 +42,8 @@ class ClaimCheck:
         claimed: ``(L,)`` ``claim(lam)`` (+inf where the claim implies nothing).
         lower: ``(L,)`` simultaneous lower bounds on ε(λ).
         alpha: family-wise level of the bounds.
-        refuted: ``(L,)`` bool, ``lower > claimed``.
+        refuted_at: ``(L,)`` bool, ``lower > claimed``: the orders that refute the claim
+            (:attr:`refuted` is the verdict, whether any does).
     """
 
     claim: Claim
@@ -50,12 +51,17 @@ class ClaimCheck:
     claimed: np.ndarray
     lower: np.ndarray
     alpha: float
-    refuted: np.ndarray
+    refuted_at: np.ndarray
+
+    @property
+    def refuted(self) -> bool:
+        """The verdict: whether any order refutes the claim (as every rdpjax result says it)."""
+        return bool(np.any(self.refuted_at))
 
     @property
     def is_refuted(self) -> bool:
-        """Whether any order refutes the claim."""
-        return bool(np.any(self.refuted))
+        """Same as :attr:`refuted`."""
+        return self.refuted
 
     def _margins(self) -> np.ndarray:
         """``lower − claimed``, −inf where the claim implies nothing."""
@@ -76,7 +82,7 @@ class ClaimCheck:
         i = self.worst()
         lam, lo, cl = float(self.lam[i]), float(self.lower[i]), float(self.claimed[i])
         if self.is_refuted:
-            k, total = int(np.sum(self.refuted)), self.refuted.size
+            k, total = int(np.sum(self.refuted_at)), self.refuted_at.size
             return (
                 f"REFUTED: ε({_fmt_lam(lam)}) ≥ {_fmt(lo)} > claimed {_fmt(cl)} ({self.claim}) "
                 f"by {_fmt(lo - cl)} at λ = {_fmt_lam(lam)} ({k} of {total} orders); "
@@ -101,7 +107,8 @@ class ClaimCheck:
             "claimed": json_floats(self.claimed),
             "lower": json_floats(self.lower),
             "alpha": float(self.alpha),
-            "refuted": [bool(r) for r in self.refuted],
+            "refuted": self.refuted,
+            "refuted_at": [bool(r) for r in self.refuted_at],
             "is_refuted": self.is_refuted,
             "worst": self.worst(),
             "verdict": self.verdict(),

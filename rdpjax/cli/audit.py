@@ -120,17 +120,17 @@ def _plot(report, path) -> None:
     if report.looks:  # a sequential audit: the bound and the claim at every look
         from rdpjax.auditing.sequential.plot import plot_looks
 
-        ax = plot_looks(report)
-    else:
-        from rdpjax.auditing.plots import plot_bound_vs_lambda
+        figure = plot_looks(report).figure
+    else:  # the bounds; the trade-off points too for a claim of sets; the verdict on top
+        from rdpjax.auditing.plots import plot_report
 
-        ax = plot_bound_vs_lambda(report, title=f"{report.mechanism}, n = {report.n:,}")
+        figure = plot_report(report)
     try:
-        ax.figure.savefig(path, dpi=120)
+        figure.savefig(path, dpi=120)
     except OSError as err:
         raise CliError(f"--plot {path}: could not write it ({err})") from err
     finally:
-        plt.close(ax.figure)
+        plt.close(figure)
 
 
 def _sequential_options(args, report_dir):
@@ -256,7 +256,7 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
     elif args.quiet:
         print(report.verdict())
     else:
-        print(report)
+        print(report.describe(verbose=args.verbose))
     sys.stdout.flush()  # the result is out before any file is written
     if plot is not None:
         _plot(report, plot)
@@ -392,6 +392,12 @@ def add_command(sub, listed: Catalog):
         action="store_true",
         help="print only the verdict line (no table, no progress bar); the exit status says "
         "whether the claim was refuted",
+    )
+    out.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also print the methods' details: the pilot's quantile map, the certified rejection "
+        "sets and pooled guesses, the betting test's best bet (all are in --report's files)",
     )
     a.add_argument(
         "--plot",

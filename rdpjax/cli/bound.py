@@ -106,7 +106,8 @@ def run(args) -> int:
         if check is not None:
             out["claim"] = claim.to_dict()
             out["claimed"] = check.to_dict()["claimed"]
-            out["refuted"] = [bool(r) for r in check.refuted]
+            out["refuted"] = report.refuted
+            out["refuted_at"] = [bool(r) for r in check.refuted_at]
             out["is_refuted"] = report.is_refuted
             out["verdict"] = report.verdict()
             out["sets"] = None if sets is None else sets.to_dict()

@@ -259,17 +259,24 @@ class BettingResult:
             f"{e} < 1/α = {1 / self.alpha:g})"
         )
 
-    def __str__(self) -> str:
+    def details(self) -> list[str]:
+        """The lines behind the verdict: the draws, and the bet that grew the most."""
         s = self.strategy
-        best = ", ".join(f"{k} = {v}" for k, v in s.items() if k != "strategy" and v is not None)
-        return "\n".join(
-            [
-                f"sequential test by betting on rejection sets: {self.drawn:,} outputs drawn "
-                f"per side, {len(self.path)} batches",
-                f"richest strategy: {best}" if best else "richest strategy: none yet",
-                self.verdict(),
-            ]
+        head = (
+            f"sequential test by betting on rejection sets: {self.drawn:,} outputs drawn per "
+            f"side, {len(self.path)} batches"
         )
+        if s.get("set") is None:
+            return [head, "no bet placed yet"]
+        best = (
+            f"the bet that grew the most: on S = {s['set']}, the claim's bound on "
+            f"{s['direction']} at ε = {s['epsilon']:.3g} (δ(ε) = {s['delta']:.3g}), staking "
+            f"{s['lam']:.3g} of the wealth"
+        )
+        return [head, best]
+
+    def __str__(self) -> str:
+        return "\n".join([*self.details(), self.verdict()])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields (the claim as :meth:`Claim.to_dict`; an infinite e-value as null)."""

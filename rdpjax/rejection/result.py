@@ -90,26 +90,49 @@ class SetTest:
         """Certified trade-off points ``(a, b)``: type I error ≤ a, type II error ≤ b."""
         return [(s.other_upper, 1.0 - s.fav_lower) for s in self.sets]
 
-    def verdict(self) -> str:
-        """One line: the claim refuted or not, and the certified ε(δ) and μ."""
-        conf = f"{100 * (1 - self.alpha):.3g}%"
+    def facts(self) -> str:
+        """The certified numbers that matter for the claim's kind, beside what it claims.
+
+        ε(δ) for an (ε, δ) or ε-DP claim, μ for a GDP claim (with the ε(δ) of a Gaussian
+        mechanism at the certified μ, when refuted), both without a claim.
+        """
+        kind = None if self.claim is None else self.claim.kind
         eps = (
             f"ε(δ = {self.delta:g}) ≥ {self.epsilon:.4g}"
             if np.isfinite(self.epsilon)
-            else (f"no ε(δ = {self.delta:g}) > 0 certified")
+            else f"no ε(δ = {self.delta:g}) > 0 certified"
         )
         mu = f"μ ≥ {self.mu:.4g}" if np.isfinite(self.mu) and self.mu > 0 else "no μ > 0 certified"
-        facts = f"{eps}, {mu} (rejection sets, simultaneously at {conf})"
-        if self.claim is not None and self.claim.kind == "gdp" and self.refuted:
-            facts += (
-                f"; a Gaussian mechanism with μ = {self.mu:.4g} has ε(δ = "
-                f"{self.delta or 1e-5:g}) = {self.gaussian_epsilon():.4g} (Gaussian-shaped)"
-            )
+        if kind in ("approx_dp", "pure_dp"):
+            claimed = float(self.claim.params["epsilon"])
+            if np.isfinite(self.epsilon):
+                above = "above" if self.epsilon > claimed else "not above"
+                eps += f", {above} the claimed {claimed:g}"
+            return eps
+        if kind == "gdp":
+            claimed = float(self.claim.params["mu"])
+            if np.isfinite(self.mu) and self.mu > 0:
+                above = "above" if self.mu > claimed else "not above"
+                mu += f", {above} the claimed {claimed:g}"
+            if self.refuted:
+                mu += (
+                    f"; a Gaussian mechanism with μ = {self.mu:.4g} has ε(δ = "
+                    f"{self.delta or 1e-5:g}) = {self.gaussian_epsilon():.4g}"
+                )
+            return mu
+        return f"{eps}, {mu}"
+
+    def verdict(self) -> str:
+        """One line: the claim refuted or not, and the certified ε(δ) or μ behind it."""
+        conf = f"{100 * (1 - self.alpha):.3g}%"
         if self.claim is None:
-            return facts
+            return f"{self.facts()} (rejection sets, simultaneously at {conf})"
         if self.refuted:
-            return f"REFUTED: {self.claim} is false; {facts}"
-        return f"not refuted: {self.claim} is consistent with the draws; {facts}"
+            return f"REFUTED: {self.claim} is false; {self.facts()} (certified at {conf})"
+        return (
+            f"not refuted: {self.claim} is consistent with the draws; {self.facts()} "
+            f"(certified at {conf})"
+        )
 
     def table(self) -> list[str]:
         """Text rows: per certified set, its direction, counts and certified masses."""
@@ -149,12 +172,16 @@ class SetTest:
             f"level {g.level:.2g}, one of {self.pooled.tests} tests"
         )
 
-    def __str__(self) -> str:
+    def details(self) -> list[str]:
+        """The lines behind the verdict: the sizes, the certified sets, the pooled guesses."""
         head = (
             f"rejection sets chosen on {self.n_select:,} draws per side, certified on "
             f"{self.n_certify:,} (exact binomial bounds, {len(self.sets)} sets, {self.cells} cells)"
         )
-        return "\n".join([head, *self.table(), self.guess_line(), self.verdict()])
+        return [head, *self.table(), self.guess_line()]
+
+    def __str__(self) -> str:
+        return "\n".join([*self.details(), self.verdict()])
 
     def to_dict(self) -> dict:
         """JSON-ready: every certified number, the verdict and the sizes."""

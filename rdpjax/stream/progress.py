@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import sys
 import threading
 from collections.abc import Callable
 
@@ -151,14 +152,49 @@ def _progress_run(progress: Callable | None, sizes: tuple[int, int], chunk: int)
         raise run.error
 
 
+LOG_INTERVAL = 30.0
+"""Seconds between two progress lines when stderr is not a terminal (a CI log, a file)."""
+
+
+class _Lines:
+    """A stream for tqdm when stderr is not a terminal: each refresh becomes one whole line.
+
+    tqdm redraws its bar in place with carriage returns, and clears it with blanks at the end;
+    in a log those glue the bar to the next line of output. Here every non-blank refresh is
+    written as a line of its own, and the blanks are dropped.
+    """
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        for part in text.replace("\n", "\r").split("\r"):
+            if part.strip():
+                self.stream.write(part.rstrip() + "\n")
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _terminal_like(stream) -> bool:
+    """Whether ``stream`` shows carriage returns as a redraw: a terminal, or a notebook's."""
+    if type(stream).__module__.startswith("ipykernel"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
 def progress_bar(total: int, progress: bool | None, desc: str, unit: str = " outputs"):
     """A tqdm bar on stderr for host-side loops.
 
     ``progress=None``: shown only once the work has taken 2 s; ``True``: at once; ``False``:
-    never.
+    never. When stderr is not a terminal (nor a notebook), the bar is written as whole lines,
+    one every :data:`LOG_INTERVAL` seconds at most, so that a log never glues it to the output.
     """
     from tqdm import tqdm  # the text bar on stderr, in notebooks too (no ipywidgets needed)
 
+    stderr = sys.stderr
+    log = not _terminal_like(stderr)
     return tqdm(
         total=total,
         desc=desc,
@@ -167,5 +203,8 @@ def progress_bar(total: int, progress: bool | None, desc: str, unit: str = " out
         delay=0.0 if progress else 2.0,
         disable=progress is False,
         leave=False,
-        dynamic_ncols=True,
+        dynamic_ncols=not log,
+        file=_Lines(stderr) if log else stderr,
+        mininterval=LOG_INTERVAL if log else 0.1,
+        ncols=100 if log else None,
     )

@@ -331,7 +331,8 @@ def test_check_claim_refuted():
     claimed7 = rr_renyi_mpmath(7.0, 1.0)
     check = check_claim(pure_dp(1.0), [2.0, 7.0, 20.0], [0.1, 1.0, 0.5], 0.05)
     assert isinstance(check, ClaimCheck)
-    np.testing.assert_array_equal(check.refuted, [False, True, False])
+    np.testing.assert_array_equal(check.refuted_at, [False, True, False])
+    assert check.refuted and check.is_refuted
     assert check.is_refuted and check.worst() == 1
     verdict = check.verdict()
     assert verdict.startswith("REFUTED: ε(7) ≥ 1.0000 > claimed ")

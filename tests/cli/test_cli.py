@@ -153,7 +153,12 @@ def test_audit_command_catches_the_literal_series_and_plots(tmp_path, capsys):
     argv = ["audit", "orthogonal-series", "--param", "k=2", "--param", "ties=literal"]
     assert main([*argv, "--lam", "2", "5", "7", "--n", "50000", "--json", "--plot", str(png)]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert all(out["refuted"]) and out["is_refuted"] and out["verdict"].startswith("REFUTED")
+    assert (
+        all(out["refuted_at"])
+        and out["refuted"] is True
+        and out["is_refuted"]
+        and out["verdict"].startswith("REFUTED")
+    )
     assert out["claim"]["kind"] == "pure_dp" and out["claim"]["params"]["epsilon"] == 1.0
     assert all(lo <= ex for lo, ex in zip(out["lower"], out["exact"], strict=True))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -96,7 +96,12 @@ def test_an_epsilon_delta_claim_is_checked_by_rejection_sets(user_dir, capsys, e
     argv += ["--claim-epsilon", eps, "--claim-delta", "1e-6", "--seed", "3"]
     assert _exit_code(argv) == code
     out = capsys.readouterr().out
-    assert "certified rejection sets" in out and "ε(δ = 1e-06) ≥" in out
+    assert "rejection sets" in out and "ε(δ = 1e-06) ≥" in out
+    # Issue 54: one verdict, last, naming the test and level that decided it.
+    verdicts = [ln for ln in out.splitlines() if ln.startswith(("REFUTED", "not refuted"))]
+    assert len(verdicts) == 1 and out.rstrip().endswith(verdicts[0]), out
+    assert "(rejection sets" in verdicts[0] or "by the rejection sets" in verdicts[0]
+    assert "n per database: 20,000 asked, 20,000 drawn" in out
 
 
 def test_bound_checks_a_delta_claim_too(tmp_path, capsys):

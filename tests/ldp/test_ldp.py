@@ -455,5 +455,5 @@ def test_literal_even_k_series_is_caught_and_tie_split_is_not():
         )
         assert report.lower[0] <= exact  # a valid lower bound (95%, fixed key)
         reports[ties] = report
-    assert reports["literal"].violation.all() and reports["literal"].lower[0] > alpha
-    assert not reports["split"].violation.any()
+    assert reports["literal"].refuted_at.all() and reports["literal"].lower[0] > alpha
+    assert not reports["split"].refuted

@@ -31,7 +31,7 @@ def test_an_epsilon_delta_claim_is_checked_by_sets_at_half_alpha(tmp_path):
     assert float(report.bound.alpha) == pytest.approx(0.025) and report.sets.alpha == 0.025
     assert report.alpha == 0.05
     # The claim's Rényi curve is +inf: only the sets can refute it, and they do.
-    assert not np.any(report.refuted) and report.sets.refuted and report.is_refuted
+    assert not np.any(report.refuted_at) and report.sets.refuted and report.refuted
     assert 1.0 < report.sets.epsilon < 4.38
     assert report.verdict().startswith("REFUTED") and "ε(δ = 1e-05) ≥" in report.verdict()
     paths = rdpjax.write_report(report, tmp_path)
@@ -107,8 +107,9 @@ def test_a_gdp_claim_refuted_by_renyi_bounds_alone_says_refuted_first():
     renyi_refutes = AuditReport(**{**report.__dict__, "sets": fake_sets})
     # RDP of 1-GDP is λ/2 against the claimed λ/8: the Rényi bounds refute it at n = 5·10⁴.
     assert renyi_refutes.check().is_refuted and renyi_refutes.is_refuted
-    assert renyi_refutes.verdict().startswith("REFUTED: ε(")
-    assert "rejection sets: not refuted" in renyi_refutes.verdict()
+    assert renyi_refutes.verdict().startswith("REFUTED by the Rényi bounds (at α/2 = 0.025): ε(")
+    assert "; the rejection sets certify μ ≥ " in renyi_refutes.verdict()
+    assert renyi_refutes.verdict().count("REFUTED") == 1  # one verdict, not one per family
 
 
 def _two_sided_geometric(rng, database, m):

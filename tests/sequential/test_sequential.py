@@ -460,7 +460,6 @@ def _sorted(sample, reverse=False):
     return drawn_sorted
 
 
-@pytest.mark.filterwarnings("ignore:.*clamped onto its edge")
 @pytest.mark.parametrize("sample", [laplace_sum, two_sided_geometric, coin])
 def test_a_sampler_returning_sorted_batches_gives_the_same_looks(sample):
     """Issue 51, "any order": each look is a function of the multiset of whole batches

@@ -303,19 +303,16 @@ def _look(k: int, n_k: int, pilot: int, bound, claim, schedule) -> dict:
 def _report(state, bound, schedule, claim, exact, name, project, options, checkpoint, extra):
     """The report of the last look; ``extra``: more settings (the hash of the user's source)."""
     lam = [float(v) for v in np.asarray(bound.lam, np.float64)]
+    # Draws off the pilot's grid are clamped onto its edge: a fixed map, so the bounds stay
+    # valid (possibly looser). Nothing a user can act on: recorded, and shown with --verbose.
     off = [int(v) for v in state.outside]
-    if any(off):
-        warnings.warn(
-            f"{off} draws (P, Q) fell outside the pilot's grid range and were clamped onto its "
-            "edge (the bounds stay valid, possibly looser).",
-            stacklevel=3,
-        )
     last = state.looks[-1]
     settings = {
         "lam": lam,
         "lam_chosen_by": "rdpjax.estimator.orders.default_orders at each look"
         if state.fingerprint["lam"] is None
         else "user",
+        "n_asked": int(schedule.max_n),
         "alpha": schedule.alpha,
         "both_directions": options["both_directions"],
         "sequential": {
@@ -324,6 +321,7 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
             "stopped": "refuted" if last["refuted"] else "max_n",
             "pilot": state.pilot,
             "drawn_per_database": last["drawn"],
+            "clamped_to_grid_edge": off,
             "checkpoint": None if checkpoint is None else str(Path(checkpoint) / CHECKPOINT),
         },
         "batch_size": state.fingerprint["batch_size"],
