@@ -28,15 +28,24 @@ reported as its traceback followed by one line naming the function; 130 when int
 
 from __future__ import annotations
 
+import signal
 import sys
 
-from rdpjax.cli import audit, bound, canaries, coverage, demo, reproduce, search
-from rdpjax.cli._args import catalog, set_cpu_devices
+# Only what the parse needs is imported here (the subcommands in build_parser): the `rdpjax`
+# program installs its Ctrl-C handler after these few imports, so an interrupt at any moment
+# ends as exit status 130.
 from rdpjax.cli._loading import UserCodeError, format_user_error
 from rdpjax.cli._types import CliError, Parser
-from rdpjax.cli.bound import read_samples
 
 __all__ = ["CliError", "UserCodeError", "build_parser", "console_main", "main", "read_samples"]
+
+
+def __getattr__(name: str):
+    if name == "read_samples":  # rdpjax bound's reader, kept here for its users
+        from rdpjax.cli.bound import read_samples
+
+        return read_samples
+    raise AttributeError(f"module 'rdpjax.cli' has no attribute {name!r}")
 
 
 def build_parser(*, help_text: bool = True) -> Parser:
@@ -48,6 +57,8 @@ def build_parser(*, help_text: bool = True) -> Parser:
         when the command line asks for help, so a mistake in the arguments is answered at once.
     """
     import rdpjax
+    from rdpjax.cli import audit, bound, canaries, coverage, demo, reproduce, search
+    from rdpjax.cli._args import catalog
 
     parser = Parser(
         prog="rdpjax",
@@ -85,6 +96,8 @@ def main(argv=None, *, compilation_cache: bool = False) -> int:
         from rdpjax.compilation_cache import enable_compilation_cache
 
         enable_compilation_cache()
+    from rdpjax.cli._args import set_cpu_devices
+
     try:
         set_cpu_devices(getattr(args, "cpu_devices", None))
         return args.func(args)
@@ -96,6 +109,8 @@ def main(argv=None, *, compilation_cache: bool = False) -> int:
         print(format_user_error(err, args.command), end="", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
+        # A second Ctrl-C must not break the message (nor turn it into a traceback).
+        _ignore_interrupts()
         # A handler may say what was kept (KeyboardInterrupt(detail)). On a terminal the line
         # starts on a fresh line, after the ^C the terminal echoed.
         detail = f"; {err}" if str(err) else ""
@@ -118,5 +133,62 @@ def console_main() -> int:
     """
     import warnings
 
+    pressed = _watch_interrupts()
     warnings.showwarning = _one_line_warning
-    return main(compilation_cache=True)
+    try:
+        status = main(compilation_cache=True)
+    except KeyboardInterrupt:  # before main's own handler: while importing, or parsing
+        _ignore_interrupts()
+        print("rdpjax: interrupted", file=sys.stderr)
+        status = 130
+    _ignore_interrupts()  # from here on the status is decided; a late Ctrl-C changes nothing
+    if pressed and status != 130:
+        # Python drops a KeyboardInterrupt raised where an exception cannot propagate (a
+        # garbage-collector callback of jax's, a thread): the work went on, but Ctrl-C was
+        # pressed, and a wrapper must see 130 all the same.
+        print("rdpjax: interrupted", file=sys.stderr)
+        status = 130
+    # Leave at once, without the interpreter's teardown: with jax's threads stopped mid-work it
+    # could crash (exit 139 was seen once in eleven interrupts of a resumed audit), and jax's
+    # exit handlers could print a traceback. What is to be kept is kept by now (reports, the
+    # checkpoint, the user's worker closed); the streams are flushed here.
+    _exit_now(status)
+    return status  # not reached
+
+
+def _watch_interrupts() -> list:
+    """Install a Ctrl-C handler that raises KeyboardInterrupt, as Python's does, and remembers.
+
+    Returns the list the handler appends to: non-empty once Ctrl-C was pressed.
+    """
+    pressed: list = []
+
+    def handler(signum, frame):
+        pressed.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        pass
+    return pressed
+
+
+def _ignore_interrupts() -> None:
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to do
+        pass
+
+
+def _exit_now(status: int) -> None:
+    """``os._exit(status)`` after flushing stdout and stderr (no teardown, no atexit)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)

@@ -353,3 +353,20 @@ def test_a_mistake_is_answered_before_jax_is_imported(argv):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.split() == ["2", "False"], done.stderr
     assert done.stderr.count("\n") == 1 and "error:" in done.stderr
+
+
+def test_interrupts_of_resumed_audits_exit_130(tmp_path):
+    """Ctrl-C at several moments of `--until-refuted` audits, resumed from their checkpoint
+    (benchmarks/performance/interrupts.py, here 5 of its 50 interrupts): every interrupted run
+    ends with 130 (or, in the interpreter's first ~50 ms, killed by SIGINT: a shell's 130 too),
+    never 139 nor 0."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks/performance/interrupts.py"
+    spec = importlib.util.spec_from_file_location("interrupts_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.run(5, seed=1, max_delay=4.0)
+    assert result["odd"] == [], result
+    assert any(k.startswith("130") for k in result["statuses"]), result
