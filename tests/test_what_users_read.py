@@ -125,3 +125,42 @@ def test_progress_in_a_log_is_whole_lines():
     lines.write("\r" + " " * 40 + "\r")  # tqdm clearing its bar at the end
     lines.write("\n")
     assert log.getvalue() == "drawing:  10%|#  | 1/10\ndrawing:  50%|## | 5/10\n"
+
+
+def test_vector_outputs_are_refused_before_the_draws():
+    from rdpjax.auditing.draws import OutputDimensionError
+
+    calls = []
+
+    def five(rng, database, m):
+        calls.append(m)
+        return np.sum(database) + rng.normal(0.0, 1.0, size=(m, 5))
+
+    for fields in ({"n": 10**5}, {"sequential": True, "max_n": 10**5}):
+        calls.clear()
+        with pytest.raises(OutputDimensionError, match="project='learn'") as err:
+            rdpjax.audit(five, [1.0], [0.0], key=jax.random.key(0), claim=zcdp(0.1), **fields)
+        assert err.value.dim == 5 and sum(calls) <= 2_000, calls  # a probe or the pilot only
+    calls.clear()
+    with pytest.raises(OutputDimensionError) as err:  # betting on sets takes one number
+        rdpjax.audit(five, [1.0], [0.0], key=jax.random.key(0), claim=approx_dp(1.0, 1e-5),
+                     sequential=True, max_n=10**5)  # fmt: skip
+    assert err.value.most == 1 and sum(calls) <= 2
+
+
+@pytest.mark.parametrize("claim", [zcdp(0.05), approx_dp(0.5, 1e-5)])
+def test_a_learned_score_in_a_sequential_audit(claim):
+    """`project="learn"` with `sequential=True`: a score learned on a training batch, frozen,
+    then the looks (or the betting test); the report counts the training in what was drawn."""
+
+    def step(rng, database, m):  # 10-D, mean shift 1 along the first axis: ρ = 0.5 ≫ 0.05
+        out = rng.normal(0.0, 1.0, size=(m, 10))
+        out[:, 0] += np.sum(database)
+        return out
+
+    r = rdpjax.audit(step, [1.0], [0.0], key=jax.random.key(3), claim=claim, project="learn",
+                     sequential=True, max_n=20_000, progress=False)  # fmt: skip
+    s = r.sizes()
+    assert r.refuted and s["asked"] == 20_000 and s["training"] == 500
+    assert s["training"] < s["drawn"] <= 20_000
+    assert json.loads(r.settings)["projection"]["n_train"] == 500

@@ -76,7 +76,7 @@ def run(interrupts: int, seed: int = 0, max_delay: float = 6.0) -> dict:
         cwd = Path(tmp)
         (cwd / "mech.py").write_text(SLOW_PY)
         base = ["audit", "mech.py:slow_laplace", "--numpy", "--x", "[1]", "--x-prime", "[0]",
-                "--claim-epsilon", "3", "--until-refuted", "--max-n", "2e5", "--quiet"]  # fmt: skip
+                "--claim-epsilon", "3", "--until-refuted", "--max-n", "1e6", "--quiet"]  # fmt: skip
         folder = 0
         resume = False
         for i in range(interrupts):

@@ -26,6 +26,8 @@ with one.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,6 +36,7 @@ import jax
 import numpy as np
 
 from rdpjax.auditing.draws import (
+    OutputDimensionError,
     check_finite_outputs,
     draw_outputs,
     exact_divergences,
@@ -123,9 +126,19 @@ def audit(
         )
     claim = _resolve_claim(claim, mechanism)
     use_sets = uses_sets(options.test, claim, options.sequential)
+    if options.sequential and isinstance(options.project, str):
+        return _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha,
+                              both_directions, options)  # fmt: skip
     if use_sets and options.sequential:
         if n is not None:
             raise ValueError("n= is for a fixed-n audit; a sequential audit draws up to max_n=.")
+        if isinstance(mechanism, Mechanism):
+            dim, codes = _output_dim(mechanism, x), _integer_outputs(mechanism, x, options.project)
+        else:  # one probe tells both
+            probe = _probe(mechanism, x, options.project)
+            dim, codes = int(np.prod(probe.shape[1:])), probe.dtype.kind in "biu"
+        if dim > 1 and not codes:
+            raise OutputDimensionError(dim, most=1)
         max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
         return betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options)
     if options.sequential:
@@ -155,6 +168,10 @@ def audit(
         project = learned
     orders = _orders(lam, claim, n)
     dim = _output_dim(mechanism, x) if is_mechanism else _probe_dim(mechanism, x, project)
+    # Checked before the draws, not after. (A zoo mechanism's dim is before its projection.)
+    unprojected = project is None or not is_mechanism
+    if dim > 3 and unprojected and not _integer_outputs(mechanism, x, project):
+        raise OutputDimensionError(dim)
     streamed = 2 * n * dim * _BYTES_PER_OUTPUT > options.memory_budget
     if use_sets and dim > 1 and options.test == "auto" and claim.kind == "pure_dp":
         # The sets need one number an output: integer rows in memory are coded jointly, real
@@ -217,6 +234,50 @@ def audit(
         notes=notes,
         sets=sets,
     )
+
+
+def _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha, both_directions, options):
+    """A sequential audit with ``project="learn"``: learn the score on a training batch first.
+
+    The training batch is drawn from keys folded off ``key``
+    (:func:`rdpjax.auditing.learn.train_projection`), so it shares no draw with the looks; the
+    score is then frozen, and the looks (or the betting test) run on it as on any fixed
+    projection. Its size follows the sequential audit, which should stop early: about
+    ``max(500, 50·d)`` outputs a side for d-dimensional outputs, at most
+    ``training.fraction`` of ``max_n``; the looks' ``max_n`` is what is left, so the audit
+    draws at most ``max_n`` a side in all. A resumed audit learns the same score again (the
+    same keys, the same training draws).
+    """
+    from rdpjax.auditing.learn import train_projection
+
+    if options.schedule is not None:
+        raise ValueError(
+            "project='learn' with a sequential audit takes max_n= (the looks get what the "
+            "training leaves), not a schedule."
+        )
+    max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
+    dim = (
+        _output_dim(mechanism, x)
+        if isinstance(mechanism, Mechanism)
+        else _probe_dim(mechanism, x, None)
+    )
+    n_train = int(min(options.training.fraction * max_n, max(500, 50 * dim)))
+    if max_n - n_train < 200:
+        raise ValueError(f"project='learn' in a sequential audit needs max_n ≥ 1,250; got {max_n}.")
+    share = n_train / max_n
+    training = dataclasses.replace(
+        options.training, fraction=share, fraction_max=share, max_outputs=n_train
+    )
+    learned, rest = train_projection(
+        "learn", mechanism, key, x, x_prime, max_n, options.stream.batch_size, training
+    )
+    looks = dataclasses.replace(options, project=learned, max_n=rest)
+    report = audit(
+        mechanism, x, x_prime, lam, key=key, n=n, claim=claim, alpha=alpha,
+        both_directions=both_directions, options=looks,
+    )  # fmt: skip
+    settings = json.loads(report.settings) | {"n_asked": max_n, "projection": learned.to_dict()}
+    return dataclasses.replace(report, settings=json.dumps(settings))
 
 
 def _resolve_claim(claim: Any, mechanism: Any) -> Any:

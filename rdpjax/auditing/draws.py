@@ -20,6 +20,7 @@ from rdpjax.mechanisms.base import Mechanism
 from rdpjax.mechanisms.user import from_sampler
 
 __all__ = [
+    "OutputDimensionError",
     "mechanism_name",
     "check_finite_outputs",
     "draw_outputs",
@@ -31,6 +32,27 @@ __all__ = [
     "user_function",
     "with_projection",
 ]
+
+
+class OutputDimensionError(ValueError):
+    """Continuous outputs of more than 3 coordinates, found before the draws.
+
+    Found on a probe or on the pilot: the Rényi bounds take d ≤ 3 and the betting test on
+    rejection sets d = 1, so a projection is needed.
+
+    Attributes:
+      dim: the outputs' number of coordinates.
+      most: the most the test takes (3, or 1).
+    """
+
+    def __init__(self, dim: int, where: str = "on 2 outputs, before drawing", most: int = 3):
+        self.dim, self.most = int(dim), int(most)
+        shape = "(m,) or (m, d ≤ 3)" if most > 1 else "(m,)"
+        super().__init__(
+            f"the outputs have d = {self.dim} coordinates (checked {where}); the test takes "
+            f"continuous outputs of d ≤ {most}: pass project='learn' (a score learned on a part "
+            f"of the draws, then frozen) or a fixed function mapping a batch to {shape}."
+        )
 
 
 def progress_bar(total: int, progress: bool | None, desc: str):

@@ -285,16 +285,18 @@ class AuditReport:
         """
         settings = json.loads(self.settings)
         asked = settings.get("n_asked", settings.get("max_n"))
+        learned = settings.get("projection") or {}
+        out: dict = {"asked": asked}
+        if learned:
+            out["training"] = int(learned["n_train"])
+        trained = out.get("training", 0)
         if self.bound is None:  # betting
-            return {"asked": asked, "drawn": int(self.sets.drawn), "betting": int(self.sets.n)}
+            return out | {"drawn": trained + int(self.sets.drawn), "betting": int(self.sets.n)}
         renyi = int(min(int(self.bound.n_p), int(self.bound.n_q)))
         if self.looks:
             drawn = int(self.looks[-1].drawn)
-            return {"asked": asked, "drawn": drawn, "pilot": drawn - renyi, "renyi": renyi}
-        learned = settings.get("projection") or {}
-        out: dict = {"asked": asked, "drawn": int(self.n) + int(learned.get("n_train", 0))}
-        if learned:
-            out["training"] = int(learned["n_train"])
+            return out | {"drawn": trained + drawn, "pilot": drawn - renyi, "renyi": renyi}
+        out["drawn"] = int(self.n) + trained
         if renyi < self.n:
             out["pilot"] = int(self.n) - renyi
         out["renyi"] = renyi
@@ -313,11 +315,12 @@ class AuditReport:
         s = self.sizes()
         asked = "" if s["asked"] is None else f"{s['asked']:,} asked, "
         head = f"n per database: {asked}{s['drawn']:,} drawn"
-        if "betting" in s:
-            return f"{head}; the betting test used the first {s['betting']:,} pairs"
         parts = []
         if "training" in s:
             parts.append(f"{s['training']:,} to learn the projection")
+        if "betting" in s:
+            parts.append(f"the betting test used the first {s['betting']:,} pairs")
+            return f"{head}: {'; '.join(parts)}"
         pilot = f" after a pilot of {s['pilot']:,}" if s.get("pilot") else ""
         what = "the last look's Rényi bounds" if self.looks else "Rényi bounds"
         parts.append(f"{what} on {s['renyi']:,}{pilot}")

@@ -103,12 +103,14 @@ class Catalog:
     zoo_names: tuple[str, ...]
     zoo_listing: str
     slugs: tuple[str, ...]
+    looks: str = "…"
 
 
 def catalog(full: bool = True) -> Catalog:
     """The :class:`Catalog`; ``full=False`` gives placeholders without importing anything."""
     if not full:
         return Catalog(("…",), "", ("…",))
+    from rdpjax.auditing.sequential.schedule import DEFAULT_FIRST, DEFAULT_RATIO
     from rdpjax.mechanisms import registry
     from rdpjax.studies.reproduction import EXPERIMENTS, experiment_slug
 
@@ -122,7 +124,9 @@ def catalog(full: bool = True) -> Catalog:
         params = ", ".join(shown(p) for p in registry.get(name).params)
         lines.append(f"  {name:<29} {params}")
     slugs = tuple(experiment_slug(name) for name in EXPERIMENTS)
-    return Catalog(tuple(registry.names()), "\n".join(lines), slugs)
+    sizes = [round(DEFAULT_FIRST * DEFAULT_RATIO**j) for j in range(3)]
+    looks = ", ".join(f"{s:,}" for s in sizes) + ", …"  # the default schedule's first looks
+    return Catalog(tuple(registry.names()), "\n".join(lines), slugs, looks)
 
 
 def add_lam(parser, *, required: bool = False, parse=float, default=(2.0, 5.0, 7.0), note=None):

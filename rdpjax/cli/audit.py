@@ -206,6 +206,7 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
     import jax
 
     from rdpjax.auditing import audit
+    from rdpjax.auditing.draws import OutputDimensionError
     from rdpjax.auditing.remote import RemoteError
 
     project = args.project
@@ -242,6 +243,14 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
             densities=report_dir is not None and not args.until_refuted,
             **options,
         )
+    except OutputDimensionError as err:  # the same advice, in the command line's terms
+        raise CliError(
+            f"the outputs have d = {err.dim} coordinates (checked before drawing them all); the "
+            f"test takes continuous outputs of d ≤ {err.most}: add --project learn (a score "
+            "learned on a part of the draws, then frozen; with --until-refuted too) or --project "
+            "FILE.py:FUNCTION mapping a batch to "
+            + ("(m,) or (m, d ≤ 3)" if err.most > 1 else "(m,)")
+        ) from err
     except (ValueError, RemoteError) as err:
         raise CliError(str(err)) from err
     except KeyboardInterrupt:
@@ -356,7 +365,7 @@ def add_command(sub, listed: Catalog):
     seq.add_argument(
         "--until-refuted",
         action="store_true",
-        help="draw in looks of growing size (250, 500, 1000, … up to --max-n per database) and "
+        help=f"draw in looks of growing size ({listed.looks} up to --max-n per database) and "
         "stop at the first look whose bound refutes the claim; all looks together hold at 1 − "
         "alpha. With --report DIR the draws are checkpointed in DIR",
     )

@@ -148,10 +148,9 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[dict, int]:
         return dict(_discrete_setup(sizes, options), values=values), pilot
     d = p.shape[1]
     if not 1 <= d <= 3:
-        raise ValueError(
-            f"continuous outputs must have dimension 1 ≤ d ≤ 3; got d = {d}: pass project=, a "
-            "fixed function mapping a batch to (m,) or (m, d ≤ 3)."
-        )
+        from rdpjax.auditing.draws import OutputDimensionError
+
+        raise OutputDimensionError(d, "on the pilot, before the looks")
     bandwidth = check_bandwidth(options.get("bandwidth"), d)
     lo, hi = np.minimum(p.min(0), q.min(0)), np.maximum(p.max(0), q.max(0))
     if np.any(hi <= lo):
