@@ -84,11 +84,14 @@ def run(interrupts: int, seed: int = 0, max_delay: float = 6.0) -> dict:
             delay = float(rng.uniform(0.0, max_delay))
             status, err, sent = interrupted_run(base + report, delay, cwd)
             key = f"{status} ({'interrupted' if sent else 'finished first'})"
-            statuses[key] += 1
             # -2: killed by SIGINT before rdpjax's first line ran (Python's own handling, in
             # the interpreter's first ~50 ms); a shell reports it as 130 too.
-            if sent and status not in (130, -2) or not sent and status not in (0, 1):
+            early = delay < 0.05 and status == 1 and "Could not import runpy" in err
+            if early:  # the interpreter itself, before any Python code of ours
+                key = "1 (interpreter starting: 'Could not import runpy module')"
+            elif sent and status not in (130, -2) or not sent and status not in (0, 1):
                 odd.append({"run": i, "delay": delay, "status": status, "stderr": err[-2000:]})
+            statuses[key] += 1
             # A checkpoint exists once a run was interrupted while drawing; a finished audit
             # (or one stopped before it wrote one) starts again in a fresh folder.
             resume = (cwd / f"r{folder}" / "sequential.npz").exists()
@@ -102,13 +105,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interrupts", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-delay", type=float, default=6.0, help="seconds (default 6)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/interrupts.json")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    result = run(args.interrupts, args.seed)
+    result = run(args.interrupts, args.seed, args.max_delay)
     result |= {
         "command": "python benchmarks/performance/interrupts.py "
-        f"--interrupts {args.interrupts} --seed {args.seed}",
+        f"--interrupts {args.interrupts} --seed {args.seed} --max-delay {args.max_delay:g}",
         "machine": platform.platform(),
         "seconds": time.perf_counter() - t0,
     }

@@ -28,6 +28,7 @@ reported as its traceback followed by one line naming the function; 130 when int
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 
@@ -92,13 +93,18 @@ def main(argv=None, *, compilation_cache: bool = False) -> int:
     parser = build_parser(help_text=any(a in ("-h", "--help") for a in argv))
     args = parser.parse_args(argv)
     args.argv = argv
-    if compilation_cache:
-        from rdpjax.compilation_cache import enable_compilation_cache
-
-        enable_compilation_cache()
     from rdpjax.cli._args import set_cpu_devices
 
     try:
+        with _deferred_interrupts():
+            # jax's C extensions must not get a KeyboardInterrupt while they load (a crash,
+            # exit 139, was seen when one did): a Ctrl-C here is raised once they have.
+            import jax  # noqa: F401
+
+            if compilation_cache:
+                from rdpjax.compilation_cache import enable_compilation_cache
+
+                enable_compilation_cache()
         set_cpu_devices(getattr(args, "cpu_devices", None))
         return args.func(args)
     except CliError as err:
@@ -173,6 +179,23 @@ def _watch_interrupts() -> list:
     except ValueError:  # not the main thread
         pass
     return pressed
+
+
+@contextlib.contextmanager
+def _deferred_interrupts():
+    """Hold a Ctrl-C pressed inside the block, and raise it as KeyboardInterrupt at its end."""
+    pressed: list = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    except ValueError:  # not the main thread: nothing to hold
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
 
 
 def _ignore_interrupts() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rdpjax.cli._types import CliError
 
-__all__ = ["LARGE_N", "MAX_N", "check_size", "size_warning"]
+__all__ = ["LARGE_N", "MAX_N", "SLOW_SECONDS", "check_size", "size_warning", "time_notice"]
 
 
 MAX_N = 2**40
@@ -47,6 +47,53 @@ def size_warning(n: int) -> str | None:
         f"--n {n:.3g} draws {2 * n:.3g} outputs in all: about {fast} at 10^7 draws per second, "
         f"{slow} at 10^5; Ctrl-C stops it (its draws are not kept), and --until-refuted "
         f"--max-n {n:.3g} --report DIR stops at the first refutation and can be resumed"
+    )
+
+
+SLOW_SECONDS = 60.0
+"""A fixed-n audit whose draws should take longer than this says so before it draws them."""
+
+_TIMING_OUTPUTS = 1_000
+"""Outputs drawn once, before the audit, to time a numpy black box (not part of the audit)."""
+
+
+def _short(n: int) -> str:
+    """``n`` as typed on a command line: 1e5, 2.5e6, 1234."""
+    text = f"{n:.3g}".replace("e+0", "e").replace("e+", "e")
+    return text if float(text) == n else str(n)
+
+
+def time_notice(sample, database, n: int, n_given: bool) -> str | None:
+    """The note before a fixed-n audit of a slow numpy black box, or ``None`` (it is fast).
+
+    ``sample(rng, database, m)`` is timed once on :data:`_TIMING_OUTPUTS` outputs from a
+    generator of its own (these outputs are thrown away: the audit draws its own). When the
+    audit's ``2n`` draws would take more than :data:`SLOW_SECONDS`, the note gives the time, how
+    to stop at the first refutation instead, and, where ``--n`` was not given, that n is the
+    default and what a tenth of it would take.
+    """
+    import time
+
+    import numpy as np
+
+    started = time.perf_counter()
+    sample(np.random.default_rng(0x7173), database, _TIMING_OUTPUTS)
+    rate = _TIMING_OUTPUTS / max(time.perf_counter() - started, 1e-9)
+    seconds = 2 * n / rate
+    if seconds <= SLOW_SECONDS:
+        return None
+    note = (
+        f"your sampler draws about {rate:,.0f} outputs/s, so 2 × {n:,} outputs take about "
+        f"{_duration(seconds)}"
+    )
+    if not n_given:
+        note += (
+            f" (n = {n:,} per database is the default; --n {_short(n // 10)} would take about "
+            f"{_duration(seconds / 10)})"
+        )
+    return note + (
+        f"; --until-refuted --max-n {_short(n)} stops at the first look that refutes the claim "
+        "(with --report DIR, an interrupted audit can be resumed)"
     )
 
 

@@ -47,7 +47,7 @@ from rdpjax.cli._files import (
 )
 from rdpjax.cli._loading import UserCodeError, is_reference, load_function
 from rdpjax.cli._remote import add_python_option, remote_sampler
-from rdpjax.cli._sizes import LARGE_N, MAX_N, check_size, size_warning
+from rdpjax.cli._sizes import LARGE_N, MAX_N, check_size, size_warning, time_notice
 from rdpjax.cli._types import CliError, count, order
 
 __all__ = ["LARGE_N", "MAX_N", "add_command", "run", "size_warning"]
@@ -131,6 +131,16 @@ def _plot(report, path) -> None:
         raise CliError(f"--plot {path}: could not write it ({err})") from err
     finally:
         plt.close(figure)
+
+
+def _say_how_long(mechanism, x, n: int, n_given: bool) -> None:
+    """A slow numpy black box: the time its draws take, said on stderr before they start."""
+    try:
+        note = time_notice(mechanism, x, n, n_given=n_given)
+    except Exception:  # noqa: BLE001  (the user's code: the audit itself reports its errors)
+        return
+    if note is not None:
+        print(f"rdpjax audit: note: {note}", file=sys.stderr)
 
 
 def _sequential_options(args, report_dir):
@@ -228,6 +238,8 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
     if warning is not None:
         print(f"rdpjax audit: warning: {warning}", file=sys.stderr)
     try:
+        if warning is None and not args.until_refuted and (args.numpy or args.python):
+            _say_how_long(mechanism, x, sizes["n"], n_given=args.n is not None)
         report = audit(
             mechanism,
             x,

@@ -142,7 +142,18 @@ class Bound:
             kind = f"{kind} after the {self.transform} map"
         conf = f"{1 - float(self.alpha):.3g}"
         if self.simultaneous:
-            note = f"simultaneous {conf} (Bonferroni over {self.n_bounds} bounds)"
+            orders = np.atleast_1d(np.asarray(self.lam)).size
+            parts = [f"{orders} order{'s' if orders > 1 else ''}"]
+            ways = 2 if self.both_directions else 1
+            if ways == 2:
+                parts.append("2 directions")
+            families = int(self.n_bounds) // (orders * ways)
+            if families > 1:  # the kept map's and the outputs' own (api.either_bound)
+                parts.append(f"{families} estimators")
+            note = (
+                f"simultaneous {conf} over {' × '.join(parts)} = {self.n_bounds} bounds "
+                "(Bonferroni)"
+            )
         else:
             note = f"{conf} confidence"
         lines.append(

@@ -97,10 +97,12 @@ class SetTest:
         mechanism at the certified μ, when refuted), both without a claim.
         """
         kind = None if self.claim is None else self.claim.kind
+        # At δ = 0 the quantity is ε-DP's ε itself (a Gaussian's is +∞: the bound is finite).
+        name = f"ε(δ = {self.delta:g})" if self.delta > 0 else "the ε of ε-DP"
         eps = (
-            f"ε(δ = {self.delta:g}) ≥ {self.epsilon:.4g}"
+            f"{name} ≥ {self.epsilon:.4g}"
             if np.isfinite(self.epsilon)
-            else f"no ε(δ = {self.delta:g}) > 0 certified"
+            else f"no {name} > 0 certified"
         )
         mu = f"μ ≥ {self.mu:.4g}" if np.isfinite(self.mu) and self.mu > 0 else "no μ > 0 certified"
         if kind in ("approx_dp", "pure_dp"):

@@ -370,3 +370,24 @@ def test_interrupts_of_resumed_audits_exit_130(tmp_path):
     result = module.run(5, seed=1, max_delay=4.0)
     assert result["odd"] == [], result
     assert any(k.startswith("130") for k in result["statuses"]), result
+
+
+def test_a_slow_sampler_hears_how_long_before_the_draws():
+    """Issue 54: a numpy black box at ~20,000 outputs/s and the default n: the note comes
+    before the draws, with the time, the default n named, and the sequential alternative."""
+    import time
+
+    import numpy as np
+
+    from rdpjax.cli._sizes import time_notice
+
+    def slow(rng, database, n):
+        time.sleep(n / 20_000)
+        return np.sum(database) + rng.laplace(0.0, 1.0, size=n)
+
+    note = time_notice(slow, [1.0], 10**6, n_given=False)
+    assert note is not None and "minutes" in note
+    assert "n = 1,000,000 per database is the default" in note
+    assert "--n 1e5 would take about" in note and "--until-refuted --max-n 1e6" in note
+    assert time_notice(slow, [1.0], 10**6, n_given=True).count("default") == 0
+    assert time_notice(slow, [1.0], 10**4, n_given=False) is None  # 1 s of draws: no note

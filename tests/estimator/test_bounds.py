@@ -45,7 +45,7 @@ def test_bound_fields_and_validity():
         "n_q",
         "level",
     }
-    assert "Bonferroni over 6 bounds" in str(b)
+    assert "over 3 orders × 2 estimators = 6 bounds (Bonferroni)" in str(b)
 
 
 def test_single_order_is_not_simultaneous():
