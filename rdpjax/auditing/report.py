@@ -17,7 +17,6 @@ import numpy as np
 
 from rdpjax._json import json_floats
 from rdpjax._pytree import pytree_dataclass
-from rdpjax._table import Column, markdown_table, text_table
 from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "Look", "json_ready"]
@@ -312,25 +311,9 @@ class AuditReport:
 
     def size_line(self) -> str:
         """:meth:`sizes` in words, one line: n asked, n drawn, and how they were used."""
-        s = self.sizes()
-        asked = "" if s["asked"] is None else f"{s['asked']:,} asked, "
-        head = f"n per database: {asked}{s['drawn']:,} drawn"
-        parts = []
-        if "training" in s:
-            parts.append(f"{s['training']:,} to learn the projection")
-        if "betting" in s:
-            parts.append(f"the betting test used the first {s['betting']:,} pairs")
-            return f"{head}: {'; '.join(parts)}"
-        pilot = f" after a pilot of {s['pilot']:,}" if s.get("pilot") else ""
-        what = "the last look's Rényi bounds" if self.looks else "Rényi bounds"
-        parts.append(f"{what} on {s['renyi']:,}{pilot}")
-        if "selection" in s:
-            whose = "draws of their own" if s["sets_own"] else "the same draws"
-            parts.append(
-                f"rejection sets chosen on {s['selection']:,} and certified on "
-                f"{s['certification']:,} ({whose})"
-            )
-        return f"{head}: {'; '.join(parts)}"
+        from rdpjax.auditing.text import size_line
+
+        return size_line(self)
 
     def directions(self) -> list[str]:
         """Per order, the direction the reported bound is on (``"D(P||Q)"`` or ``"D(Q||P)"``)."""
@@ -367,190 +350,25 @@ class AuditReport:
             "sets": None if self.sets is None else self.sets.to_dict(),
         }
 
-    def _rows(self) -> list[list[str]]:
-        rows = []
-        for i, lam in enumerate(np.atleast_1d(self.lam)):
-            exact = "—" if self.exact is None else f"{self.exact[i]:.6f}"
-            if self.claimed is None:
-                claimed = "—"
-            else:
-                c = float(self.claimed[i])
-                claimed = f"{c:.6f}" if np.isfinite(c) else "none"
-            flag = "REFUTED" if bool(self.refuted_at[i]) else ""
-            rows.append(
-                [
-                    f"{lam:g}",
-                    exact,
-                    f"{self.estimate[i]:.6f}",
-                    f"{self.lower[i]:.6f}",
-                    f"{self.std_error[i]:.6f}",
-                    claimed,
-                    flag,
-                ]
-            )
-        return rows
-
-    _HEADER = ("lambda", "exact", "estimate", "lower", "std_error", "claimed", "")
-
-    def _claims_orders(self) -> bool:
-        """Whether the claim implies a finite ε(λ) at some reported order (a column to show)."""
-        return self.claimed is not None and bool(np.any(np.isfinite(self.claimed)))
-
     def describe(self, verbose: bool = False) -> str:
         """The report as text, the verdict last (once).
 
-        What was audited, n asked, drawn and used, the Rényi bounds, notes, the verdict.
+        What was audited, n asked, drawn and used, the Rényi bounds, notes, the verdict
+        (:mod:`rdpjax.auditing.text`).
 
         Args:
           verbose: add the methods' details: the quantile map, the certified rejection sets
             and the pooled guesses, the betting test's best bet, the learned family.
         """
-        against = f" against {self.claim}" if self.claim is not None else " (no claim)"
-        lines = [f"audit of {self.mechanism}{against}", self.size_line()]
-        learned = json.loads(self.settings).get("projection")
-        if learned and verbose:
-            lines.append(f"projection learned ({learned['family']}), then frozen")
-        if self.bound is None:  # a sequential audit by betting
-            details = self.sets.details() if verbose else self.sets.details()[:1]
-            return "\n".join([*lines, *details, *self.notes, self.verdict()])
-        if self.looks:
-            lines.append(_sequential_line(self))
-        if verbose:
-            lines.extend(_map_lines(self.bound))
-            off = json.loads(self.settings).get("sequential", {}).get("clamped_to_grid_edge")
-            if off and any(off):
-                lines.append(
-                    f"{off[0]:,} and {off[1]:,} draws (P, Q) fell off the pilot's grid and were "
-                    "counted at its edge (a fixed map: the bounds stay valid, possibly looser)"
-                )
-        lines.append(_renyi_line(self))
-        rows = self._rows()
-        keep = 6 if self._claims_orders() else 5
-        columns = [Column(self._HEADER[0], 8), *(Column(h, 10) for h in self._HEADER[1:keep])]
-        tails = ["", *(f"  {row[6]}" if row[6] else "" for row in rows)]
-        lines += text_table(columns, [row[:keep] for row in rows], tails=tails)
-        if self.sets is not None and verbose:
-            lines.extend(self.sets.details())
-        lines.extend(self.notes)
-        lines.append(self.verdict())
-        return "\n".join(lines)
+        from rdpjax.auditing.text import describe
+
+        return describe(self, verbose)
 
     def __str__(self) -> str:
         return self.describe()
 
     def to_markdown(self) -> str:
         """The report as a Markdown page: what was audited, the table, the verdict."""
-        if self.bound is None:  # a sequential audit by betting
-            return "\n".join(
-                [f"# Audit of {self.mechanism}", "", f"**{self.verdict()}**", "",
-                 f"- claim: {self.claim}", f"- {self.size_line()}", "", "```",
-                 *self.sets.details(), "```", ""]
-            )  # fmt: skip
-        conf = f"{1 - float(self.bound.alpha):.4g}"
-        if self.looks:
-            conf += f" (look {self.looks[-1].k}'s share of the audit's α = {self.alpha:g})"
-        lines = [
-            f"# Audit of {self.mechanism}",
-            "",
-            f"**{self.verdict()}**",
-            "",
-            *[f"> {note}\n" for note in self.notes],
-            f"- {self.size_line()}" + (" (binned batch by batch)" if self.streamed else ""),
-            f"- claim: {self.claim if self.claim is not None else 'none'}",
-            *_projection_lines(self.settings),
-            *[f"- {line}" for line in _map_lines(self.bound)],
-            *([f"- {_sequential_line(self)}"] if self.looks else []),
-            f"- lower bounds hold simultaneously at {conf} over {self.bound.n_bounds} bounds "
-            f"({len(np.atleast_1d(self.lam))} orders"
-            + (", both directions)" if self.bound.both_directions else ")"),
-            "",
-            *markdown_table(
-                (*(h or "refuted" for h in self._HEADER), "direction"),
-                [(*row, d) for row, d in zip(self._rows(), self.directions(), strict=True)],
-            ),
-        ]
-        if self.sets is not None:
-            lines += ["", "## Certified rejection sets", "", "```", *self.sets.details(), "```"]
-        if self.looks:
-            lines += ["", "## Looks", "", *_looks_table(self.looks)]
-        settings = json.loads(self.settings)
-        if settings:
-            lines += ["", "## Settings", ""]
-            lines += [f"- {k}: {json.dumps(v)}" for k, v in settings.items()]
-        return "\n".join(lines) + "\n"
+        from rdpjax.auditing.text import to_markdown
 
-
-def _sequential_line(report: AuditReport) -> str:
-    last = report.looks[-1]
-    planned = len(json.loads(report.settings)["sequential"]["schedule"]["sizes"])
-    why = "the claim was refuted" if last.refuted else "the last look"
-    return (
-        f"sequential: stopped at look {last.k} of {planned} ({why}) after {last.drawn:,} "
-        f"outputs per database (pilot included); every look's bounds hold together at "
-        f"{1 - report.alpha:.0%} (α = {report.alpha:g} spent over the looks)"
-    )
-
-
-def _looks_table(looks) -> list[str]:
-    """Markdown rows: per look, n, level, and the order whose bound is closest to the claim."""
-    rows = []
-    for look in looks:
-        lower = np.array([-np.inf if v is None else v for v in look.lower])
-        if look.claimed is not None:
-            claimed = np.array([np.inf if v is None else v for v in look.claimed])
-            i = int(np.argmax(np.where(np.isfinite(claimed), lower - claimed, -np.inf)))
-            cl = f"{claimed[i]:.4g}" if np.isfinite(claimed[i]) else "none"
-        else:
-            i, cl = int(np.argmax(lower)), "—"
-        rows.append(
-            (
-                look.k,
-                f"{look.n:,}",
-                f"{look.drawn:,}",
-                f"{look.alpha:.3g}",
-                f"{look.lam[i]:g}",
-                f"{lower[i]:.4g}",
-                cl,
-                "yes" if look.refuted else "",
-            )
-        )
-    header = ("look", "n", "drawn", "level α_k", "λ", "lower", "claimed", "refuted")
-    return markdown_table(header, rows)
-
-
-def _renyi_line(report: AuditReport) -> str:
-    """The title of the Rényi table: its level, over what, and whether the claim speaks to it."""
-    bound = report.bound
-    orders = len(np.atleast_1d(report.lam))
-    over = f"{orders} order{'s' if orders > 1 else ''}" + (
-        ", both directions" if bound.both_directions else ""
-    )
-    line = (
-        f"Rényi-DP lower bounds ε(λ) ≥ lower, simultaneously at {1 - float(bound.alpha):.4g} "
-        f"({over})"
-    )
-    if report.claim is not None and not report._claims_orders():
-        line += "; the claim implies no ε(λ), so these are for information"
-    return line
-
-
-def _map_lines(bound) -> list[str]:
-    """Say so when the bound's outputs went through the pilot quantile map (``transform``)."""
-    if bound.transform is None:
-        return []
-    n_p, n_q = int(bound.n_p), int(bound.n_q)
-    return [
-        f"outputs mapped by the pilot quantile map first (docs/methods.md §2.1): bounded on the "
-        f"{n_p:,} and {n_q:,} outputs left after its pilot"
-    ]
-
-
-def _projection_lines(settings: str) -> list[str]:
-    """The markdown bullet naming a learned projection (``project="learn"``), if there was one."""
-    learned = json.loads(settings).get("projection")
-    if not learned:
-        return []
-    return [
-        f"- projection: learned ({learned['family']}) on {learned['n_train']:,} other outputs "
-        "per database, then frozen"
-    ]
+        return to_markdown(self)

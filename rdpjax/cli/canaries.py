@@ -50,6 +50,8 @@ def read_scores(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         body = [ln for ln in lines if not ln.lstrip().startswith("#")]
         if body and any(ch.isalpha() for ch in body[0].replace("nan", "").replace("inf", "")):
             body = body[1:]  # a header line such as "score,bit"
+        if not body:  # only a header (numpy would warn, then return an empty array)
+            raise ValueError(f"{path}: no scores, only a header (expected lines score,bit)")
         delimiter = "," if "," in "".join(body[:1]) else None
         try:
             arr = np.loadtxt(body, delimiter=delimiter, ndmin=2)

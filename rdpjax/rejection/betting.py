@@ -262,18 +262,13 @@ class BettingResult:
     def details(self) -> list[str]:
         """The lines behind the verdict: the draws, and the bet that grew the most."""
         s = self.strategy
-        head = (
-            f"sequential test by betting on rejection sets: {self.drawn:,} outputs drawn per "
-            f"side, {len(self.path)} batches"
-        )
+        head = [f"sequential test by betting on rejection sets: {self.drawn:,} outputs drawn "
+                f"per side, {len(self.path)} batches"]  # fmt: skip
         if s.get("set") is None:
-            return [head, "no bet placed yet"]
-        best = (
-            f"the bet that grew the most: on S = {s['set']}, the claim's bound on "
-            f"{s['direction']} at ε = {s['epsilon']:.3g} (δ(ε) = {s['delta']:.3g}), staking "
-            f"{s['lam']:.3g} of the wealth"
-        )
-        return [head, best]
+            return [*head, "no bet placed yet"]
+        return [*head, f"the bet that grew the most: on S = {s['set']}, the claim's bound on "
+                f"{s['direction']} at ε = {s['epsilon']:.3g} (δ(ε) = {s['delta']:.3g}), "
+                f"staking {s['lam']:.3g} of the wealth"]  # fmt: skip
 
     def __str__(self) -> str:
         return "\n".join([*self.details(), self.verdict()])

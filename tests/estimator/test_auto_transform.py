@@ -285,7 +285,10 @@ def test_audits_and_the_command_line(tmp_path, capsys):
     x, xp = np.array([1.0, 0.0]), np.array([0.0, 0.0])
     report = rdpjax.audit(cauchy_sum, x, xp, 2.0, n=N, key=jax.random.key(6), progress=False)
     assert report.bound.transform == "quantile"
-    for text in (str(report), report.to_markdown()):  # the reader is told, with what was bounded
+    # The reader is told, with what was bounded: in the details (--verbose) and the report file;
+    # the plain text says the pilot's size.
+    assert f"Rényi bounds on {N - N // 16:,} after a pilot of {N // 16:,}" in str(report)
+    for text in (report.describe(verbose=True), report.to_markdown()):
         assert (
             f"pilot quantile map first (docs/methods.md §2.1): bounded on the {N - N // 16:,}"
             in text

@@ -1,0 +1,75 @@
+"""Two dozen mistakes a new user makes on the command line (issue 54): each is one line on
+stderr, naming the flag or the file, and exit status 2, before anything is drawn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rdpjax.cli import main
+
+MECH_PY = """
+import numpy as np
+
+
+def noisy(rng, database, n):
+    return float(np.sum(database)) + rng.laplace(0.0, 1.0, size=n)
+
+
+def wrong_len(rng, database, n):
+    return rng.laplace(size=n + 1)
+"""
+
+MISTAKES = [
+    ("audit gaussian --n abc", "--n"),
+    ("audit gaussian --n 0", "--n"),
+    ("audit gaussian --n 1.5", "--n"),
+    ("audit gaussian --n 1e13", "--n"),
+    ("audit gaussian --alpha 2", "--alpha"),
+    ("audit gaussian --lam 1", "--lam"),
+    ("audit gaussian --lam nan", "--lam"),
+    ("audit nosuch", "unknown mechanism"),
+    ("audit gaussian --param nope=1", "unknown parameter"),
+    ("audit gaussian --param scale=-1", "--param"),
+    ("audit gaussian --claim-epsilon -1", "--claim-epsilon"),
+    ("audit gaussian --claim-delta 1e-5", "--claim-epsilon"),
+    ("audit gaussian --claim-epsilon 1 --claim-zcdp 1", "--claim-zcdp"),
+    ("audit gaussian --plot out.txt", "--plot"),
+    ("audit gaussian --resume DIR", "--until-refuted"),
+    ("audit mech.py:noisy --numpy", "--x"),
+    ("audit mech.py:noisy --numpy --x [1]", "--x-prime"),
+    ("audit mech.py:noisy --numpy --x [1 --x-prime [0]", "--x"),
+    ("audit mech.py:nope --numpy --x [1] --x-prime [0]", "nope"),
+    ("audit nofile.py:noisy --numpy --x [1] --x-prime [0]", "nofile.py"),
+    ("audit mech.py:wrong_len --numpy --x [1] --x-prime [0] --n 1000", "shape"),
+    ("audit mech.py:noisy --numpy --x [1] --x-prime [0] --max-n 1000", "--until-refuted"),
+    ("audit mech.py:noisy --numpy --x [1] --x-prime [0] --until-refuted --n 1000", "--n"),
+    ("bound p.npy", "Q"),
+    ("bound p.npy missing.npy", "missing.npy"),
+    ("bound p.npy q.npy --lam 0.5", "order"),
+    ("canaries header.csv", "header"),
+]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mistakes")
+    (d / "mech.py").write_text(MECH_PY)
+    rng = np.random.default_rng(0)
+    np.save(d / "p.npy", rng.laplace(size=1000))
+    np.save(d / "q.npy", rng.laplace(size=1000))
+    (d / "header.csv").write_text("score,bit\n")
+    return d
+
+
+@pytest.mark.parametrize(("line", "named"), MISTAKES)
+def test_a_mistake_is_one_line_and_exit_2(folder, monkeypatch, capsys, line, named):
+    monkeypatch.chdir(folder)
+    try:
+        status = main(line.split())
+    except SystemExit as exit_:  # the parser's own errors
+        status = exit_.code
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "", (status, out, err)
+    assert err.count("\n") == 1 and "error" in err and named in err, err
+    assert "Traceback" not in err
