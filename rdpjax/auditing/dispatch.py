@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -263,7 +264,10 @@ def _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha, both_direct
     )
     n_train = int(min(options.training.fraction * max_n, max(500, 50 * dim)))
     if max_n - n_train < 200:
-        raise ValueError(f"project='learn' in a sequential audit needs max_n ≥ 1,250; got {max_n}.")
+        raise ValueError(
+            f"project='learn' with max_n={max_n:,} leaves {max_n - n_train:,} outputs a side to "
+            f"the looks after {n_train:,} to train; the looks need 200: raise max_n."
+        )
     share = n_train / max_n
     training = dataclasses.replace(
         options.training, fraction=share, fraction_max=share, max_outputs=n_train
@@ -360,7 +364,13 @@ def _streamed(
     from rdpjax.stream import blackbox_bound, mechanism_streamed_bound
 
     common = dict(alpha=alpha, both_directions=both_directions, options=bound_options)
-    with progress_bar(2 * n, options.progress, "drawing and binning") as bar:
+    with (
+        progress_bar(2 * n, options.progress, "drawing and binning") as bar,
+        warnings.catch_warnings(),
+    ):
+        # Draws off the pilot's grid are clamped onto its edge (a fixed map: the bound stays
+        # valid). Nothing a user can act on: Bound.outside keeps the count, --verbose says it.
+        warnings.filterwarnings("ignore", message=r".*clamped onto its edge")
         advance = lambda done, total: bar.update(int(done) - bar.n)  # noqa: E731
         if isinstance(mechanism, Mechanism):
             mech = mechanism if project is None else with_projection(mechanism, project)

@@ -96,6 +96,8 @@ def describe(report, verbose: bool = False) -> str:
     if verbose:
         lines.extend(_map_lines(report.bound))
         off = json.loads(report.settings).get("sequential", {}).get("clamped_to_grid_edge")
+        outside = getattr(report.bound, "outside", None)  # a streamed bound's own count
+        off = off or (None if outside is None else [int(v) for v in np.ravel(outside)])
         if off and any(off):
             lines.append(
                 f"{off[0]:,} and {off[1]:,} draws (P, Q) fell off the pilot's grid and were "

@@ -115,13 +115,13 @@ def main(argv=None, *, compilation_cache: bool = False) -> int:
         print(format_user_error(err, args.command), end="", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
-        # A second Ctrl-C must not break the message (nor turn it into a traceback).
-        _ignore_interrupts()
         # A handler may say what was kept (KeyboardInterrupt(detail)). On a terminal the line
-        # starts on a fresh line, after the ^C the terminal echoed.
+        # starts on a fresh line, after the ^C the terminal echoed. A second Ctrl-C waits until
+        # it is out (and is then dropped: the status is 130 already).
         detail = f"; {err}" if str(err) else ""
         lead = "\n" if sys.stderr.isatty() else ""
-        print(f"{lead}rdpjax {args.command}: interrupted{detail}", file=sys.stderr)
+        with contextlib.suppress(KeyboardInterrupt), _deferred_interrupts():
+            print(f"{lead}rdpjax {args.command}: interrupted{detail}", file=sys.stderr)
         return 130
 
 

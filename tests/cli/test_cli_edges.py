@@ -391,3 +391,18 @@ def test_a_slow_sampler_hears_how_long_before_the_draws():
     assert "--n 1e5 would take about" in note and "--until-refuted --max-n 1e6" in note
     assert time_notice(slow, [1.0], 10**6, n_given=True).count("default") == 0
     assert time_notice(slow, [1.0], 10**4, n_given=False) is None  # 1 s of draws: no note
+
+
+def test_main_leaves_the_ctrl_c_handler_as_it_found_it(monkeypatch, capsys):
+    """In-process (a notebook, a test), an interrupted main() returns 130 and leaves SIGINT's
+    handler as it was: only the `rdpjax` program itself ignores a late Ctrl-C, as it exits."""
+    import signal
+
+    def audit(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("rdpjax.auditing.audit", audit)
+    before = signal.getsignal(signal.SIGINT)
+    assert _exit_code(["audit", "laplace", "--n", "1000"]) == 130
+    assert signal.getsignal(signal.SIGINT) is before
+    assert capsys.readouterr().err.startswith("rdpjax audit: interrupted")
