@@ -31,7 +31,8 @@ from rdpjax.canaries.tradeoffs import claim_curve
 __all__ = ["FPRS", "empirical_tradeoff", "plot_tradeoff", "summary", "write_report"]
 
 FPRS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5)
-"""Target FPRs of the certified points in the report (each valid on its own at 1 − α)."""
+"""Target FPRs of the certified points in the report (:func:`summary`: together with the AUROC's
+interval, all at 1 − α)."""
 
 
 def empirical_tradeoff(in_scores: Any, out_scores: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -47,10 +48,20 @@ def empirical_tradeoff(in_scores: Any, out_scores: Any) -> tuple[np.ndarray, np.
 
 
 def summary(in_scores: Any, out_scores: Any, *, alpha: float, fprs=FPRS) -> dict[str, Any]:
-    """The metrics of the report: AUROC and the operating point at each target FPR."""
-    area = auroc(in_scores, out_scores, alpha=alpha)
-    points = [tpr_at_fpr(in_scores, out_scores, f, alpha=alpha) for f in fprs]
-    return {"auroc": area, "points": points}
+    """The metrics of the report: AUROC and the operating point at each target FPR.
+
+    Everything it reports holds together at 1 − ``alpha``: the AUROC's interval and each
+    point's two intervals get ``alpha / (1 + len(fprs))`` each (Bonferroni), so that reading
+    the best-looking point off several is not a multiple-testing trap (ML Privacy Meter #146).
+    The ε and μ bounds of the :class:`~rdpjax.canaries.OneRunResult` hold at their own 1 − α.
+
+    Returns:
+      ``{"auroc", "points", "level"}``, ``level`` the share of ``alpha`` each metric got.
+    """
+    level = alpha / (1 + len(fprs))
+    area = auroc(in_scores, out_scores, alpha=level)
+    points = [tpr_at_fpr(in_scores, out_scores, f, alpha=level) for f in fprs]
+    return {"auroc": area, "points": points, "level": level}
 
 
 def plot_tradeoff(
@@ -109,7 +120,7 @@ def plot_tradeoff(
         ax.errorbar(x, y, xerr=np.abs(lo_hi - x), yerr=np.abs(1.0 - t_hi_lo - y), fmt="o",
                     color="k", ms=3, capsize=2,
                     label=f"points at FPR {', '.join(f'{p.target_fpr:g}' for p in points)} "
-                    f"(CP intervals, jointly {100 * (1 - result.alpha):g}%)")  # fmt: skip
+                    f"(CP intervals, each at {100 * (1 - points[0].alpha):.3g}%)")  # fmt: skip
     word = "" if result.claim is None else ("REFUTED · " if result.refuted else "not refuted · ")
     ax.set_title(
         f"{word}ε ≥ {result.epsilon:.3f} (δ = {result.delta:g}), μ ≥ {result.mu:.3f}\n"
@@ -142,9 +153,9 @@ def _markdown(result: OneRunResult, metrics: dict[str, Any]) -> str:
             f"- certified μ (GDP): {result.mu:.4f}",
             f"- {area.describe()}",
             "",
-            f"Operating points (Clopper–Pearson at {100 * (1 - result.alpha / 2):g}% each, "
-            f"jointly {100 * (1 - result.alpha):g}% per row; i.i.d. reading, see "
-            "`rdpjax.canaries.metrics`):",
+            f"Operating points (Clopper–Pearson; the AUROC's interval and every row's two "
+            f"intervals hold together at {100 * (1 - result.alpha):g}%, Bonferroni; i.i.d. "
+            "reading, see `rdpjax.canaries.metrics`):",
             "",
             "| target FPR | FPR reached [interval] | TPR [interval] | threshold |",
             "|---|---|---|---|",

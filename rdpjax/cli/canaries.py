@@ -68,8 +68,8 @@ def read_scores(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 def run(args) -> int:
     """Handler of ``rdpjax canaries``; input errors raise :class:`CliError`."""
-    from rdpjax.canaries import auroc, one_run_bits, tpr_at_fpr
-    from rdpjax.canaries.report import write_report
+    from rdpjax.canaries import one_run_bits
+    from rdpjax.canaries.report import summary, write_report
 
     claim = claim_from_args(args)
     try:
@@ -78,14 +78,18 @@ def run(args) -> int:
     except ValueError as err:
         raise CliError(str(err)) from err
     ins, outs = scores[bits == 1], scores[bits == 0]
-    area = auroc(ins, outs, alpha=args.alpha)
-    points = [tpr_at_fpr(ins, outs, f, alpha=args.alpha) for f in CLI_FPRS]
+    metrics = summary(ins, outs, alpha=args.alpha, fprs=CLI_FPRS)  # together at 1 − α
+    area, points = metrics["auroc"], metrics["points"]
     if args.json:
         extra = {"verdict": result.verdict(), "auroc": vars(area)}
         extra["points"] = [vars(p) | {"threshold": _finite(p.threshold)} for p in points]
         print(json.dumps(result.to_dict() | extra, indent=1))
     else:
         print(result.verdict())
+        print(
+            f"metrics (AUROC and {len(points)} operating points), together at "
+            f"{100 * (1 - args.alpha):g}%:"
+        )
         print(area.describe())
         for point in points:
             print(point.describe())

@@ -89,8 +89,14 @@ def test_metrics_printed_and_report_written(leaky, tmp_path, capsys):
     code = main(["canaries", str(csv), "--claim-epsilon", "1", "--report", str(folder)])
     assert code == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1].startswith("AUROC ") and len(lines) == 5
-    assert [ln.split("(target ")[1][:5] for ln in lines[2:]] == ["0.001", "0.01)", "0.1)"]
+    assert lines[1] == "metrics (AUROC and 3 operating points), together at 95%:"
+    assert lines[2].startswith("AUROC ") and len(lines) == 6
+    assert [ln.split("(target ")[1][:5] for ln in lines[3:]] == ["0.001", "0.01)", "0.1)"]
+    as_json = main(["canaries", str(csv), "--claim-epsilon", "1", "--json"])
+    printed = json.loads(capsys.readouterr().out)
+    # Bonferroni over what is printed: the AUROC and 3 points share α = 0.05.
+    assert as_json == 1 and printed["auroc"]["alpha"] == pytest.approx(0.05 / 4)
+    assert all(p["alpha"] == pytest.approx(0.05 / 4) for p in printed["points"])
     record = json.loads((folder / "report.json").read_text())
     assert record["refuted"] is True and 0.5 < record["auroc"]["value"] <= 1.0
     assert [p["target_fpr"] for p in record["points"]] == [0.001, 0.01, 0.05, 0.1, 0.25, 0.5]
