@@ -68,7 +68,8 @@ class AuditOptions:
       project: a fixed function applied to the outputs (arrays in, array out) before bounding;
         it must be a JAX function when a JAX sampler is streamed. ``"learn"``: learn one
         (:mod:`rdpjax.auditing.learn`) on a training part of the n outputs a side, freeze it
-        and certify on the rest, with ``transform="quantile"`` unless given.
+        and certify on the rest, with ``transform="quantile"`` unless given; in a sequential
+        audit, on a training batch of ``max(500, 50·d)`` outputs a side drawn first.
       memory_budget: bytes the draws may take in memory (24 bytes per output coordinate and
         side); beyond it they are binned as they are drawn (:mod:`rdpjax.stream`).
       progress: ``None``: a progress bar on stderr once drawing has run 2 s; ``True``: always;
