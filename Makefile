@@ -19,7 +19,7 @@ demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
-# `make test`: the whole suite, every test (1,424 tests: 15 min on 2 cores, measured twice on
+# `make test`: the whole suite, every test (1,425 tests: 15 min on 2 cores, measured three times on
 # 2026-12-05, one with a benchmark beside it; 16-20 min with a heavier one).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
 # notebooks, the type check, multi-device runs, studies): 1.5 min on 2 cores, under 3 with the
