@@ -130,7 +130,9 @@ class AuditReport:
         sequential audit by betting, which has no Rényi bounds (``lam`` etc. are then empty).
       claim: the :class:`rdpjax.claims.Claim` checked, or ``None``.
       mechanism: a name for the mechanism.
-      n: outputs drawn per database.
+      n: outputs per database the audit drew for its statistics (a learned projection's
+        training outputs not included; a sequential audit's: the last look's). :meth:`sizes`
+        says n asked, n drawn in all and what each part went to.
       projected: whether a user projection was applied.
       streamed: whether the draws were binned batch by batch instead of held in memory.
       settings: the audit's settings, a JSON object (text, so that the report stays hashable):
