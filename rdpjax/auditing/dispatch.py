@@ -133,11 +133,7 @@ def audit(
     if use_sets and options.sequential:
         if n is not None:
             raise ValueError("n= is for a fixed-n audit; a sequential audit draws up to max_n=.")
-        if isinstance(mechanism, Mechanism):
-            dim, codes = _output_dim(mechanism, x), _integer_outputs(mechanism, x, options.project)
-        else:  # one probe tells both
-            probe = _probe(mechanism, x, options.project)
-            dim, codes = int(np.prod(probe.shape[1:])), probe.dtype.kind in "biu"
+        dim, codes = _outputs(mechanism, x, options.project)
         if dim > 1 and not codes:
             raise OutputDimensionError(dim, most=1)
         max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
@@ -168,16 +164,16 @@ def audit(
         )
         project = learned
     orders = _orders(lam, claim, n)
-    dim = _output_dim(mechanism, x) if is_mechanism else _probe_dim(mechanism, x, project)
+    dim, codes = _outputs(mechanism, x, project)
     # Checked before the draws, not after. (A zoo mechanism's dim is before its projection.)
     unprojected = project is None or not is_mechanism
-    if dim > 3 and unprojected and not _integer_outputs(mechanism, x, project):
+    if dim > 3 and unprojected and not codes:
         raise OutputDimensionError(dim)
     streamed = 2 * n * dim * _BYTES_PER_OUTPUT > options.memory_budget
     if use_sets and dim > 1 and options.test == "auto" and claim.kind == "pure_dp":
         # The sets need one number an output: integer rows in memory are coded jointly, real
         # vectors (or a stream of rows) keep the Rényi bounds alone (they take d ≤ 3).
-        use_sets = not streamed and _integer_outputs(mechanism, x, project)
+        use_sets = not streamed and codes
     bound_options = _bound_options(options.bound, mechanism, x, project, learned, streamed)
     if streamed and bound_options.transform not in (None, "auto"):
         raise ValueError(
@@ -257,11 +253,7 @@ def _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha, both_direct
             "training leaves), not a schedule."
         )
     max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
-    dim = (
-        _output_dim(mechanism, x)
-        if isinstance(mechanism, Mechanism)
-        else _probe_dim(mechanism, x, None)
-    )
+    dim, _ = _outputs(mechanism, x, None)
     n_train = int(min(options.training.fraction * max_n, max(500, 50 * dim)))
     if max_n - n_train < 200:
         raise ValueError(
@@ -319,20 +311,18 @@ def _probe(sample: Callable[..., Any], x: Any, project: Callable[..., Any] | Non
     return probe if project is None else np.asarray(project(probe))
 
 
-def _probe_dim(sample: Callable[..., Any], x: Any, project: Callable[..., Any] | None) -> int:
-    """The output dimension of a black box (:func:`_probe`)."""
-    probe = _probe(sample, x, project)
-    return int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
+def _outputs(mechanism: Any, x: Any, project: Callable[..., Any] | None) -> tuple[int, bool]:
+    """The outputs' dimension, and whether they are integer codes (after ``project``).
 
-
-def _integer_outputs(mechanism: Any, x: Any, project: Callable[..., Any] | None) -> bool:
-    """Whether the outputs (after ``project``) are integer codes.
-
-    A zoo mechanism's discrete output, or a black box's :func:`_probe`.
+    A zoo mechanism's from its shape (before ``project``) and its discrete output; a black
+    box's from one :func:`_probe`, which tells both.
     """
     if isinstance(mechanism, Mechanism):
-        return project is None and bool(mechanism.output(x).is_discrete)
-    return _probe(mechanism, x, project).dtype.kind in "biu"
+        codes = project is None and bool(mechanism.output(x).is_discrete)
+        return _output_dim(mechanism, x), codes
+    probe = _probe(mechanism, x, project)
+    dim = int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
+    return dim, probe.dtype.kind in "biu"
 
 
 def _bound_options(

@@ -43,15 +43,16 @@ class OutputDimensionError(ValueError):
     Attributes:
       dim: the outputs' number of coordinates.
       most: the most the test takes (3, or 1).
+      shape: the shapes of a batch the test takes, in words ("(m,)" or "(m,) or (m, d ≤ 3)").
     """
 
     def __init__(self, dim: int, where: str = "on 2 outputs, before drawing", most: int = 3):
         self.dim, self.most = int(dim), int(most)
-        shape = "(m,) or (m, d ≤ 3)" if most > 1 else "(m,)"
+        self.shape = "(m,) or (m, d ≤ 3)" if most > 1 else "(m,)"
         super().__init__(
             f"the outputs have d = {self.dim} coordinates (checked {where}); the test takes "
             f"continuous outputs of d ≤ {most}: pass project='learn' (a score learned on a part "
-            f"of the draws, then frozen) or a fixed function mapping a batch to {shape}."
+            f"of the draws, then frozen) or a fixed function mapping a batch to {self.shape}."
         )
 
 

@@ -115,9 +115,7 @@ def betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options) -> A
     if options.checkpoint is not None:
         notes = ("a betting audit keeps no checkpoint: its draws are not saved",)
     sample = mechanism if not isinstance(mechanism, Mechanism) else numpy_sampler(mechanism)
-    project = options.project
-    if isinstance(project, str):
-        raise ValueError(f"project={project!r} is for a fixed-n audit; pass a fixed function.")
+    project = options.project  # a function: rdpjax.audit learns a "learn" score before this
     result = sequential_set_test(
         key, sample, x, x_prime, claim, alpha=alpha, max_n=max_n,
         batch=options.stream.batch_size, project=project,

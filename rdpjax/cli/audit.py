@@ -260,8 +260,7 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
             f"the outputs have d = {err.dim} coordinates (checked before drawing them all); the "
             f"test takes continuous outputs of d ≤ {err.most}: add --project learn (a score "
             "learned on a part of the draws, then frozen; with --until-refuted too) or --project "
-            "FILE.py:FUNCTION mapping a batch to "
-            + ("(m,) or (m, d ≤ 3)" if err.most > 1 else "(m,)")
+            f"FILE.py:FUNCTION mapping a batch to {err.shape}"
         ) from err
     except (ValueError, RemoteError) as err:
         raise CliError(str(err)) from err

@@ -213,8 +213,6 @@ def from_audit(mechanism, x, x_prime, lam, *, n, key, alpha, both_directions, cl
         raise ValueError(
             "a sequential audit draws up to max_n outputs per database; pass max_n= instead of n=."
         )
-    if isinstance(options.project, str):
-        raise ValueError("project='learn' is not available in a sequential audit (yet).")
     if options.densities:
         raise ValueError("densities=True needs the draws in memory; not with sequential=True.")
     with warnings.catch_warnings(record=True) as caught:
