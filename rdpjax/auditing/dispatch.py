@@ -184,15 +184,19 @@ def audit(
     run = _streamed if streamed else _in_memory
     # With rejection sets, each statistic gets α/2: all that is reported holds together.
     renyi_alpha = alpha / 2 if use_sets else alpha
-    bound, curves, notes, draws = run(
-        mechanism, key, x, x_prime, orders, n, renyi_alpha, both_directions, project,
-        bound_options, options,
-    )  # fmt: skip
-    sets = None
-    if use_sets:
-        sets = set_test_of_audit(
-            mechanism, key, x, x_prime, n, claim, alpha / 2, project, draws, options
-        )
+    sets, shared, curves, notes = None, None, None, ()
+    if streamed and use_sets:  # one pass of draws counted by both statistics
+        bound, sets, shared = _one_pass(
+            mechanism, key, (x, x_prime), orders, n, claim, (renyi_alpha, alpha / 2),
+            both_directions, project, dataclasses.replace(options, bound=bound_options),
+        )  # fmt: skip
+    else:
+        bound, curves, notes, draws = run(
+            mechanism, key, x, x_prime, orders, n, renyi_alpha, both_directions, project,
+            bound_options, options,
+        )  # fmt: skip
+        if use_sets:
+            sets = set_test_of_audit(key, draws, claim, alpha / 2, options)
     settings = {
         "lam": orders,
         "lam_chosen_by": "user" if lam is not None else "rdpjax.estimator.orders.default_orders",
@@ -209,6 +213,8 @@ def audit(
         # The map the bound applied (the "auto" choice resolved), beside the options asked for.
         "transform_applied": bound.transform,
     }
+    if shared is not None:
+        settings["one_pass"] = shared
     function = user_function(mechanism)
     if function is not None:
         settings["mechanism_source_sha256"] = mechanism_source_sha256(function)
@@ -372,6 +378,15 @@ def _streamed(
             stream = options.stream.replace(progress=advance, project=project)
             bound = blackbox_bound(key, mechanism, x, x_prime, orders, n=n, stream=stream, **common)
     return bound, None, (), None
+
+
+def _one_pass(*args):
+    """:func:`rdpjax.auditing.one_pass.one_pass`, clamped draws noted in the bound, not warned."""
+    from rdpjax.auditing.one_pass import one_pass
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*clamped onto its edge")
+        return one_pass(*args)
 
 
 def _in_memory(

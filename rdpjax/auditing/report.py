@@ -281,8 +281,9 @@ class AuditReport:
         written before it was recorded) and ``drawn`` (all outputs drawn per database); then,
         where they apply, ``training`` (to learn the projection), ``pilot`` (the quantile map's,
         or the looks' grid), ``renyi`` (what the Rényi bounds certified on), ``selection`` and
-        ``certification`` (the rejection sets'), ``sets_own`` (whether the sets drew their own
-        outputs: a streamed audit keeps none) and ``betting`` (the pairs a betting test used).
+        ``certification`` (the rejection sets'), ``sets_own`` (whether the sets drew outputs of
+        their own; a streamed audit's two statistics count one pass, and its pilot is the sets'
+        selection) and ``betting`` (the pairs a betting test used).
         """
         settings = json.loads(self.settings)
         asked = settings.get("n_asked", settings.get("max_n"))
@@ -297,15 +298,18 @@ class AuditReport:
         if self.looks:
             drawn = int(self.looks[-1].drawn)
             return out | {"drawn": trained + drawn, "pilot": drawn - renyi, "renyi": renyi}
-        out["drawn"] = int(self.n) + trained
-        if renyi < self.n:
+        shared = settings.get("one_pass")  # a streamed audit: both statistics on one pass
+        out["drawn"] = (int(self.n) if shared is None else int(shared["drawn"])) + trained
+        if shared is not None:
+            out["pilot"] = int(shared["planning"])
+        elif renyi < self.n:
             out["pilot"] = int(self.n) - renyi
         out["renyi"] = renyi
         if self.sets is not None:
             out["selection"] = int(self.sets.n_select)
-            out["certification"] = int(self.sets.n_certify)
-            out["sets_own"] = bool(self.sets.streamed)
-            if self.sets.streamed:  # their selection and their Poisson certification draws
+            out["certification"] = int(self.sets.n_certify if shared is None else shared["counted"])
+            out["sets_own"] = bool(self.sets.streamed) and shared is None
+            if out["sets_own"]:  # their selection and their Poisson certification draws
                 pooled = self.sets.pooled
                 own = max(pooled.drawn) if pooled is not None else int(self.sets.n_certify)
                 out["drawn"] += int(self.sets.n_select) + int(own)

@@ -1,8 +1,9 @@
 """The audit's routes to rejection sets: which claims use them, in memory, streamed, sequential.
 
 :func:`uses_sets` reads :attr:`rdpjax.auditing.AuditOptions.test`; :func:`set_test_of_audit` runs
-the fixed-n test on the audit's draws (or a stream of its own); :func:`betting_audit` is the
-sequential audit of an (ε, δ), ε-DP or GDP claim by betting (:mod:`rdpjax.rejection.betting`).
+the fixed-n test on the audit's draws in memory (a stream's: :mod:`rdpjax.auditing.one_pass`);
+:func:`betting_audit` is the sequential audit of an (ε, δ), ε-DP or GDP claim by betting
+(:mod:`rdpjax.rejection.betting`).
 """
 
 from __future__ import annotations
@@ -14,17 +15,14 @@ from typing import Any
 import jax
 import numpy as np
 
-from rdpjax.auditing.draws import (
-    mechanism_name,
-    mechanism_source_sha256,
-    progress_bar,
-    user_function,
-    with_projection,
-)
+from rdpjax.auditing.draws import mechanism_name, mechanism_source_sha256, user_function
 from rdpjax.auditing.report import AuditReport
 from rdpjax.mechanisms.base import Mechanism
 
-__all__ = ["betting_audit", "numpy_sampler", "set_test_of_audit", "uses_sets"]
+__all__ = ["SETS_TAG", "betting_audit", "numpy_sampler", "set_test_of_audit", "uses_sets"]
+
+SETS_TAG = 0x5E75
+"""Folded into the audit's key for the rejection sets' randomness (split, sizes, ties)."""
 
 
 def uses_sets(test: str, claim: Any, sequential: bool = False) -> bool:
@@ -56,45 +54,27 @@ def uses_sets(test: str, claim: Any, sequential: bool = False) -> bool:
     return kind in (("approx_dp", "gdp") if sequential else SET_KINDS)
 
 
-def set_test_of_audit(mechanism, key, x, x_prime, n, claim, alpha, project, draws, options):
-    """The rejection-set test: on the Rényi bound's draws in memory, else on a stream of its own.
+def set_test_of_audit(key, draws, claim, alpha, options):
+    """The rejection-set test on the Rényi bound's draws, held in memory.
 
-    A stream counts each draw into the Rényi grid as it comes and keeps none, so the sets are
-    certified on ``n`` further draws a side (keys folded from ``key``, independent of the
-    Rényi bound's).
+    (A streamed audit counts both statistics on one pass instead:
+    :mod:`rdpjax.auditing.one_pass`.)
     """
     from rdpjax.rejection import set_test
-    from rdpjax.rejection.streamed import blackbox_set_test, streamed_set_test
 
-    common = dict(alpha=alpha, options=options.sets)
-    k_sets = jax.random.fold_in(key, 0x5E75)
-    if draws is not None:
-        p, q = (np.asarray(a) for a in draws)
-        if p.ndim == 2 and p.shape[1] > 1 and p.dtype.kind in "biu" and q.dtype.kind in "biu":
-            # Integer rows: one code per distinct row of either side (a one-to-one map).
-            rows = np.concatenate([p, q])
-            codes = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-            p, q = codes[: p.shape[0]], codes[p.shape[0] :]
-        elif p.ndim == 2 and p.shape[1] > 1:
-            raise ValueError(
-                f"{claim} is checked by rejection sets on 1-D outputs or codes; the outputs have "
-                f"dimension {p.shape[1]}: pass project=, a fixed function to one number per output."
-            )
-        return set_test(k_sets, p, q, claim, **common)
-    with progress_bar(2 * n, options.progress, "certifying rejection sets") as bar:
-        advance = lambda done, total: bar.update(int(done) - bar.n)  # noqa: E731
-        stream = options.stream.replace(progress=advance)
-        if isinstance(mechanism, Mechanism):
-            from rdpjax.stream.samplers import mechanism_samplers
-
-            mech = mechanism if project is None else with_projection(mechanism, project)
-            sampler, args_p, args_q, _ = mechanism_samplers(mech, x, x_prime)
-            return streamed_set_test(
-                k_sets, sampler, sampler, claim, n=n, args=(args_p, args_q), stream=stream,
-                **common,
-            )  # fmt: skip
-        stream = stream.replace(project=project)
-        return blackbox_set_test(k_sets, mechanism, x, x_prime, claim, n=n, stream=stream, **common)
+    k_sets = jax.random.fold_in(key, SETS_TAG)
+    p, q = (np.asarray(a) for a in draws)
+    if p.ndim == 2 and p.shape[1] > 1 and p.dtype.kind in "biu" and q.dtype.kind in "biu":
+        # Integer rows: one code per distinct row of either side (a one-to-one map).
+        rows = np.concatenate([p, q])
+        codes = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+        p, q = codes[: p.shape[0]], codes[p.shape[0] :]
+    elif p.ndim == 2 and p.shape[1] > 1:
+        raise ValueError(
+            f"{claim} is checked by rejection sets on 1-D outputs or codes; the outputs have "
+            f"dimension {p.shape[1]}: pass project=, a fixed function to one number per output."
+        )
+    return set_test(k_sets, p, q, claim, alpha=alpha, options=options.sets)
 
 
 def betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options) -> AuditReport:

@@ -2,79 +2,55 @@
 
 The selection draws (``selection · n`` a side, at most :data:`MAX_SELECTION`) are drawn in memory
 and fix the cells and the sets; then ``N ~ Poisson(n)`` certification draws a side (the pooled
-test's Poissonization, :mod:`rdpjax.rejection.pooled`, at no loss: the stream draws exactly N)
-are turned into cell codes as they are drawn and counted by the stream
-(:mod:`rdpjax.stream.sources`): JAX samplers inside one compiled scan a side, numpy black boxes
-batch by batch. Memory O(selection + cells), so n = 10⁹ a side works as it does for the Rényi
-bounds. Keys: ``split(key)`` gives the selection's and the certification's, so the two parts
-are independent. Only per-cell counts of the certification draws and the multiset of the
-selection draws are used, so the order in which a sampler returns a batch cannot matter.
+test's Poissonization, :mod:`rdpjax.rejection.pooled`, at no loss: the stream draws exactly N) are
+counted per cell as they are drawn (:meth:`rdpjax.stream.sources.Source.tally`, the cells' edges
+fixed): JAX samplers inside one compiled scan a side, numpy black boxes batch by batch. Memory
+O(selection + cells), so n = 10⁹ a side works as it does for the Rényi bounds. Keys: ``split(key)``
+gives the selection's and the certification's, so the two parts are independent. Only per-cell
+counts of the certification draws and the multiset of the selection draws are used, so the order in
+which a sampler returns a batch cannot matter.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax.estimator.options import BoundOptions, or_default
 from rdpjax.rejection.api import Counts, counted_set_test, key_rng
-from rdpjax.rejection.cells import cell_codes
 from rdpjax.rejection.options import SetOptions
 from rdpjax.rejection.result import SetTest
 from rdpjax.stream.batches import checked_outputs, generators
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.plan import Fixed, Layout, as_key, check_sizes
+from rdpjax.stream.plan import as_key, check_sizes
 from rdpjax.stream.samplers import Sampler, pilot_draw, user_sampler
 from rdpjax.stream.sources import JaxSource, NumpySource, Source
 
-__all__ = ["MAX_SELECTION", "blackbox_set_test", "source_set_test", "streamed_set_test"]
+__all__ = [
+    "MAX_SELECTION",
+    "blackbox_set_test",
+    "selection_size",
+    "source_set_test",
+    "streamed_set_test",
+]
 
 MAX_SELECTION = 2**24
 """Most selection draws a side held in memory (128 MiB of float64)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Coder:
-    """Static encoder: a sampler's outputs (after its own encoder) to cell codes."""
-
-    edges: tuple[float, ...]
-    inner: Callable[..., Any] | None = None
-
-    def __call__(self, out: jax.Array) -> jax.Array:
-        out = out if self.inner is None else self.inner(out)
-        edges = jnp.asarray(self.edges, jnp.float64)
-        return jnp.searchsorted(edges, out.reshape(out.shape[0]), side="right").astype(jnp.int32)
-
-
-def _counting(size: int) -> Fixed:
-    """The :class:`~rdpjax.stream.plan.Fixed` of a count of codes ``[0, size)`` (no bound plan)."""
-    zero = jnp.zeros((), jnp.float64)
-    return Fixed(
-        plan=cast(Any, None),  # counting only: no Rényi bound is planned on these counts
-        layout=Layout(discrete=True, shape=(size,)),
-        grid=None,
-        low=np.zeros(1),
-        spacing=np.ones(1),
-        bandwidth=jnp.zeros(1, jnp.float64),
-        floor=zero,
-        beta=zero,
-    )
-
-
-def _selection_size(n: int, options: SetOptions) -> int:
+def selection_size(n: int, options: SetOptions) -> int:
+    """Selection draws a side for ``n`` asked: ``⌊selection · n⌋`` in [2, MAX_SELECTION]."""
     return int(min(max(2, np.floor(options.selection * n)), MAX_SELECTION))
 
 
 def source_set_test(
     rng: np.random.Generator,
     select: tuple[np.ndarray, np.ndarray],
-    make_source: Callable[[np.ndarray], Source],
+    source: Source,
     n: int | tuple[int, int],
     claim: Any = None,
     *,
@@ -88,9 +64,9 @@ def source_set_test(
     Args:
         rng: draws the Poisson sizes and the pooled test's ties (from the key).
         select: selection draws of P and Q (1-D, in memory).
-        make_source: ``make_source(edges)`` is a :class:`~rdpjax.stream.sources.Source` whose
-            outputs are the cell codes (:func:`~rdpjax.rejection.cells.cell_codes`) of fresh
-            draws, independent of ``select``.
+        source: a :class:`~rdpjax.stream.sources.Source` of fresh 1-D draws, independent of
+            ``select``; it counts them on the cells as it draws
+            (:meth:`~rdpjax.stream.sources.Source.tally`, no Rényi grid).
         n: the mean certification draws per side, or a pair (the stream draws
             ``Poisson(n)``).
         claim: a claim of kind ``pure_dp``, ``approx_dp`` or ``gdp``, or ``None``.
@@ -106,13 +82,13 @@ def source_set_test(
     drawn = (int(rng.poisson(rate)), int(rng.poisson(rate)))
 
     def count(edges: np.ndarray) -> Counts:
-        source = make_source(edges)
-        coded = stream.replace(pilot=2, project=None)  # the codes need no pilot
+        counting = stream.replace(pilot=2)  # the cells are fixed: no pilot needed
         n_stream = (max(drawn[0], 1), max(drawn[1], 1))
         with float64():  # float64 counts: exact to 2^53 draws
-            source.kind(BoundOptions(discrete=True), coded)
-            (counts_p, counts_q), _ = source.counts(_counting(edges.size + 1), n_stream, coded)
-        c_p, c_q = np.rint(counts_p).astype(np.int64), np.rint(counts_q).astype(np.int64)
+            source.kind(BoundOptions(), counting)
+            tally = source.tally(None, n_stream, counting, cells=edges)
+        assert tally.cells is not None
+        c_p, c_q = (np.rint(c).astype(np.int64) for c in tally.cells)
         poisson = (c_p, c_q) if min(drawn) > 0 else None  # a stream of one draw is not Poisson(0)
         return Counts(c_p, c_q, poisson, rate)
 
@@ -157,19 +133,16 @@ def streamed_set_test(
     options = or_default(options, SetOptions, "options", "rdpjax.rejection.SetOptions")
     samplers = [s if isinstance(s, Sampler) else user_sampler(s) for s in (sample_p, sample_q)]
     k_sel, k_cert = jax.random.split(as_key(key))
-    m = _selection_size(min(check_sizes(n)), options)
+    m = selection_size(min(check_sizes(n)), options)
     with float64():
         select = tuple(
             np.asarray(pilot_draw(k, a, sampler=s, m=m))
             for k, s, a in zip(jax.random.split(k_sel), samplers, args, strict=True)
         )
 
-    def make_source(edges: np.ndarray) -> Source:
-        coder = [Sampler(fn=s.fn, encode=_Coder(tuple(edges.tolist()), s.encode)) for s in samplers]
-        return JaxSource(k_cert, (coder[0], coder[1]), args)
-
+    source = JaxSource(k_cert, (samplers[0], samplers[1]), args)
     return source_set_test(
-        key_rng(key), (select[0], select[1]), make_source, n, claim, delta=delta, alpha=alpha,
+        key_rng(key), (select[0], select[1]), source, n, claim, delta=delta, alpha=alpha,
         options=options, stream=stream,
     )  # fmt: skip
 
@@ -197,7 +170,7 @@ def blackbox_set_test(
     project, batch = stream.project, stream.batch_size
     g_sel, _, _ = generators(key)
     k_cert = jax.random.split(as_key(key))[1]
-    m = _selection_size(min(check_sizes(n)), options)
+    m = selection_size(min(check_sizes(n)), options)
 
     def draw(db: Any, side: str) -> np.ndarray:
         parts, done = [], 0
@@ -209,15 +182,8 @@ def blackbox_set_test(
 
     select = (draw(x, "x (selection)"), draw(x_prime, "x' (selection)"))
 
-    def make_source(edges: np.ndarray) -> Source:
-        def coded(rng: np.random.Generator, db: Any, size: int) -> np.ndarray:
-            out = np.asarray(sample(rng, db, size))
-            out = out if project is None else np.asarray(project(out))
-            return cell_codes(out.reshape(size, -1)[:, 0] if out.ndim == 2 else out, edges)
-
-        return NumpySource(k_cert, coded, x, x_prime)
-
+    source = NumpySource(k_cert, sample, x, x_prime)
     return source_set_test(
-        key_rng(key), select, make_source, n, claim, delta=delta, alpha=alpha, options=options,
+        key_rng(key), select, source, n, claim, delta=delta, alpha=alpha, options=options,
         stream=stream,
     )  # fmt: skip

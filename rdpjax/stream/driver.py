@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from rdpjax._precision import float64
 from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.inputs import check_grid_size, plan_options
@@ -19,9 +21,9 @@ from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Bound
 from rdpjax.stream.options import StreamOptions
 from rdpjax.stream.plan import bound_from_counts, check_sizes, fix_settings, streamable
-from rdpjax.stream.sources import Source
+from rdpjax.stream.sources import Source, Tally
 
-__all__ = ["bound_of_source"]
+__all__ = ["bound_of_source", "check_bound_options", "tally_bound"]
 
 
 def bound_of_source(
@@ -54,31 +56,64 @@ def bound_of_source(
     sizes = check_sizes(n)
     with float64():
         # Cheap checks before the source is drawn from at all (a black box may be slow).
-        plan_options(
-            lam,
-            alpha=alpha,
-            floor=options.floor,
-            beta=options.beta,
-            discrete=False,
-            both_directions=both_directions,
-            variance=options.variance,
-            second_order=options.second_order,
-            defaults=options.defaults,
-        )
-        check_grid_size(options.grid_size)
+        check_bound_options(lam, alpha, both_directions, options)
         kind = source.kind(options, stream)
-        fixed = fix_settings(
-            source.pilot,
-            lam,
-            kind=kind,
-            sizes=sizes,
-            alpha=alpha,
-            both_directions=both_directions,
-            options=options,
-            stream=stream,
-        )
-        counts, outside = source.counts(fixed, sizes, stream)
         # Warnings point at the caller of the public function that called this one.
-        return bound_from_counts(
-            fixed, counts, outside, sizes, outside=stream.outside, stacklevel=3
-        )
+        return tally_bound(
+            source, lam, kind=kind, sizes=sizes, alpha=alpha, both_directions=both_directions,
+            options=options, stream=stream, stacklevel=4,
+        )[0]  # fmt: skip
+
+
+def check_bound_options(lam, alpha: float, both_directions: bool, options: BoundOptions) -> None:
+    """The checks of a streamed bound's options that need no draw (``ValueError`` if wrong)."""
+    plan_options(
+        lam,
+        alpha=alpha,
+        floor=options.floor,
+        beta=options.beta,
+        discrete=False,
+        both_directions=both_directions,
+        variance=options.variance,
+        second_order=options.second_order,
+        defaults=options.defaults,
+    )
+    check_grid_size(options.grid_size)
+
+
+def tally_bound(
+    source: Source,
+    lam: float | Sequence[float],
+    *,
+    kind: tuple[bool, int],
+    sizes: tuple[int, int],
+    alpha: float,
+    both_directions: bool,
+    options: BoundOptions,
+    stream: StreamOptions,
+    cells: np.ndarray | None = None,
+    stacklevel: int = 3,
+) -> tuple[Bound, Tally]:
+    """The bound of ``sizes`` draws a side, and what else the same pass counted.
+
+    Fixes the grid and settings from ``source.pilot()`` (the source's :meth:`kind` already
+    called), then one pass of the source counts the draws on the grid and, when ``cells`` (sorted
+    edges) are given, on the rejection sets' cells (:meth:`Source.tally`). Runs inside
+    ``rdpjax.float64()``; ``options`` already :func:`~rdpjax.stream.plan.streamable`.
+    """
+    fixed = fix_settings(
+        source.pilot,
+        lam,
+        kind=kind,
+        sizes=sizes,
+        alpha=alpha,
+        both_directions=both_directions,
+        options=options,
+        stream=stream,
+    )
+    tally = source.tally(fixed, sizes, stream, cells=cells)
+    assert tally.counts is not None
+    bound = bound_from_counts(
+        fixed, tally.counts, tally.outside, sizes, outside=stream.outside, stacklevel=stacklevel
+    )
+    return bound, tally

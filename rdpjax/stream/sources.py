@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import numpy as np
@@ -40,10 +40,26 @@ from rdpjax.stream.rows import RowBook
 from rdpjax.stream.samplers import Sampler, output_kind, pilot_draw
 from rdpjax.stream.scan import _stream_side
 
-__all__ = ["JaxSource", "NumpySource", "Source"]
+__all__ = ["JaxSource", "NumpySource", "Source", "Tally"]
 
 Counts = tuple[tuple[np.ndarray, np.ndarray], tuple[Any, Any]]
 """``((counts_p, counts_q), (outside_p, outside_q))``: host arrays."""
+
+
+class Tally(NamedTuple):
+    """What one pass of ``sizes`` draws a side counted, every statistic on the same draws.
+
+    Attributes:
+      counts: the Rényi bound's counts per side on ``fixed``'s grid or support (``None``
+        without a ``fixed``).
+      outside: per side, the draws clamped onto the grid's edge or the support.
+      cells: per side, the counts on the rejection sets' cells (``None`` without ``cells``).
+    """
+
+    counts: tuple[np.ndarray, np.ndarray] | None
+    outside: tuple[Any, Any]
+    cells: tuple[np.ndarray, np.ndarray] | None
+
 
 _IN_FLIGHT = 2
 """Numpy batches dispatched to the binning kernel and not yet binned, at most (bounds memory)."""
@@ -58,6 +74,20 @@ class Source(Protocol):
 
     def pilot(self) -> tuple[np.ndarray, np.ndarray]:
         """The pilot draws of both sides (numpy), independent of the counted draws."""
+        ...
+
+    def tally(
+        self,
+        fixed: Fixed | None,
+        sizes: tuple[int, int],
+        stream: StreamOptions,
+        cells: np.ndarray | None = None,
+    ) -> Tally:
+        """Draw ``sizes`` outputs a side; count them on ``fixed``'s grid and on ``cells``.
+
+        ``cells`` are the sorted edges of the rejection sets' cells (1-D outputs or codes);
+        either statistic may be absent (``None``), and both count the same draws.
+        """
         ...
 
     def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
@@ -101,6 +131,17 @@ class JaxSource:
 
     def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
         """One compiled scan a side, drawing and binning ``stream.chunk`` draws a device a step."""
+        counts, outside, _ = self.tally(fixed, sizes, stream)
+        return counts, outside  # pyright: ignore[reportReturnType]
+
+    def tally(
+        self,
+        fixed: Fixed | None,
+        sizes: tuple[int, int],
+        stream: StreamOptions,
+        cells: np.ndarray | None = None,
+    ) -> Tally:
+        """:meth:`Source.tally`: one compiled scan a side counts every statistic as it draws."""
         n_p, n_q = sizes
         chunk, progress = min(stream.chunk, max(n_p, n_q)), stream.progress
         if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
@@ -118,22 +159,26 @@ class JaxSource:
                     _stream_side(
                         np.asarray(jax.random.key_data(k)),
                         a,
-                        fixed.low,
-                        fixed.spacing,
+                        np.zeros(1) if fixed is None else fixed.low,
+                        np.ones(1) if fixed is None else fixed.spacing,
                         np.int32(2 * run_id + side),
+                        None if cells is None else np.asarray(cells, np.float64),
                         sampler=s,
                         n=m,
                         chunk=chunk,
-                        layout=fixed.layout,
+                        layout=None if fixed is None else fixed.layout,
                         method=stream.binning,
                         mesh=mesh,
                         impl=impl,
                         progress=progress is not None,
+                        cells=None if cells is None else len(cells) + 1,
                     )
                 )
             # Host copies: the bound's compilation is then shared with lower_bound's (jit keys
             # include input shardings, and the stream's outputs live on the mesh).
-            (counts_p, out_p, bad_p), (counts_q, out_q, bad_q) = jax.device_get(results)
+            (counts_p, out_p, bad_p, cells_p), (counts_q, out_q, bad_q, cells_q) = jax.device_get(
+                results
+            )
         nonfinite = np.array([float(bad_p), float(bad_q)])
         if np.any(nonfinite > 0):
             bad_p, bad_q = (int(v) for v in nonfinite)
@@ -141,7 +186,11 @@ class JaxSource:
                 f"the mechanism returned {bad_p:,} non-finite (NaN or infinite) values on x (P) "
                 f"and {bad_q:,} on x' (Q); a mechanism's outputs must be finite."
             )
-        return (counts_p, counts_q), (out_p, out_q)
+        return Tally(
+            None if fixed is None else (counts_p, counts_q),
+            (out_p, out_q),
+            None if cells is None else (cells_p, cells_q),
+        )
 
 
 def _kind(out: np.ndarray) -> tuple[bool, tuple[int, ...]]:
@@ -215,9 +264,29 @@ class NumpySource:
 
     def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
         """Batches of ``stream.batch_size`` a side in turn, binned while the next is drawn."""
+        counts, outside, _ = self.tally(fixed, sizes, stream)
+        return counts, outside  # pyright: ignore[reportReturnType]
+
+    def tally(
+        self,
+        fixed: Fixed | None,
+        sizes: tuple[int, int],
+        stream: StreamOptions,
+        cells: np.ndarray | None = None,
+    ) -> Tally:
+        """:meth:`Source.tally`: each batch binned (on jax's thread) while the next is drawn.
+
+        The cells of a batch are counted on the host (``numpy.searchsorted``, as
+        ``rdpjax.rejection.cells.cell_codes``).
+        """
         outside, progress = stream.outside, stream.progress
+        cells_size = None if cells is None else len(cells) + 1
         sides = [
-            dict(rng=g, database=db, n=m, drawn=0, name=name, carry=empty_carry(fixed))
+            dict(
+                rng=g, database=db, n=m, drawn=0, name=name,
+                carry=None if fixed is None else empty_carry(fixed),
+                cells=None if cells_size is None else np.zeros(cells_size, np.int64),
+            )
             for g, db, m, name in zip(
                 (self.g_p, self.g_q), (self.x, self.x_prime), sizes, ("x (P)", "x' (Q)"),
                 strict=True,
@@ -249,24 +318,34 @@ class NumpySource:
                     )
                 if self.rows is not None:
                     out = self.rows(out)
+                if cells is not None:
+                    # The cell e_{i−1} ≤ x < e_i (rdpjax.rejection.cells.cell_codes).
+                    x64 = out.reshape(m, -1)[:, 0].astype(np.float64)
+                    codes = np.searchsorted(cells, x64, side="right")
+                    s["cells"] += np.bincount(codes, minlength=cells_size)
+                s["drawn"] += m
+                if progress is not None:
+                    progress(sides[0]["drawn"] + sides[1]["drawn"], total)
+                if fixed is None:
+                    continue
                 if not self.discrete and out.ndim == 1:
                     out = out[:, None]
                 s["carry"] = bin_batch(
                     *s["carry"], out, fixed.low, fixed.spacing, layout=fixed.layout
                 )
                 del out
-                s["drawn"] += m
                 in_flight.append((s["name"], s["carry"]))
                 if len(in_flight) > _IN_FLIGHT:  # wait for the binning to catch up
                     name, carry = in_flight.popleft()
                     jax.block_until_ready(carry)
                     check_outside(name, carry)
-                if progress is not None:
-                    progress(sides[0]["drawn"] + sides[1]["drawn"], total)
+        tallies = None if cells is None else (sides[0]["cells"], sides[1]["cells"])
+        if fixed is None:
+            return Tally(None, (np.zeros(()), np.zeros(())), tallies)
         for s in sides:
             check_outside(s["name"], s["carry"])
         counts = tuple(
             np.asarray(batch_counts(s["carry"][0], fixed.low, fixed.spacing, layout=fixed.layout))
             for s in sides
         )
-        return counts, tuple(np.asarray(s["carry"][1]) for s in sides)  # pyright: ignore[reportReturnType]
+        return Tally(counts, tuple(np.asarray(s["carry"][1]) for s in sides), tallies)  # pyright: ignore[reportArgumentType]

@@ -149,3 +149,27 @@ def test_a_sequential_betting_audit_is_the_same_for_sorted_batches():
     b = rdpjax.audit(sorted_sum, [1.0], [0.0], progress=False, **kw)
     assert a.sets == b.sets and a.verdict() == b.verdict() and a.n == b.n
     assert len(a.sets.path) > 5
+
+
+def test_a_streamed_audit_draws_about_n_a_side_for_both_statistics():
+    """Issue 52: the Rényi bounds and the sets of a streamed audit count one pass of draws, so
+    a counting sampler is called for at most 1.15 n outputs a side (pilot and selection
+    included); in memory n. The audit's probe of the output's shape adds 2 on x."""
+    calls = {1: 0, 0: 0}
+
+    def counting(rng, database, m):
+        calls[int(database)] += m
+        return database + rng.normal(0.0, 1.0, size=m)
+
+    n = 40_000
+    for budget, most in ((0, 1.15 * n), (None, n + 2)):
+        calls.update({1: 0, 0: 0})
+        extra = {} if budget is None else {"memory_budget": budget}
+        r = rdpjax.audit(
+            counting, 1, 0, key=jax.random.key(4), n=n, claim=approx_dp(1.0, 1e-5),
+            progress=False, **extra,
+        )  # fmt: skip
+        assert r.streamed == (budget == 0) and r.sets.refuted
+        assert max(calls.values()) <= most and r.sizes()["drawn"] == max(calls[0], calls[1] - 2)
+        assert not r.sizes()["sets_own"]
+    assert "(the same draws)" in r.size_line()

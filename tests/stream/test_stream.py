@@ -26,6 +26,7 @@ from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts
 from rdpjax.estimator.grid import grid_from_range
 from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.stream import (
+    StreamOptions,
     mechanism_streamed_bound,
     replicated_bounds,
     streamed_bound,
@@ -400,3 +401,54 @@ def test_bucketed_layout_reuses_the_compiled_stream_across_calls():
         assert np.all(np.asarray(b.lower) <= np.array([0.04, 0.10]))
     with pytest.raises(ValueError, match="layout"):
         streamed_bound(jax.random.key(0), p, q, 2.0, n=100, layout="coarse")
+
+
+def test_one_pass_counts_the_grid_and_the_cells_of_the_same_draws():
+    """A tally with cells counts, in the same compiled pass, exactly the Rényi counts of a
+    tally without them and the cells numpy's searchsorted gives on the same draws (rebuilt from
+    the documented key scheme), for a zoo mechanism and a numpy black box alike."""
+    from rdpjax.stream.samplers import mechanism_samplers
+    from rdpjax.stream.sources import JaxSource, NumpySource
+
+    key, n, chunk = jax.random.key(5), 7_000, 3_000
+    stream = StreamOptions(chunk=chunk, pilot=500)
+    sampler, a_p, a_q, _ = mechanism_samplers(GAUSS, X, X_PRIME)
+    edges = np.array([-1.0, 0.0, 0.25, 1.5, 2.0])
+    with rdpjax.float64():
+        src = JaxSource(key, (sampler, sampler), (a_p, a_q))
+        src.kind(rdpjax.BoundOptions(), stream)
+        plain = src.tally(None, (n, n + 1), stream, cells=edges)
+        p, q = _mechanism_draws(key, n, chunk)[0], _mechanism_draws(key, n + 1, chunk)[1]
+        for got, draws in zip(plain.cells, (p, q), strict=True):
+            expected = np.bincount(np.searchsorted(edges, draws, side="right"), minlength=6)
+            np.testing.assert_array_equal(got, expected)
+        assert plain.counts is None
+
+        def sample(rng, db, m):
+            return rng.normal(float(db), 1.0, m)
+
+        boxes = [NumpySource(key, sample, 1, 0) for _ in range(2)]
+        for box in boxes:
+            box.kind(rdpjax.BoundOptions(), stream.replace(batch_size=3_000))
+        pilot = boxes[0].pilot()
+        fixed = _fixed_from(pilot)
+        both = boxes[0].tally(fixed, (n, n), stream.replace(batch_size=3_000), cells=edges)
+        alone = boxes[1].tally(fixed, (n, n), stream.replace(batch_size=3_000))
+    for a, b in zip(both.counts, alone.counts, strict=True):
+        np.testing.assert_array_equal(a, b)
+    g = NumpySource(key, sample, 1, 0).g_p  # the same Generator stream as boxes[0]'s P side
+    drawn = np.concatenate(
+        [g.normal(1.0, 1.0, 3_000) for _ in range(2)] + [g.normal(1.0, 1.0, 1_000)]
+    )
+    expected = np.bincount(np.searchsorted(edges, drawn, side="right"), minlength=6)
+    np.testing.assert_array_equal(both.cells[0], expected)
+
+
+def _fixed_from(pilot):
+    from rdpjax.stream.plan import fix_settings
+
+    return fix_settings(
+        lambda: pilot, [2.0], kind=(False, 1), sizes=(7_000, 7_000), alpha=0.05,
+        both_directions=False, options=rdpjax.BoundOptions(transform=None),
+        stream=StreamOptions(),
+    )  # fmt: skip
