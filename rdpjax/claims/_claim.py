@@ -132,8 +132,8 @@ class Claim:
             source = id(self._source)
         return hash((self.name, self.kind, self.params, self.orders, source))
 
-    def __call__(self, lam: Any) -> np.ndarray:
-        """The claimed ε(λ) at each order.
+    def __call__(self, lam: Any) -> Any:
+        """The claimed ε(λ) at each order: a scalar order gives a scalar, an array an array.
 
         Args:
             lam: order(s) λ in (1, inf], scalar or array.
@@ -147,8 +147,9 @@ class Claim:
         :func:`rdpjax.estimator.orders.tabulated_claim_orders`.
 
         Returns:
-            float64 array of shape ``np.atleast_1d(lam).shape``; +inf where the claim implies
-            nothing (above a tabulated claim's largest order, at λ = ∞ for zCDP/GDP).
+            a ``numpy.float64`` for a scalar λ, else a float64 array of ``lam``'s shape; +inf
+            where the claim implies nothing (above a tabulated claim's largest order, at λ = ∞
+            for zCDP/GDP).
 
         Raises:
             ValueError: for λ ≤ 1, NaN or non-numeric λ; for a user curve returning a negative
@@ -176,7 +177,8 @@ class Claim:
             _dp_accounting()
             relation = _neighboring_relation(p["neighboring_relation"])
             out = _accountant_rdp(self._source, relation, flat)
-        return np.asarray(out, dtype=np.float64).reshape(arr.shape)
+        out = np.asarray(out, dtype=np.float64).reshape(np.shape(lam))
+        return out[()] if out.ndim == 0 else out
 
     def to_dict(self) -> dict:
         """JSON-ready ``{"name", "kind", "params", "orders"}``."""

@@ -41,7 +41,7 @@ def pure_dp(epsilon: float, delta: float = 0.0) -> Claim:
 
     Example:
         >>> from rdpjax.claims import pure_dp
-        >>> float(pure_dp(1.0)(2.0)[0]) < 1.0
+        >>> float(pure_dp(1.0)(2.0)) < 1.0
         True
     """
     epsilon = _nonnegative(epsilon, "epsilon")

@@ -94,17 +94,17 @@ def test_pure_dp_below_eps_and_zcdp_bound_and_monotone(eps):
     assert np.all(np.diff(curve) >= -1e-15 * eps)  # D_λ non-decreasing in λ
     # λ → ∞: D_λ = ε − log(1 + e^{−ε})/(λ−1) + o(1/λ), and D_∞ = ε exactly.
     big = 1e6
-    assert abs(pure_dp(eps)(big)[0] - (eps - math.log1p(math.exp(-eps)) / (big - 1))) < 1e-9
-    assert pure_dp(eps)(np.inf)[0] == eps
+    assert abs(pure_dp(eps)(big) - (eps - math.log1p(math.exp(-eps)) / (big - 1))) < 1e-9
+    assert pure_dp(eps)(np.inf) == eps
 
 
 def test_pure_dp_limits_and_extremes():
     # λ → 1: the KL divergence ε·tanh(ε/2) of the two Bernoullis.
-    assert pure_dp(1.0)(1 + 1e-9)[0] == pytest.approx(math.tanh(0.5), rel=1e-7)
+    assert pure_dp(1.0)(1 + 1e-9) == pytest.approx(math.tanh(0.5), rel=1e-7)
     np.testing.assert_array_equal(pure_dp(0.0)([1.5, 2.0, np.inf]), 0.0)
     # No overflow or NaN at extreme ε and λ (RuntimeWarnings are errors for rdpjax code).
     np.testing.assert_allclose(pure_dp(1e5)([1.5, 1e300, np.inf]), 1e5, rtol=1e-12)
-    assert pure_dp(700.0)(2.0)[0] == pytest.approx(rr_renyi_mpmath(2.0, 700.0), rel=1e-12)
+    assert pure_dp(700.0)(2.0) == pytest.approx(rr_renyi_mpmath(2.0, 700.0), rel=1e-12)
     assert pure_dp(2.0)(np.array([[2.0, 3.0]])).shape == (1, 2)
 
 
@@ -131,9 +131,9 @@ def test_pure_dp_is_tight_and_bounds_every_eps_dp_mechanism():
 def test_zcdp_and_gdp_match_gaussian_divergence(lam):
     shift, sigma = 1.3, 2.0
     rho = shift**2 / (2 * sigma**2)
-    assert zcdp(rho)(lam)[0] == pytest.approx(gaussian_renyi_quad(lam, shift, sigma), rel=1e-9)
+    assert zcdp(rho)(lam) == pytest.approx(gaussian_renyi_quad(lam, shift, sigma), rel=1e-9)
     mu = 0.7
-    assert gdp(mu)(lam)[0] == pytest.approx(gaussian_renyi_quad(lam, mu, 1.0), rel=1e-9)
+    assert gdp(mu)(lam) == pytest.approx(gaussian_renyi_quad(lam, mu, 1.0), rel=1e-9)
 
 
 def test_zcdp_gdp_at_infinity_and_zero():
@@ -212,9 +212,9 @@ def test_dp_accounting_poisson_sampled_gaussian_vs_quadrature():
     q, sigma = 0.05, 1.2
     claim = from_dp_accounting(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma)))
     for lam in [2.0, 5.0, 12.0]:  # integer orders: dp_accounting's binomial sum is exact
-        assert claim(lam)[0] == pytest.approx(sampled_gaussian_renyi_quad(lam, q, sigma), rel=1e-9)
+        assert claim(lam) == pytest.approx(sampled_gaussian_renyi_quad(lam, q, sigma), rel=1e-9)
     # Fractional orders: its series sums |binomial coefficients|, an upper bound (still a claim).
-    assert claim(2.5)[0] >= sampled_gaussian_renyi_quad(2.5, q, sigma)
+    assert claim(2.5) >= sampled_gaussian_renyi_quad(2.5, q, sigma)
 
 
 def test_dp_accounting_randomized_response_equals_pure_dp():
@@ -471,3 +471,11 @@ def test_true_tabulated_claim_survives_and_a_false_one_is_refuted():
     # An explicit lam= is kept: the table's own orders give 302 bounds a family, as before.
     own = audit(mech, x, xp, OPACUS_ORDERS, n=10**4, key=key, claim=false)
     assert own.lam.size == 151 and own.bound.n_bounds == 2 * 302 and own.is_refuted
+
+
+def test_a_scalar_order_gives_a_scalar_claim():
+    """Issue 52: claim(2.0) is a number, claim([2.0]) an array of one, shapes kept."""
+    for claim in (pure_dp(1.0), zcdp(0.5), gdp(1.0)):
+        assert np.ndim(claim(2.0)) == 0 and isinstance(claim(2.0), np.float64)
+        assert claim([2.0]).shape == (1,) and claim(np.full((2, 3), 4.0)).shape == (2, 3)
+        assert claim(2.0) == claim([2.0])[0]
