@@ -186,7 +186,9 @@ def audit(
     renyi_alpha = alpha / 2 if use_sets else alpha
     sets, shared, curves, notes = None, None, None, ()
     if streamed and use_sets:  # one pass of draws counted by both statistics
-        bound, sets, shared = _one_pass(
+        from rdpjax.auditing.one_pass import shared_draws
+
+        bound, sets, shared = shared_draws(
             mechanism, key, (x, x_prime), orders, n, claim, (renyi_alpha, alpha / 2),
             both_directions, project, dataclasses.replace(options, bound=bound_options),
         )  # fmt: skip
@@ -378,15 +380,6 @@ def _streamed(
             stream = options.stream.replace(progress=advance, project=project)
             bound = blackbox_bound(key, mechanism, x, x_prime, orders, n=n, stream=stream, **common)
     return bound, None, (), None
-
-
-def _one_pass(*args):
-    """:func:`rdpjax.auditing.one_pass.one_pass`, clamped draws noted in the bound, not warned."""
-    from rdpjax.auditing.one_pass import one_pass
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r".*clamped onto its edge")
-        return one_pass(*args)
 
 
 def _in_memory(

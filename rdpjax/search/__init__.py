@@ -53,7 +53,7 @@ selection; then one :func:`rdpjax.lower_bound` on ``n`` draws per side.
 
 * :mod:`rdpjax.search.config`: :class:`Pairs`, :class:`Budget`, :class:`Certification`, the
   options of :func:`find_pair` grouped by concept (the pairs searched, the search's budget, the
-  certified bound);
+  certified bound), and :class:`BlackBoxOptions`, a black box's bound settings;
 * :mod:`rdpjax.search.space`: :class:`SearchSpace`, :func:`search_space`, the pair's
   parametrization ``(base, a, b, j)`` and the projections onto the domain;
 * :mod:`rdpjax.search.objective`: the plug-in objective and the pilot that fixes its grid,
@@ -69,7 +69,7 @@ selection; then one :func:`rdpjax.lower_bound` on ``n`` draws per side.
 """
 
 from rdpjax.search.certification import SearchKeys, certify, search_keys
-from rdpjax.search.config import Budget, Certification, Pairs
+from rdpjax.search.config import BlackBoxOptions, Budget, Certification, Pairs
 from rdpjax.search.driver import find_pair
 from rdpjax.search.objective import search_objective
 
@@ -80,6 +80,7 @@ from rdpjax.search.result import SearchResult
 from rdpjax.search.space import SearchSpace, search_space
 
 __all__ = [
+    "BlackBoxOptions",
     "Budget",
     "Certification",
     "Pairs",

@@ -22,6 +22,7 @@ from rdpjax._validation import check_int, check_orders
 from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.search.config import BlackBoxOptions
 from rdpjax.stream.blackbox import blackbox_bound
 from rdpjax.stream.options import DEFAULT_PILOT
 
@@ -69,7 +70,7 @@ def certify(
     alpha: float = 0.05,
     family_size: int | None = None,
     both_directions: bool = False,
-    options: dict | None = None,
+    black_box: BlackBoxOptions | None = None,
 ) -> Bound:
     """Lower bounds on ``D_λ(law A(x) ‖ law A(x'))`` from ``n`` fresh draws per side.
 
@@ -93,9 +94,8 @@ def certify(
       alpha: family-wise error level in (0, 0.5).
       family_size: number of bounds in the whole report, at least ``len(lam) × directions``.
       both_directions: also bound ``D_λ(Q‖P)`` and keep the larger bound per λ.
-      options: black box only: more keyword arguments of
-        :func:`rdpjax.stream.blackbox.blackbox_bound` (``discrete``, ``support_size``, ``project``,
-        …).
+      black_box: black box only: its :class:`~rdpjax.search.BlackBoxOptions` (the estimator's
+        and the stream's options; the pilot defaults to ``min(n, 2^16)``).
 
     Returns:
       The :class:`rdpjax.Bound`; its ``level`` is ``alpha / family_size`` (shared 0.9 / 0.1
@@ -111,6 +111,9 @@ def certify(
     if not isinstance(mechanism, Mechanism):
         if not callable(mechanism):
             raise ValueError(f"mechanism must be a Mechanism or a callable; got {mechanism!r}")
+        black_box = BlackBoxOptions() if black_box is None else black_box
+        if not isinstance(black_box, BlackBoxOptions):
+            raise ValueError(f"black_box must be a BlackBoxOptions; got {black_box!r}")
         return blackbox_bound(
             key,
             mechanism,
@@ -118,13 +121,13 @@ def certify(
             np.asarray(x_prime),
             orders,
             n=n,
-            pilot=min(n, DEFAULT_PILOT),
             alpha=level,
             both_directions=both_directions,
-            **(options or {}),
+            options=black_box.bound,
+            stream=black_box.with_pilot(min(n, DEFAULT_PILOT)),
         )
-    if options:
-        raise ValueError("options= applies to numpy black boxes only")
+    if black_box is not None:
+        raise ValueError("black_box= applies to numpy black boxes only")
     kp, kq = jax.random.split(key)
     with float64():
         x, x_prime = jnp.asarray(x), jnp.asarray(x_prime)

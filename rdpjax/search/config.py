@@ -26,13 +26,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rdpjax._validation import check_int
+from rdpjax.estimator.options import BoundOptions
 from rdpjax.search.neighbours import check_neighbours
 from rdpjax.search.space import SearchSpace
+from rdpjax.stream.options import StreamOptions
 
 if TYPE_CHECKING:
     import optax
 
-__all__ = ["METHOD_NAMES", "Budget", "Certification", "Pairs"]
+__all__ = ["METHOD_NAMES", "BlackBoxOptions", "Budget", "Certification", "Pairs"]
 
 METHOD_NAMES = ("auto", "gradient", "evolutionary", "tpe", "random")
 """Every ``Budget.method``: ``"auto"``, the JAX searches, then the black-box optuna samplers."""
@@ -182,3 +184,33 @@ class Certification:
         if not isinstance(self.both_directions, bool | np.bool_):
             raise ValueError(f"both_directions must be a bool; got {self.both_directions!r}")
         object.__setattr__(self, "both_directions", bool(self.both_directions))
+
+
+@dataclasses.dataclass(frozen=True)
+class BlackBoxOptions:
+    """A numpy black box's bound settings, as every bound of the search takes them.
+
+    Attributes:
+      bound: the estimator's :class:`rdpjax.BoundOptions` (``discrete``, …).
+      stream: the :class:`rdpjax.stream.StreamOptions` (``support_size``, ``project``,
+        ``batch_size``, …); each bound of the search sets its own pilot size unless this one
+        names it.
+    """
+
+    bound: BoundOptions = dataclasses.field(default_factory=BoundOptions)
+    stream: StreamOptions = dataclasses.field(default_factory=StreamOptions)
+
+    @classmethod
+    def of(cls, bound: BoundOptions | None, stream: StreamOptions | None) -> BlackBoxOptions:
+        """The pair, each ``None`` read as its default; ``ValueError`` for anything else."""
+        bound = BoundOptions() if bound is None else bound
+        stream = StreamOptions() if stream is None else stream
+        if not isinstance(bound, BoundOptions):
+            raise ValueError(f"options must be a rdpjax.BoundOptions; got {bound!r}")
+        if not isinstance(stream, StreamOptions):
+            raise ValueError(f"stream must be a rdpjax.stream.StreamOptions; got {stream!r}")
+        return cls(bound, stream)
+
+    def with_pilot(self, pilot: int) -> StreamOptions:
+        """The stream options with ``pilot`` draws a side, unless the user chose a pilot."""
+        return self.stream if self.stream.pilot is not None else self.stream.replace(pilot=pilot)

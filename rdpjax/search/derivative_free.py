@@ -37,7 +37,7 @@ import jax
 import numpy as np
 
 from rdpjax.search.certification import SearchKeys
-from rdpjax.search.config import Budget
+from rdpjax.search.config import BlackBoxOptions, Budget
 from rdpjax.search.neighbours import pair, reference_params, variants
 from rdpjax.search.optimize import CANDIDATES, select_candidate
 from rdpjax.search.space import SearchSpace
@@ -123,14 +123,17 @@ def _as_trial(params: dict, space: SearchSpace) -> dict:
     return out
 
 
-def _estimates(sample, key, x, x_prime, orders, n: int, options: dict) -> np.ndarray:
+def _estimates(sample, key, x, x_prime, orders, n: int, options: BlackBoxOptions) -> np.ndarray:
     """Plug-in ``D̂_λ`` at every order from ``n`` draws per side (pilot of as many).
 
     The warnings of these throw-away bounds (clamped outputs, …) are not the user's concern.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        bound = blackbox_bound(key, sample, x, x_prime, orders, n=n, pilot=n, **options)
+        bound = blackbox_bound(
+            key, sample, x, x_prime, orders, n=n, options=options.bound,
+            stream=options.with_pilot(n),
+        )  # fmt: skip
     return np.asarray(bound.estimate, np.float64).reshape(-1)
 
 
@@ -158,7 +161,7 @@ def search_black_box(
     neighbours: str,
     budget: Budget,
     progress: bool | None,
-    options: dict,
+    options: BlackBoxOptions,
 ) -> BlackBoxRun:
     """Run the optuna studies and the selection (module docstring).
 
@@ -175,7 +178,7 @@ def search_black_box(
       budget: the search's sizes with its defaults resolved: ``restarts``, ``trials``, ``top``,
         ``search_n``, ``select_n`` set and ``method`` one of :data:`SAMPLERS`.
       progress: a tqdm bar on stderr over the trials (``None``: once the search has taken 2 s).
-      options: more keyword arguments of :func:`rdpjax.stream.blackbox.blackbox_bound`.
+      options: the bound's :class:`~rdpjax.search.config.BlackBoxOptions`.
 
     Returns:
       The pair chosen and the search's record, as a :class:`BlackBoxRun`.

@@ -19,9 +19,10 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_orders
+from rdpjax.estimator.options import BoundOptions
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.search.certification import certify, search_keys
-from rdpjax.search.config import Budget, Certification, Pairs
+from rdpjax.search.config import BlackBoxOptions, Budget, Certification, Pairs
 from rdpjax.search.derivative_free import SAMPLERS, search_black_box
 from rdpjax.search.neighbours import black_box_space, check_neighbours
 from rdpjax.search.objective import build_objective
@@ -34,6 +35,7 @@ from rdpjax.search.optimize import (
 )
 from rdpjax.search.result import SearchResult
 from rdpjax.search.space import resolve_space
+from rdpjax.stream.options import StreamOptions
 
 __all__ = ["Budget", "Certification", "Pairs", "SearchResult", "find_pair"]
 
@@ -47,7 +49,8 @@ def find_pair(
     budget: Budget | None = None,
     certification: Certification | None = None,
     progress: bool | None = None,
-    options: dict | None = None,
+    options: BoundOptions | None = None,
+    stream: StreamOptions | None = None,
 ) -> SearchResult:
     """Search the neighbouring pair with the largest estimated ``D_λ``, then certify its bound.
 
@@ -89,8 +92,10 @@ def find_pair(
         (:class:`Certification`); default ``Certification()``.
       progress: black box: a tqdm bar on stderr over the trials; ``None`` shows it once the
         search has taken 2 s, ``False`` never.
-      options: black box: more keyword arguments of :func:`rdpjax.stream.blackbox.blackbox_bound`
-        for every bound (``discrete``, ``support_size``, ``project``, …).
+      options: black box: the estimator's :class:`rdpjax.BoundOptions` for every bound
+        (``discrete``, …).
+      stream: black box: the :class:`rdpjax.stream.StreamOptions` of every bound
+        (``support_size``, ``project``, ``batch_size``, …); the search's pilots are its own.
 
     Returns:
       A :class:`SearchResult`; its ``neighbours`` names the relation.
@@ -144,7 +149,7 @@ def find_pair(
             budget=budget,
             certification=certification,
             progress=progress,
-            options=dict(options or {}),
+            options=BlackBoxOptions.of(options, stream),
         )
     if pairs.neighbours not in (None, "replace-one"):
         raise ValueError(
@@ -152,8 +157,8 @@ def find_pair(
             f"(one entry differs) only; got neighbours={pairs.neighbours!r}. For add-remove, "
             "pass the mechanism as a numpy black box sample(rng, database, m)."
         )
-    if options:
-        raise ValueError("options= applies to numpy black boxes only")
+    if options is not None or stream is not None:
+        raise ValueError("options= and stream= apply to numpy black boxes only")
     if budget.method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {budget.method!r}")
     method, steps, restarts = budget.method, budget.steps, budget.restarts
@@ -220,7 +225,16 @@ def _resolve_budget(budget: Budget, n: int, black_box: bool) -> Budget:
 
 
 def _find_pair_black_box(
-    sample: Callable, orders, *, key, space, neighbours, budget, certification, progress, options
+    sample: Callable,
+    orders,
+    *,
+    key,
+    space,
+    neighbours,
+    budget,
+    certification,
+    progress,
+    options: BlackBoxOptions,
 ) -> SearchResult:
     """:func:`find_pair` on a numpy black box (arguments checked but ``budget.method``)."""
     if budget.method not in ("auto", *SAMPLERS):
@@ -250,7 +264,7 @@ def _find_pair_black_box(
         n=certification.n,
         alpha=certification.alpha,
         both_directions=certification.both_directions,
-        options=options,
+        black_box=options,
     )
     return _result(
         bound,

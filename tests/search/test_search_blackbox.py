@@ -20,6 +20,7 @@ import jax
 import numpy as np
 import pytest
 
+import rdpjax
 from rdpjax import mechanisms
 from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.search import Budget, Certification, Pairs, certify, find_pair, search_keys
@@ -230,7 +231,11 @@ def test_other_misuse():
     with pytest.raises(ValueError, match="replace-one relation"):
         find_pair(mechanisms.Gaussian(5.0), 2.0, key=key, pairs=Pairs(neighbours="add-remove"))
     with pytest.raises(ValueError, match="numpy black boxes only"):
-        find_pair(mechanisms.Gaussian(5.0), 2.0, key=key, options={"discrete": True})
+        find_pair(mechanisms.Gaussian(5.0), 2.0, key=key, options=rdpjax.BoundOptions())
+    box = Pairs(m=3, domain=(0, 1), neighbours="replace-one")
+    with pytest.raises(ValueError, match="must be a rdpjax.BoundOptions"):
+        find_pair(lambda rng, db, m: rng.normal(size=m), 2.0, key=key, pairs=box,
+                  options={"discrete": True})  # fmt: skip
 
 
 def test_missing_optuna_says_how_to_install(monkeypatch):
