@@ -51,9 +51,16 @@ diluted by at most ``log J`` of log wealth. The strategies (:data:`SCALES`) bet 
 of the aGRAPA fraction; each picks its set, direction and ε as in
 :mod:`rdpjax.rejection.bets`, before each batch, from the pairs before the batch.
 
-Cost: about ``8·log(max_n / 16)`` batches (2, 2, …, then ⌈n/8⌉ pairs after n, at most
-``batch``), each O(n log n) to plan; outputs must be one-dimensional (``project=`` maps
-vectors to one number first).
+**Cost.** Batches of 2, 2, …, then ⌈n/8⌉ pairs after n, at most ``batch``; each batch costs
+O(b log b) (its random order and multipliers). The bets are planned again (:func:`plans_at`)
+at the start of every batch while the batches grow by 1/8, then whenever the pairs seen have
+grown by 1/8 since the last plan, about ``8·log(max_n / 16)`` plans in all, each on at most
+:data:`PLAN_MAX` past pairs a side (every ``⌈n / PLAN_MAX⌉``-th pair of the past, which is in a
+random order: a random subsample). A plan is any function of the past, so both keep the test
+valid; they made it O(n log n) where it was O(n² / batch) (issue 52: 5.6 s → 0.9 s at
+``max_n = 10⁵``, ``benchmarks/performance/betting_speed.py``). Runs that stop before 8,192
+pairs (``batch`` = 1024) bet exactly as before. Outputs must be one-dimensional (``project=``
+maps vectors to one number first).
 """
 
 from __future__ import annotations
@@ -68,6 +75,7 @@ import numpy as np
 from rdpjax._validation import check_int
 from rdpjax.claims import SET_KINDS, Claim
 from rdpjax.rejection.bets import Bets, epsilon_grid, log_multipliers, plan_bets
+from rdpjax.rejection.betting_result import BettingResult, describe
 from rdpjax.stream.batches import checked_outputs, generators
 from rdpjax.stream.plan import as_key
 
@@ -85,7 +93,9 @@ SCALES = (0.75, 0.375)
 """The hedged strategies: the fraction of the aGRAPA bet each one stakes."""
 FIRST = 2
 """Pairs drawn before the first bet (nothing is known before them)."""
-_FAMILIES = ("v", "|v − c|", "code rank")
+PLAN_MAX = 2**16
+"""Past pairs a plan looks at, at most: beyond, every ``⌈n / PLAN_MAX⌉``-th (module docstring,
+"Cost")."""
 ORDER_TAG = 0x0D3E
 """Folded into the test's key for the generator of the within-batch permutations."""
 
@@ -114,20 +124,30 @@ def batch_ends(max_n: int, batch: int) -> list[int]:
     return ends
 
 
-def _advance(
-    logk: np.ndarray,
-    px: np.ndarray,
-    py: np.ndarray,
-    bx: np.ndarray,
-    by: np.ndarray,
-    eps: np.ndarray,
-    delta: np.ndarray,
-    discrete: bool,
-) -> tuple[np.ndarray, list[Bets]]:
-    """Each strategy's log wealth after each pair of a batch, ``(J, R, b)``, and its bets."""
-    bets = plan_bets(px, py, eps, delta, discrete, SCALES)
+def plans_at(ends: list[int]) -> set[int]:
+    """The batch starts where the bets are planned again (module docstring, "Cost").
+
+    Every start of a batch while batches grow the pairs by 1/8 (2, 4, …, 16, then ⌈n/8⌉ more:
+    until the ``batch`` cap binds); then the first start once the pairs seen have grown by 1/8
+    since the last plan.
+    """
+    out, last = set(), 0
+    for start in [0, *ends[:-1]]:
+        if start >= FIRST and (not out or start >= last + max(FIRST, -(-last // 8))):
+            out.add(start)
+            last = start
+    return out
+
+
+def _past(a: np.ndarray) -> np.ndarray:
+    """The past pairs a plan looks at: all of ``(R, n)``, or every ``⌈n / PLAN_MAX⌉``-th."""
+    return a if a.shape[1] <= PLAN_MAX else a[:, :: -(-a.shape[1] // PLAN_MAX)]
+
+
+def _advance(logk: np.ndarray, bets: list[Bets], bx: np.ndarray, by: np.ndarray) -> np.ndarray:
+    """Each strategy's log wealth after each pair of a batch, ``(J, R, b)``."""
     steps = [np.cumsum(log_multipliers(plan, bx, by), axis=1) for plan in bets]
-    return logk[:, :, None] + np.stack(steps), bets
+    return logk[:, :, None] + np.stack(steps)
 
 
 def _hedged(paths: np.ndarray) -> np.ndarray:
@@ -190,13 +210,18 @@ def log_wealth_paths(
     level = np.log(1.0 / alpha)
     logk = np.zeros((len(SCALES), r))
     stop, final, winner = np.zeros(r, np.int64), np.zeros(r), np.zeros(r, np.int64)
-    start = 0
+    start, plans = 0, plans_at(ends)
+    bets: list[Bets] = []
+    planned = np.arange(r)  # the rows the bets were planned for (the live rows then)
     for end in ends:
         live = np.flatnonzero(stop == 0)
+        if start in plans and live.size:
+            past = _past(xs[live, :start]), _past(ys[live, :start])
+            bets, planned = plan_bets(*past, eps, delta, discrete, SCALES), live
         if start > 0 and live.size:
-            past = xs[live, :start], ys[live, :start]
             new = xs[live, start:end], ys[live, start:end]
-            paths, _ = _advance(logk[:, live], *past, *new, eps, delta, discrete)
+            mine = np.searchsorted(planned, live)  # live rows only ever stop
+            paths = _advance(logk[:, live], [_rows(b, mine) for b in bets], *new)
             if not every_pair:
                 paths = paths[:, :, -1:]
             hedged = _hedged(paths)
@@ -215,77 +240,35 @@ def log_wealth_paths(
     return {"stop": stop, "log_wealth": final, "winner": winner}
 
 
-@dataclasses.dataclass(frozen=True)
-class BettingResult:
-    """The outcome of :func:`sequential_set_test`.
+class _Past:
+    """Both sides' past outputs in buffers that double when full (O(n) copying in all)."""
 
-    Attributes:
-        refuted: the hedged wealth reached ``1/alpha`` (the claim is refuted at level alpha).
-        n: pairs (outputs per side) used: at the refutation, else ``max_n``.
-        drawn: outputs drawn per side (the last batch may run past ``n``).
-        alpha: the level.
-        claim: the claim tested.
-        e_value: the hedged wealth at ``n``, an e-value for the claim (≥ 1/alpha iff refuted).
-        path: ``(pairs, log wealth)`` at the end of each batch (and at the stop).
-        strategy: the richest strategy at ``n`` and its last bet: its fraction of the aGRAPA
-            bet, the set, the direction, ε, δ(ε) and λ.
-    """
+    def __init__(self) -> None:
+        self.size = 0
+        self.x = self.y = np.empty(0)
 
-    refuted: bool
-    n: int
-    drawn: int
-    alpha: float
-    claim: Claim
-    e_value: float
-    path: tuple[tuple[int, float], ...]
-    strategy: dict[str, Any]
+    def add(self, bx: np.ndarray, by: np.ndarray) -> None:
+        if self.size == 0:
+            self.x, self.y = np.empty(2 * bx.size, bx.dtype), np.empty(2 * by.size, by.dtype)
+        end = self.size + bx.size
+        if end > self.x.size:
+            grow = max(end, 2 * self.x.size)
+            self.x = np.concatenate([self.x[: self.size], np.empty(grow - self.size, bx.dtype)])
+            self.y = np.concatenate([self.y[: self.size], np.empty(grow - self.size, by.dtype)])
+        self.x[self.size : end], self.y[self.size : end] = bx, by
+        self.size = end
 
-    @property
-    def is_refuted(self) -> bool:
-        """Same as :attr:`refuted` (the name :class:`rdpjax.AuditReport` uses)."""
-        return self.refuted
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.x[: self.size], self.y[: self.size]
 
-    def verdict(self) -> str:
-        """One line: refuted or not, after how many outputs a side, with the e-value."""
-        e = f"{self.e_value:.3g}" if np.isfinite(self.e_value) else "inf"
-        if self.refuted:
-            return (
-                f"REFUTED: {self.claim} is false; the betting e-value reached {e} ≥ 1/α = "
-                f"{1 / self.alpha:g} after {self.n:,} outputs per side (anytime-valid at "
-                f"{100 * (1 - self.alpha):.3g}%)"
-            )
-        return (
-            f"not refuted: {self.claim} survived {self.n:,} outputs per side (betting e-value "
-            f"{e} < 1/α = {1 / self.alpha:g})"
-        )
 
-    def details(self) -> list[str]:
-        """The lines behind the verdict: the draws, and the bet that grew the most."""
-        s = self.strategy
-        head = [f"sequential test by betting on rejection sets: {self.drawn:,} outputs drawn "
-                f"per side, {len(self.path)} batches"]  # fmt: skip
-        if s.get("set") is None:
-            return [*head, "no bet placed yet"]
-        return [*head, f"the bet that grew the most: on S = {s['set']}, the claim's bound on "
-                f"{s['direction']} at ε = {s['epsilon']:.3g} (δ(ε) = {s['delta']:.3g}), "
-                f"staking {s['lam']:.3g} of the wealth"]  # fmt: skip
-
-    def __str__(self) -> str:
-        return "\n".join([*self.details(), self.verdict()])
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields (the claim as :meth:`Claim.to_dict`; an infinite e-value as null)."""
-        e = self.e_value if np.isfinite(self.e_value) else None
-        return {
-            "refuted": self.refuted,
-            "n": self.n,
-            "drawn": self.drawn,
-            "alpha": self.alpha,
-            "claim": self.claim.to_dict(),
-            "e_value": e,
-            "path": [[n, w] for n, w in self.path],
-            "strategy": dict(self.strategy),
-        }
+def _rows(bets: Bets, rows: np.ndarray) -> Bets:
+    """The bets of some replications (every per-row field taken at ``rows``)."""
+    return Bets(**{
+        f.name: (v[rows] if f.name not in ("codes",) and isinstance(v, np.ndarray) else v)
+        for f in dataclasses.fields(bets)
+        for v in (getattr(bets, f.name),)
+    })  # fmt: skip
 
 
 def _checked(claim: Any, alpha: Any) -> Claim:
@@ -308,29 +291,6 @@ def _one_dimensional(out: np.ndarray, side: str) -> np.ndarray:
             f"sample returned outputs of shape {out.shape[1:]} on {side}; the set test needs "
             "one number per output: pass project=, a fixed map from a batch to shape (m,)"
         )
-    return out
-
-
-def _describe(bets: Bets, j: int, scale: float) -> dict[str, Any]:
-    family = int(bets.family[0])
-    below = bool(bets.below[0])
-    t = float(bets.threshold[0])
-    name = _FAMILIES[family]
-    if family == 2:
-        words = f"the {int(t + 0.5)} codes of highest past P/Q ratio"
-        words = words if below else "all codes but " + words
-    else:
-        words = f"{{{name} {'<' if below else '≥'} {t:.6g}}}"
-    out = {
-        "strategy": j,
-        "scale": scale,
-        "set": words,
-        "center": float(bets.center[0]) if family == 1 else None,
-        "direction": "Q(S) − e^ε P(S)" if bool(bets.swap[0]) else "P(S) − e^ε Q(S)",
-        "epsilon": float(bets.epsilon[0]),
-        "delta": float(bets.delta[0]),
-        "lam": float(bets.lam[0]),
-    }
     return out
 
 
@@ -398,12 +358,14 @@ def sequential_set_test(
     order = order_generator(key)
     eps, delta = epsilon_grid(claim)
     level = np.log(1.0 / alpha)
-    xs, ys = np.empty(0), np.empty(0)
+    past = _Past()
     logk = np.zeros((len(SCALES), 1))
     path: list[tuple[int, float]] = []
     bets: list[Bets] = []
     refuted, n, start, discrete = False, max_n, 0, False
-    for end in batch_ends(max_n, batch):
+    ends = batch_ends(max_n, batch)
+    plans = plans_at(ends)
+    for end in ends:
         m = end - start
         bx = _one_dimensional(checked_outputs(sample, g_p, x, m, project, "x"), "x")
         by = _one_dimensional(checked_outputs(sample, g_q, x_prime, m, project, "x'"), "x'")
@@ -416,13 +378,15 @@ def sequential_set_test(
                     f"sample must return the same kind of output on x and x'; got {bx.dtype} "
                     f"on x and {by.dtype} on x'"
                 )
-            xs, ys = bx, by
+            past.add(bx, by)
             path.append((end, 0.0))
             start = end
             continue
-        paths, bets = _advance(logk, xs[None], ys[None], bx[None], by[None], eps, delta, discrete)
+        if start in plans:
+            bets = plan_bets(*(_past(a[None]) for a in past.arrays()), eps, delta, discrete, SCALES)
+        paths = _advance(logk, bets, bx[None], by[None])
         hedged = _hedged(paths)[0]
-        xs, ys = np.concatenate([xs, bx]), np.concatenate([ys, by])
+        past.add(bx, by)
         crossed = np.flatnonzero(hedged >= level)
         if crossed.size:
             i = int(crossed[0])
@@ -434,11 +398,11 @@ def sequential_set_test(
         path.append((end, float(hedged[-1])))
         start = end
     j = int(np.argmax(logk[:, 0]))
-    strategy = _describe(bets[j], j, SCALES[j]) if bets else {"strategy": None}
+    strategy = describe(bets[j], j, SCALES[j]) if bets else {"strategy": None}
     return BettingResult(
         refuted=refuted,
         n=n,
-        drawn=int(xs.size),
+        drawn=past.size,
         alpha=alpha,
         claim=claim,
         e_value=float(np.exp(_hedged(logk)[0])),

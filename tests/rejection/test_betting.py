@@ -228,3 +228,28 @@ def test_watching_only_batch_ends_stops_no_earlier():
     assert np.all((ends == 0) | (every > 0) & (ends >= every))
     assert np.all(np.isin(ends[ends > 0], batch_ends(2000, 1024)))
     assert np.count_nonzero(every) >= np.count_nonzero(ends) > 20
+
+
+def test_plans_every_batch_below_the_cap_then_as_the_past_grows_by_an_eighth(monkeypatch):
+    """Issue 52: the bets are planned at every batch while batches grow by 1/8, then when the
+    pairs have grown by 1/8 since the last plan, on at most PLAN_MAX past pairs (patched small
+    here); the black-box test and the vectorized one follow the same plans on the same draws."""
+    from rdpjax.rejection import betting
+
+    ends = batch_ends(3000, 64)
+    plans = sorted(betting.plans_at(ends))
+    starts = [s for s in [0, *ends[:-1]] if s >= 2]
+    assert [s for s in starts if s <= 512] == [s for s in plans if s <= 512]
+    later = [s for s in plans if s > 512]
+    assert all(b >= a + a / 8 for a, b in zip(plans[:-1], plans[1:], strict=True) if a >= 512)
+    assert len(later) < len([s for s in starts if s > 512]) / 2
+    monkeypatch.setattr(betting, "PLAN_MAX", 256)
+    key = jax.random.key(5)
+    result = sequential_set_test(key, _noisy_sum, [1.0], [0.0], gdp(1.0), max_n=3000, batch=64)
+    assert not result.refuted and result.n == result.drawn == 3000
+    _, g_p, g_q = generators(key)
+    sizes = np.diff([0, *ends])
+    xs = np.concatenate([_noisy_sum(g_p, [1.0], int(m)) for m in sizes])
+    ys = np.concatenate([_noisy_sum(g_q, [0.0], int(m)) for m in sizes])
+    out = log_wealth_paths(key, xs[None], ys[None], gdp(1.0), batch=64)
+    np.testing.assert_allclose(np.log(result.e_value), out["log_wealth"][0], rtol=1e-12)
