@@ -75,6 +75,7 @@ def main(argv=None):
         x, xp = DATABASES[name]
         test_time(sample, x, xp, 1_000, "new")  # warm-up: compilation, imports
         for n in args.sizes:
+            draw_alone(sample, x, xp, n)  # warm-up: a JAX sampler compiles each batch size once
             row = {
                 "sampler": name,
                 "max_n": n,
