@@ -150,9 +150,12 @@ def pilot_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     n = x.shape[0]
     stride = _pilot_stride(n)
-    keep = np.ones(n, bool)
-    keep[::stride] = False
-    return x[::stride], x[keep]
+    whole = n // stride * stride  # rows in whole blocks of `stride`; row `whole` is a pilot row
+    blocks = x[:whole].reshape(n // stride, stride, *x.shape[1:])[:, 1:]
+    rest = blocks.reshape(-1, *x.shape[1:])  # one copy, in the rows' order (no boolean mask)
+    if whole + 1 < n:
+        rest = np.concatenate([rest, x[whole + 1 :]])
+    return x[::stride], rest
 
 
 class QuantileMap:

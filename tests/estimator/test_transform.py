@@ -206,3 +206,17 @@ def test_bandwidth_in_the_maps_units_follows_the_tapered_rule(n):
     taper = min(1.0, max(0.25, (m / 1000) ** -0.35))
     ratio = float(mapped.bandwidth[0] / plain.bandwidth[0])
     assert ratio == pytest.approx((m / 1000) ** (-1 / 12) * taper, rel=1e-9)
+
+
+@pytest.mark.parametrize("n", [10, 17, 1001, 4097, 65537])
+def test_pilot_split_is_every_stride_th_row_and_the_rest_in_order(n):
+    """The pilot rows and the rest, as a boolean mask over the rows would give them."""
+    from rdpjax.estimator.transform import _pilot_stride
+
+    x = np.random.default_rng(n).normal(size=(n, 2))
+    keep = np.ones(n, bool)
+    keep[:: _pilot_stride(n)] = False
+    pilot, rest = pilot_split(x)
+    np.testing.assert_array_equal(pilot, x[~keep])
+    np.testing.assert_array_equal(rest, x[keep])
+    np.testing.assert_array_equal(pilot_split(x[:, 0])[1], x[keep, 0])
