@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import jax
@@ -51,6 +51,7 @@ __all__ = [
     "BoundPlan",
     "plan_bound",
     "lower_bound",
+    "trim_programs",
 ]
 
 
@@ -168,6 +169,22 @@ def _keep_program_budget(key: tuple[Any, ...]) -> None:
             fn.clear_cache()  # pyright: ignore[reportFunctionMemberAccess]
         _seen_programs.clear()
     _seen_programs.add(key)
+
+
+def trim_programs(programs: Sequence[Callable[..., Any]], budget: int = PROGRAM_BUDGET) -> None:
+    """Drop the compiled programs of these jitted functions once one of them holds ``budget``.
+
+    For loops whose shapes change every call (a stream's grid and Poisson sizes): compiled
+    programs are never freed otherwise, and some thousand of them exhaust the process's memory
+    maps (LLVM's "Cannot allocate memory", seen after about 1,100 streamed audits in one
+    process). Functions without jax's ``_cache_size`` are left alone.
+    """
+    sizes = [fn._cache_size() for fn in programs if callable(getattr(fn, "_cache_size", None))]  # pyright: ignore[reportFunctionMemberAccess]
+    if sizes and max(sizes) >= budget:
+        for fn in programs:
+            clear = getattr(fn, "clear_cache", None)
+            if callable(clear):
+                clear()
 
 
 @typed_jit(static_argnames=("mesh",))

@@ -15,15 +15,28 @@ from collections.abc import Sequence
 import numpy as np
 
 from rdpjax._precision import float64
+from rdpjax.estimator.api import bound_program, trim_programs
 from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.inputs import check_grid_size, plan_options
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.plan import Bound
+from rdpjax.stream.batches import batch_counts, bin_batch
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.plan import bound_from_counts, check_sizes, fix_settings, streamable
+from rdpjax.stream.plan import (
+    _grid,
+    _pilot_settings,
+    bound_from_counts,
+    check_sizes,
+    fix_settings,
+    streamable,
+)
+from rdpjax.stream.scan import _stream_side
 from rdpjax.stream.sources import Source, Tally
 
-__all__ = ["bound_of_source", "check_bound_options", "tally_bound"]
+__all__ = ["STREAM_PROGRAMS", "bound_of_source", "check_bound_options", "tally_bound"]
+
+STREAM_PROGRAMS = (bin_batch, batch_counts, _stream_side, _pilot_settings, _grid, bound_program)
+"""The jitted functions a streamed bound compiles for its grid and sizes (trimmed together)."""
 
 
 def bound_of_source(
@@ -101,6 +114,8 @@ def tally_bound(
     edges) are given, on the rejection sets' cells (:meth:`Source.tally`). Runs inside
     ``rdpjax.float64()``; ``options`` already :func:`~rdpjax.stream.plan.streamable`.
     """
+    # Each new grid or size compiles new programs: keep their number bounded.
+    trim_programs(STREAM_PROGRAMS)
     fixed = fix_settings(
         source.pilot,
         lam,

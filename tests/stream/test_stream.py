@@ -452,3 +452,16 @@ def _fixed_from(pilot):
         both_directions=False, options=rdpjax.BoundOptions(transform=None),
         stream=StreamOptions(),
     )  # fmt: skip
+
+
+def test_trim_programs_drops_the_compiled_programs_past_the_budget():
+    """A stream compiles programs for every grid and size; past the budget they are dropped."""
+    from rdpjax.estimator.api import trim_programs
+
+    double = jax.jit(lambda v: 2 * v)
+    for size in (1, 2, 3):
+        double(jnp.zeros(size))
+    trim_programs((double,), budget=4)
+    assert double._cache_size() == 3
+    trim_programs((double,), budget=3)
+    assert double._cache_size() == 0
