@@ -52,8 +52,8 @@ def bin_batch(acc, outside, x, low, spacing, *, layout: Layout):
     grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
     def step(carry, chunk):
-        if layout.discrete:
-            return count_chunk(*carry, chunk, clamp=True)
+        if layout.discrete:  # code c in cell c − low (plan.discrete_fixed)
+            return count_chunk(*carry, chunk - low[0].astype(chunk.dtype), clamp=True)
         return bin_chunk(*carry, chunk, grid, interior=layout.interior)
 
     return scan_chunks(step, (acc, outside), x, BIN_CHUNK)

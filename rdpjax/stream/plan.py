@@ -116,18 +116,18 @@ class Fixed:
     beta: jnp.ndarray
 
 
-def discrete_fixed(common: dict, size: int, floor, beta) -> Fixed:
-    """The :class:`Fixed` of relative frequencies on the codes ``[0, size)``.
+def discrete_fixed(common: dict, size: int, floor, beta, low: int = 0) -> Fixed:
+    """The :class:`Fixed` of relative frequencies on the codes ``[low, low + size)``.
 
     ``common`` are :func:`rdpjax.estimator.inputs.plan_options`' keywords, ``floor`` and
-    ``beta`` resolved.
+    ``beta`` resolved; a code c is counted in cell ``c − low`` (``low`` is ``Fixed.low``).
     """
     plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
     return Fixed(
         plan=plan,
         layout=Layout(discrete=True, shape=(size,)),
         grid=None,
-        low=np.zeros(1),
+        low=np.full(1, low, np.int64),
         spacing=np.ones(1),
         bandwidth=jnp.zeros(1, jnp.float64),
         floor=jnp.asarray(floor, jnp.float64),
@@ -178,16 +178,18 @@ def fix_settings(
     if discrete:
         if bandwidth is not None:
             raise ValueError("bandwidth applies to continuous data only.")
+        low = 0
         if support_size is None:
+            # The pilot's codes; negative integers (a noisy count) are counted from the pilot's
+            # least, a fixed shift (codes below it are clamped onto it, as above its largest).
             codes = np.concatenate(draw_pilot())
-            if codes.min() < 0:
-                raise ValueError("discrete samplers must return codes ≥ 0.")
-            size = int(codes.max()) + 1
+            low = min(int(codes.min()), 0)
+            size = int(codes.max()) - low + 1
         else:
             size = check_int(support_size, "support_size", 1)
         floor_, beta_ = discrete_settings(min(n_p, n_q), common["floor"], common["beta"], defaults)
         # Clamped under "raise" too (it raises on any clamped draw): one compiled stream.
-        return discrete_fixed(common, size, floor_, beta_)
+        return discrete_fixed(common, size, floor_, beta_, low=low)
     if d > 3:
         raise ValueError(f"continuous outputs must have dimension d ≤ 3; got d = {d}.")
     bandwidth = check_bandwidth(bandwidth, d)

@@ -61,10 +61,9 @@ def _stream_side(
             tally = count_chunk(tally, jnp.zeros(()), codes, valid=valid, method=method)[0]
         if layout is None:
             return acc, outside, tally
-        if layout.discrete:
-            acc, outside = count_chunk(
-                acc, outside, x.reshape(-1), valid=valid, clamp=True, method=method
-            )
+        if layout.discrete:  # code c in cell c − low (plan.discrete_fixed)
+            codes = x.reshape(-1) - jnp.asarray(grid.low)[0].astype(x.dtype)
+            acc, outside = count_chunk(acc, outside, codes, valid=valid, clamp=True, method=method)
             return acc, outside, tally
         x = x.reshape(x.shape[0], -1)
         box = layout.interior

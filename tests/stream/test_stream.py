@@ -465,3 +465,23 @@ def test_trim_programs_drops_the_compiled_programs_past_the_budget():
     assert double._cache_size() == 3
     trim_programs((double,), budget=3)
     assert double._cache_size() == 0
+
+
+def test_negative_integer_codes_stream_from_the_pilots_least():
+    """Integers below 0 (a noisy count) are counted from the pilot's least code, a fixed shift:
+    the streamed bound equals lower_bound on the same codes (its pilot saw all six values)."""
+    key, n = jax.random.key(6), 6_000
+
+    def codes_p(k, m):
+        return jax.random.randint(k, (m,), -3, 3)
+
+    def codes_q(k, m):
+        return jax.random.randint(k, (m,), -3, 2)  # no 2: its frequency is floored
+
+    b = streamed_bound(key, codes_p, codes_q, [2.0, 5.0], n=n, chunk=2_000, second_order=False)
+    p, q = streamed_samples(key, codes_p, codes_q, n=n, chunk=2_000)
+    assert np.asarray(p).min() == -3
+    ref = rdpjax.lower_bound(np.asarray(p), np.asarray(q), [2.0, 5.0], discrete=True,
+                             second_order=False)  # fmt: skip
+    assert b.grid_shape == (6,)
+    _assert_same_bound(b, ref, rtol=1e-12)
