@@ -9,18 +9,25 @@ import numpy as np
 import pytest
 
 import rdpjax
-from rdpjax.claims import approx_dp, gdp, zcdp
+from rdpjax.claims import approx_dp, from_dp_accounting, gdp, pure_dp, rdp, zcdp
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
 
-def _audit(claim):
+def _audit(claim, **fields):
     """σ = 1 on a sum of sensitivity 1: exactly 1-GDP (ε(δ = 1e-5) = 4.38, ε(2) = 1)."""
+    fields.setdefault("n", 20_000)
     return rdpjax.audit(
         lambda rng, db, m: np.sum(db) + rng.normal(0.0, 1.0, size=m),
-        [1.0], [0.0], key=jax.random.key(1), n=20_000, claim=claim, progress=False,
+        [1.0], [0.0], key=jax.random.key(1), claim=claim, progress=False, **fields,
     )  # fmt: skip
+
+
+def _gaussian_event(sigma):
+    import dp_accounting
+
+    return from_dp_accounting(dp_accounting.GaussianDpEvent(sigma))
 
 
 @pytest.fixture(scope="module")
@@ -44,12 +51,30 @@ def reports():
     }
 
 
+# Issue 52: a test per claim kind and route (the Gaussian is ε(λ) = λ/2, so ε-DP fails at any ε;
+# the dp_accounting event of σ = 2 claims λ/8).
+KINDS = {
+    "false ε-DP": (pure_dp(0.5), {}, True),
+    "false RDP table": (rdp({2.0: 0.2, 4.0: 0.4}), {}, True),
+    "true RDP table": (rdp({2.0: 1.5, 4.0: 2.5}), {}, False),
+    "false dp_accounting": (_gaussian_event(2.0), {}, True),
+    "false (ε, δ) streamed": (approx_dp(1.0, 1e-5), {"memory_budget": 0}, True),
+    "false GDP by betting": (gdp(0.5), {"sequential": True, "max_n": 20_000, "n": None}, True),
+    "false zCDP by looks": (zcdp(0.2), {"sequential": True, "max_n": 20_000, "n": None}, True),
+}
+
+
 @pytest.mark.parametrize(
     ("name", "refuted"),
-    [("false (ε, δ)", True), ("true (ε, δ)", False), ("false zCDP", True), ("true GDP", False)],
+    [("false (ε, δ)", True), ("true (ε, δ)", False), ("false zCDP", True), ("true GDP", False)]
+    + [(name, refuted) for name, (_, _, refuted) in KINDS.items()],
 )
 def test_one_verdict_that_every_attribute_agrees_with(reports, name, refuted):
-    r = reports[name]
+    if name in KINDS:
+        claim, fields, _ = KINDS[name]
+        r = _audit(claim, **fields)
+    else:
+        r = reports[name]
     text = str(r)
     verdicts = [ln for ln in text.splitlines() if ln.startswith(("REFUTED", "not refuted"))]
     assert verdicts == [text.splitlines()[-1]]  # once, last
@@ -58,8 +83,10 @@ def test_one_verdict_that_every_attribute_agrees_with(reports, name, refuted):
     record = r.to_dict()
     assert record["refuted"] is refuted and record["verdict"] == verdicts[0]
     assert len(record["refuted_at"]) == len(record["lam"])
-    if r.sets is not None:  # the family that decided it, and its level
+    if r.sets is not None and r.bound is not None:  # the family that decided it, its level
         assert "rejection sets" in verdicts[0] and "α/2 = 0.025" in verdicts[0]
+    elif r.sets is not None:  # a betting audit: the whole α
+        assert "betting e-value" in verdicts[0] and "1/α = 20" in verdicts[0]
 
 
 def test_the_certified_number_of_the_claims_kind_is_in_the_verdict(reports):
