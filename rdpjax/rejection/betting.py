@@ -54,13 +54,14 @@ of the aGRAPA fraction; each picks its set, direction and ε as in
 **Cost.** Batches of 2, 2, …, then ⌈n/8⌉ pairs after n, at most ``batch``; each batch costs
 O(b log b) (its random order and multipliers). The bets are planned again (:func:`plans_at`)
 at the start of every batch while the batches grow by 1/8, then whenever the pairs seen have
-grown by 1/8 since the last plan, about ``8·log(max_n / 16)`` plans in all, each on at most
-:data:`PLAN_MAX` past pairs a side (every ``⌈n / PLAN_MAX⌉``-th pair of the past, which is in a
-random order: a random subsample). A plan is any function of the past, so both keep the test
-valid; they made it O(n log n) where it was O(n² / batch) (issue 52: 5.6 s → 0.9 s at
-``max_n = 10⁵``, ``benchmarks/performance/betting_speed.py``). Runs that stop before 8,192
-pairs (``batch`` = 1024) bet exactly as before. Outputs must be one-dimensional (``project=``
-maps vectors to one number first).
+grown by 1/8 since the last plan: about ``8·log(max_n / 16)`` plans, each O(n log n) on every
+past pair, O(n log n) in all (a plan is any function of the past, so when it is made does not
+touch validity). Before issue 52 a ``batch`` cap (1,024 by default here) re-planned at every
+batch, O(n² / batch): 5.6 s for a true claim at ``max_n = 10⁵``
+(``benchmarks/performance/betting_speed.py``). :func:`rdpjax.audit` bets with batches of up to
+10⁶, where the two rules are the same. Runs that stop before 8,192 pairs (``batch`` = 1024) bet
+exactly as before. Outputs must be one-dimensional (``project=`` maps vectors to one number
+first).
 """
 
 from __future__ import annotations
@@ -93,9 +94,6 @@ SCALES = (0.75, 0.375)
 """The hedged strategies: the fraction of the aGRAPA bet each one stakes."""
 FIRST = 2
 """Pairs drawn before the first bet (nothing is known before them)."""
-PLAN_MAX = 2**16
-"""Past pairs a plan looks at, at most: beyond, every ``⌈n / PLAN_MAX⌉``-th (module docstring,
-"Cost")."""
 ORDER_TAG = 0x0D3E
 """Folded into the test's key for the generator of the within-batch permutations."""
 
@@ -137,11 +135,6 @@ def plans_at(ends: list[int]) -> set[int]:
             out.add(start)
             last = start
     return out
-
-
-def _past(a: np.ndarray) -> np.ndarray:
-    """The past pairs a plan looks at: all of ``(R, n)``, or every ``⌈n / PLAN_MAX⌉``-th."""
-    return a if a.shape[1] <= PLAN_MAX else a[:, :: -(-a.shape[1] // PLAN_MAX)]
 
 
 def _advance(logk: np.ndarray, bets: list[Bets], bx: np.ndarray, by: np.ndarray) -> np.ndarray:
@@ -216,7 +209,7 @@ def log_wealth_paths(
     for end in ends:
         live = np.flatnonzero(stop == 0)
         if start in plans and live.size:
-            past = _past(xs[live, :start]), _past(ys[live, :start])
+            past = xs[live, :start], ys[live, :start]
             bets, planned = plan_bets(*past, eps, delta, discrete, SCALES), live
         if start > 0 and live.size:
             new = xs[live, start:end], ys[live, start:end]
@@ -383,7 +376,7 @@ def sequential_set_test(
             start = end
             continue
         if start in plans:
-            bets = plan_bets(*(_past(a[None]) for a in past.arrays()), eps, delta, discrete, SCALES)
+            bets = plan_bets(*(a[None] for a in past.arrays()), eps, delta, discrete, SCALES)
         paths = _advance(logk, bets, bx[None], by[None])
         hedged = _hedged(paths)[0]
         past.add(bx, by)
