@@ -19,7 +19,9 @@ How the bounds are put together, and why each is valid at 1 − α:
 4. ``refuted``: for ε-DP and (ε, δ)-DP claims, the tests of step 2 at the claim's own (ε, δ),
    or an ``epsilon`` (computed at the claim's δ) above the claimed ε; for μ-GDP, the test of
    step 3 at the claim's μ, or ``mu`` above it; for other claims (zCDP, RDP, dp_accounting), the
-   f-DP test with the curve :func:`rdpjax.canaries.tradeoffs.claim_curve` at α/G per pair.
+   f-DP test with the curve :func:`rdpjax.canaries.tradeoffs.claim_curve` at α/G per pair (a
+   dp_accounting event's curve read from its privacy loss distribution where dp_accounting's
+   PLD accountant supports the event, else from its RDP curve).
 
 Each of ``epsilon``, ``mu``, ``refuted`` is valid at 1 − α on its own (not jointly).
 Cost: O(m log m) for the sort, then a few vectorized passes over G × 24 hypotheses; well under a
