@@ -1,6 +1,6 @@
 """One-run canary audits: validity of rdpjax.canaries, and power beside jax_privacy's auditor.
 
-    PYTHONPATH=. python benchmarks/calibration/canaries.py --part power|validity \
+    PYTHONPATH=. python benchmarks/calibration/canaries.py --part power|validity|pld \
         [--m 1000 10000] [--eps 2 4 8] [--reps R]
 
 (``PYTHONPATH=.``: the checkout's rdpjax.) Merges its cells into
@@ -17,8 +17,14 @@ table. The idealized one-run Gaussian: m canaries, inclusion bits b_i ~ Bernoull
 * **validity** (R = 200 by default), α = 0.05, with exact 95% intervals on each rate:
   null canaries (one law for in and out: ε = 0 and μ = 0 expected, the claim ``pure_dp(0)`` is
   true); the Gaussian above with the true claims ``approx_dp(ε, 1e-5)``, ``gdp(μ)``,
-  ``zcdp(μ²/2)`` (a dp_accounting claim goes through the same RDP conversion as zCDP); the
-  Laplace mechanism (score ``b_i + Laplace(1/ε)``, ε-DP) with ``pure_dp(ε)``.
+  ``zcdp(μ²/2)`` (dp_accounting claims: the pld part); the Laplace mechanism (score
+  ``b_i + Laplace(1/ε)``, ε-DP) with ``pure_dp(ε)``.
+* **pld** (R = 200 by default): claims of kind ``dp_accounting`` on the same Gaussian scores,
+  ``from_dp_accounting(GaussianDpEvent(σ'))``: the true one (σ' = σ: the share of
+  replications that keep it) and three too small ones (μ' = 1/σ' = 0.36μ, 0.4μ, 0.44μ, about
+  where the certified μ falls at m = 10³), each refuted through its PLD curve (what
+  ``one_run`` does), through its RDP curve (the same curve as an ``rdp`` claim) and through
+  the exact curve of ``gdp(μ')`` (the reference: a PLD curve can at best equal it).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from scipy import stats
 
 import rdpjax
 from rdpjax.canaries import one_run_bits
-from rdpjax.claims import approx_dp, gdp, pure_dp, zcdp
+from rdpjax.claims import approx_dp, from_dp_accounting, gdp, pure_dp, rdp, zcdp
 
 ALPHA = 0.05
 DELTA = 1e-5
@@ -144,6 +150,41 @@ def validity_cells(eps_list: list[float], m: int, reps: int, null_cell: bool) ->
     return cells
 
 
+PLD_FRACTIONS = (0.36, 0.4, 0.44)
+"""μ'/μ of the too-small dp_accounting claims of the pld part."""
+
+
+def pld_cells(eps_list: list[float], m: int, reps: int) -> list[dict]:
+    """Refutation rates of dp_accounting claims through their PLD, their RDP and exact curves."""
+    cells = []
+    for eps in eps_list:
+        mu = _mu(eps)
+        true_claim = from_dp_accounting(dp_accounting.GaussianDpEvent(1.0 / mu))
+        false = {}
+        for frac in PLD_FRACTIONS:
+            claim = from_dp_accounting(dp_accounting.GaussianDpEvent(1.0 / (frac * mu)))
+            via_rdp = rdp(lambda lam, c=claim: c(lam))  # the same RDP curve, CKS Prop. 12
+            false[frac] = {"pld": claim, "rdp": via_rdp, "exact": gdp(frac * mu)}
+        hits = {"true_kept_pld": 0} | {
+            f"refuted_{frac:g}_{route}": 0 for frac in PLD_FRACTIONS for route in false[frac]
+        }
+        start = time.perf_counter()
+        for r in range(reps):
+            scores, bits = _gaussian([5, m, int(100 * eps), r], m, mu)
+            hits["true_kept_pld"] += not one_run_bits(scores, bits, true_claim, alpha=ALPHA).refuted
+            for frac, routes in false.items():
+                for route, claim in routes.items():
+                    res = one_run_bits(scores, bits, claim, alpha=ALPHA)
+                    hits[f"refuted_{frac:g}_{route}"] += res.refuted
+        cells.append(
+            {"cell": "gaussian", "eps": eps, "mu": mu, "m": m, "fractions": list(PLD_FRACTIONS)}
+            | {k: _rate(v, reps) for k, v in hits.items()}
+            | {"seconds": time.perf_counter() - start}
+        )
+        print(json.dumps(cells[-1], default=float)[:900], flush=True)
+    return cells
+
+
 def _merge(part: str, cells: list[dict], command: str, out: Path) -> dict:
     old = json.loads(out.read_text()) if out.exists() else {}
     keep = [c for c in old.get(part, []) if not any(_same(c, n) for n in cells)]
@@ -202,12 +243,25 @@ def tables(result: dict) -> str:
             f"| {c['jax_epsilon_one_run_fdp']:.2f} | {c['ratio_gaussian']:.2f}× "
             f"| {c['ours_mu']:.2f} ({c['mu']:.2f}) |"
         )
+    lines += [
+        "",
+        "| true ε | m | true claim kept (PLD) | μ'/μ | refuted: PLD | RDP | exact G_μ' |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in sorted(result.get("pld", []), key=lambda c: (c["m"], c["eps"])):
+        for frac in c["fractions"]:
+            rates = [c[f"refuted_{frac:g}_{route}"]["rate"] for route in ("pld", "rdp", "exact")]
+            lines.append(
+                f"| {c['eps']:g} | {c['m']:,} | {c['true_kept_pld']['rate']:.3f} | {frac:g} | "
+                + " | ".join(f"{x:.3f}" for x in rates)
+                + " |"
+            )
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["power", "validity", "tables"], required=True)
+    parser.add_argument("--part", choices=["power", "validity", "pld", "tables"], required=True)
     parser.add_argument("--m", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--eps", type=float, nargs="+", default=[2.0, 4.0, 8.0])
     parser.add_argument("--reps", type=int, default=None)
@@ -236,6 +290,8 @@ def main(argv=None) -> int:
                     f"{c['jax_epsilon_one_run_fdp']:.3f}); μ {c['ours_mu']:.3f} of {c['mu']:.3f}",
                     flush=True,
                 )
+        elif args.part == "pld":
+            cells += pld_cells(args.eps, m, reps)
         else:
             cells += validity_cells(args.eps, m, reps, not args.no_null)
     _merge(args.part, cells, command, args.out)

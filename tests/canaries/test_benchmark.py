@@ -90,3 +90,27 @@ def test_train_runs_equals_train():
         direct = bench.train(phi, y, u, 3.0, 15, 0.5, key)
         np.testing.assert_allclose(theta, direct, atol=1e-5 * np.abs(direct).max())
     assert not np.allclose(runs[0], runs[1])  # different keys, different runs
+
+
+def test_mislabelled_canaries_run_once_and_stay_below_the_accountant(tmp_path):
+    """The black-box mode, small (m = 150 mislabelled held-out images, 10 steps, one run):
+    the scores are the negative losses on the wrong labels (scipy's log-softmax), the bounds
+    stay below the accountant and the true μ (fixed key), and the claim stands."""
+    pytest.importorskip("sklearn")
+    from scipy.special import log_softmax
+
+    bench = _dpsgd()
+    rng = np.random.default_rng(0)
+    theta, phi = rng.normal(size=(2, 7, 10)), rng.normal(size=(5, 7))
+    labels = rng.integers(0, 10, 5)
+    want = -np.stack([log_softmax(phi @ t, axis=1)[np.arange(5), labels] for t in theta])
+    np.testing.assert_allclose(bench._losses(theta, phi, labels), want, rtol=1e-12)
+    out = tmp_path / "black.json"
+    argv = ["--canaries", "mislabelled", "--m", "150", "--steps", "10", "--width", "256"]
+    assert bench.main([*argv, "--epsilon", "8", "--runs", "0", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["canaries"] == "mislabelled" and result["m"] == 150
+    one = result["one_run"]
+    assert one["epsilon"] < result["epsilon_accountant"] and one["mu"] < result["mu_true"]
+    assert not one["refuted"] and not result["approx_dp_refuted"] and "many_run" not in result
+    assert one["n_in"] + one["n_out"] == 150 and result["test_accuracy"] > 0.5

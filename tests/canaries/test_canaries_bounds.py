@@ -6,13 +6,15 @@ test's rejection probability is computed exactly), scipy's normal law (the Gauss
 curve), rdpjax.claims.tradeoff (the (ε, δ) curve), and a brute-force count of the guesses.
 """
 
+import dp_accounting
 import numpy as np
 import pytest
 from scipy import stats
 
 from rdpjax.canaries import claim_curve, fdp, guess_grid, steinke
 from rdpjax.canaries.guesses import correct_guesses
-from rdpjax.claims import approx_dp, gdp, pure_dp, rdp, tradeoff, zcdp
+from rdpjax.canaries.tradeoffs import pld_conversion
+from rdpjax.claims import approx_dp, from_dp_accounting, gdp, pure_dp, rdp, tradeoff, zcdp
 
 
 def _thm52(m, r, v, eps, delta):
@@ -142,3 +144,54 @@ def test_grid_depends_on_m_and_alpha_only_and_drops_hopeless_pairs():
     assert np.all(grid.sum(axis=1) <= 1000)
     with pytest.raises(ValueError, match="fractions"):
         guess_grid(100, (0.0, 0.5))
+
+
+def _rdp_route(claim):
+    """The same claim's RDP curve as an rdp claim: claim_curve then takes the RDP route."""
+    return claim_curve(rdp(lambda lam: claim(lam)))
+
+
+@pytest.mark.parametrize("sigma, steps", [(1.0, 1), (10.8, 100)])
+def test_pld_curve_lies_between_the_rdp_curve_and_the_exact_gaussian(sigma, steps):
+    """T Gaussian steps of noise σ are exactly μ-GDP with μ = √T/σ, whose trade-off is G_μ
+    (scipy). The PLD curve must stay below G_μ (valid), above the RDP route's curve of the same
+    event (tighter, up to the 10⁻¹⁰ rounding slack), and close to G_μ (the grid's loss)."""
+    event = dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(sigma), steps)
+    claim = from_dp_accounting(event)
+    a = np.concatenate([[0.0], np.geomspace(1e-12, 1.0, 300)])
+    exact = stats.norm.cdf(stats.norm.isf(a) - np.sqrt(steps) / sigma)
+    f_pld, f_rdp = claim_curve(claim)(a), _rdp_route(claim)(a)
+    assert np.all(f_pld <= exact + 1e-12)
+    assert np.all(f_pld >= f_rdp - 2e-10)
+    assert np.max(exact - f_pld) < 1e-4 and np.max(f_pld - f_rdp) > 0.1
+
+
+def test_pld_curve_is_valid_for_the_subsampled_gaussian_both_ways():
+    """One Poisson-subsampled Gaussian step (q = 0.2, σ = 1, add or remove): P = N(0, 1),
+    Q = (1 − q) N(0, 1) + q N(1, 1). The likelihood ratio is monotone in x, so thresholds
+    trace T(P, Q) and T(Q, P) exactly (Neyman–Pearson, from scipy); the PLD curve must lie below
+    both, and above the RDP route."""
+    q = 0.2
+    claim = from_dp_accounting(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(1.0))
+    )
+    t = np.linspace(-9.0, 10.0, 2001)
+    up_p, up_q = stats.norm.sf(t), (1 - q) * stats.norm.sf(t) + q * stats.norm.sf(t - 1)
+    curve = claim_curve(claim)
+    assert np.all(curve(up_p) <= 1 - up_q + 1e-12)  # T(P, Q): reject P above t
+    assert np.all(curve(1 - up_q) <= up_p + 1e-12)  # T(Q, P): reject Q below t
+    a = np.linspace(0.0, 1.0, 201)
+    assert np.all(curve(a) >= _rdp_route(claim)(a) - 2e-10)
+
+
+def test_pld_route_falls_back_to_rdp_and_reads_non_private_events():
+    """An event the PLD accountant does not support (ρ-zCDP) takes the RDP route, the curve of
+    the zcdp claim; a non-private event claims nothing (δ = 1 at every ε)."""
+    claim = from_dp_accounting(dp_accounting.ZCDpEvent(0.5))
+    assert pld_conversion(claim) is None
+    a = np.linspace(0.0, 1.0, 51)
+    np.testing.assert_allclose(claim_curve(claim)(a), claim_curve(zcdp(0.5))(a), atol=1e-12)
+    eps, deltas = pld_conversion(from_dp_accounting(dp_accounting.NonPrivateDpEvent()))
+    assert np.all(deltas == 1.0)
+    with pytest.raises(ValueError, match="dp_accounting"):
+        pld_conversion(gdp(1.0))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rdpjax.canaries import OneRunResult, one_run, one_run_bits
-from rdpjax.claims import approx_dp, gdp, pure_dp, zcdp
+from rdpjax.claims import approx_dp, from_dp_accounting, gdp, pure_dp, rdp, zcdp
 
 KEYS = range(20)
 ALLOWED_MISSES = 4  # P(Binomial(20, 0.05) ≥ 5) = 0.016
@@ -128,3 +128,21 @@ def test_bad_in_out_and_options_name_the_argument():
         one_run([1.0], [0.0], delta=1.0)
     with pytest.raises(ValueError, match="claim"):
         one_run([1.0], [0.0], 2.0)
+
+
+def test_a_too_small_dp_accounting_claim_is_refuted_more_often_through_its_pld():
+    """Scores N(2b, 1) (2-GDP) against dp_accounting's Gaussian event of μ = 0.8: a false claim.
+    Its PLD curve lies between the RDP route's curve and the exact G_0.8, and the f-DP test
+    rejects more the larger the curve, so on every key: refuted through RDP ⟹ through the PLD
+    ⟹ through gdp(0.8) (the exact curve). The PLD route must also refute on more keys than the
+    RDP route (on these keys: 12 of 12 against 10 of 12 when written)."""
+    event = dp_accounting.GaussianDpEvent(1.0 / 0.8)
+    claim = from_dp_accounting(event)
+    via_rdp = rdp(lambda lam: claim(lam))  # the same RDP curve, read through CKS Prop. 12
+    counts = np.zeros(3, int)
+    for key in range(12):
+        scores, bits = _gaussian_canaries(key, 1000, 2.0)
+        refuted = [one_run_bits(scores, bits, c).refuted for c in (via_rdp, claim, gdp(0.8))]
+        assert refuted == sorted(refuted), (key, refuted)  # False before True: nested
+        counts += refuted
+    assert counts[1] > counts[0], counts
