@@ -82,24 +82,38 @@ def betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options) -> A
 
     Anytime-valid (:mod:`rdpjax.rejection.betting`): the claim is refuted at the first batch
     whose e-value reaches 1/α, and a true claim is ever refuted with probability ≤ α. The
-    whole α goes to the betting test; no Rényi bounds are computed.
+    whole α goes to the betting test; no Rényi bounds are computed. With
+    ``options.checkpoint`` the test's state is kept there
+    (:mod:`rdpjax.auditing.sequential.betting_file`) and ``options.resume`` continues it.
     """
     from rdpjax.rejection.betting import sequential_set_test
 
-    if options.schedule is not None or options.resume:
+    if options.schedule is not None:
         raise ValueError(
-            f"{claim} is tested sequentially by betting, which has no schedule and cannot be "
-            "resumed; pass test='renyi' for Rényi looks (GDP claims)."
+            f"{claim} is tested sequentially by betting, which has no schedule of looks; pass "
+            "test='renyi' for Rényi looks (GDP claims)."
         )
-    notes = ()
-    if options.checkpoint is not None:
-        notes = ("a betting audit keeps no checkpoint: its draws are not saved",)
+    if options.resume and options.checkpoint is None:
+        raise ValueError("resume=True needs the checkpoint folder to resume from.")
     sample = mechanism if not isinstance(mechanism, Mechanism) else numpy_sampler(mechanism)
     project = options.project  # a function: rdpjax.audit learns a "learn" score before this
+    checkpoint = None
+    if options.checkpoint is not None:
+        from rdpjax.auditing.sequential.betting_file import BettingFile
+
+        fingerprint = {
+            "mechanism": mechanism_name(mechanism), "x": np.asarray(x).tolist(),
+            "x_prime": np.asarray(x_prime).tolist(), "claim": claim.to_dict(),
+            "key": np.asarray(jax.random.key_data(key)).ravel().tolist(), "alpha": float(alpha),
+            "max_n": int(max_n), "batch": int(options.stream.batch_size),
+            "project": None if project is None else getattr(project, "__name__", str(project)),
+        }  # fmt: skip
+        checkpoint = BettingFile(options.checkpoint, fingerprint, bool(options.resume))
     result = sequential_set_test(
         key, sample, x, x_prime, claim, alpha=alpha, max_n=max_n,
-        batch=options.stream.batch_size, project=project,
+        batch=options.stream.batch_size, project=project, checkpoint=checkpoint,
     )  # fmt: skip
+    notes = ()
     empty = np.zeros(0)
     settings = {"alpha": float(alpha), "test": "betting", "max_n": max_n}
     function = user_function(mechanism)

@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import jax
 import numpy as np
@@ -81,6 +81,8 @@ from rdpjax.stream.batches import checked_outputs, generators
 from rdpjax.stream.plan import as_key
 
 __all__ = [
+    "BettingState",
+    "Checkpoint",
     "ORDER_TAG",
     "SCALES",
     "BettingResult",
@@ -233,35 +235,74 @@ def log_wealth_paths(
     return {"stop": stop, "log_wealth": final, "winner": winner}
 
 
-class _Past:
-    """Both sides' past outputs in buffers that double when full (O(n) copying in all)."""
+@dataclasses.dataclass
+class BettingState:
+    """What :func:`sequential_set_test` has seen and decided: what a checkpoint keeps.
 
-    def __init__(self) -> None:
-        self.size = 0
-        self.x = self.y = np.empty(0)
+    Attributes:
+        logk: ``(J, 1)`` log wealth of each strategy (:data:`SCALES`).
+        x, y: buffers of both sides' past outputs (the first :attr:`size` are drawn), in the
+            random order they were bet on; they double when full (O(n) copying in all).
+        size: outputs drawn per side.
+        start: pairs seen at the end of the last complete batch.
+        n: pairs used (at the refutation, or :attr:`start`).
+        path: ``(pairs, log wealth)`` at the end of each batch (and at the stop).
+        rng: the numpy bit-generator states of x's, x''s and the orders' Generators after the
+            last complete batch, so that a resumed test continues as an uninterrupted one.
+        discrete: integer codes (sets of codes) or real outputs.
+        refuted: the hedged wealth reached ``1/alpha``.
+        planned: the pairs the bets in force were planned from (0: none yet).
+    """
 
-    def add(self, bx: np.ndarray, by: np.ndarray) -> None:
-        if self.size == 0:
-            self.x, self.y = np.empty(2 * bx.size, bx.dtype), np.empty(2 * by.size, by.dtype)
+    logk: np.ndarray
+    x: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))
+    y: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))
+    size: int = 0
+    start: int = 0
+    n: int = 0
+    path: list = dataclasses.field(default_factory=list)
+    rng: list = dataclasses.field(default_factory=list)
+    discrete: bool = False
+    refuted: bool = False
+    planned: int = 0
+
+    def add(self, bx: np.ndarray, by: np.ndarray, n: int, log_wealth: float) -> None:
+        """A batch drawn and bet on up to pair ``n`` (its end, or the refuting pair)."""
         end = self.size + bx.size
-        if end > self.x.size:
+        if end > self.x.size or self.size == 0:
             grow = max(end, 2 * self.x.size)
-            self.x = np.concatenate([self.x[: self.size], np.empty(grow - self.size, bx.dtype)])
-            self.y = np.concatenate([self.y[: self.size], np.empty(grow - self.size, by.dtype)])
+            self.x = np.concatenate([self.x[: self.size].astype(bx.dtype),
+                                     np.empty(grow - self.size, bx.dtype)])  # fmt: skip
+            self.y = np.concatenate([self.y[: self.size].astype(by.dtype),
+                                     np.empty(grow - self.size, by.dtype)])  # fmt: skip
         self.x[self.size : end], self.y[self.size : end] = bx, by
-        self.size = end
+        self.size = self.start = end
+        self.n = n
+        self.path.append((n, log_wealth))
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Both sides' past outputs."""
         return self.x[: self.size], self.y[: self.size]
+
+
+class Checkpoint(Protocol):
+    """Where :func:`sequential_set_test` keeps its :class:`BettingState` between batches."""
+
+    def load(self) -> BettingState | None:
+        """The state to resume from, or ``None`` to start afresh."""
+        ...
+
+    def save(self, state: BettingState, done: bool) -> None:
+        """Keep ``state`` (called after every complete batch; ``done`` after the last)."""
+        ...
 
 
 def _rows(bets: Bets, rows: np.ndarray) -> Bets:
     """The bets of some replications (every per-row field taken at ``rows``)."""
-    return Bets(**{
-        f.name: (v[rows] if f.name not in ("codes",) and isinstance(v, np.ndarray) else v)
-        for f in dataclasses.fields(bets)
-        for v in (getattr(bets, f.name),)
-    })  # fmt: skip
+    fields = ((f.name, getattr(bets, f.name)) for f in dataclasses.fields(bets))
+    return dataclasses.replace(
+        bets, **{k: v[rows] for k, v in fields if k != "codes" and v is not None}
+    )
 
 
 def _checked(claim: Any, alpha: Any) -> Claim:
@@ -298,6 +339,7 @@ def sequential_set_test(
     max_n: int = 100_000,
     batch: int = 1024,
     project: Callable[..., Any] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> BettingResult:
     """Draw pairs from a numpy black box until the claim is refuted (by betting) or ``max_n``.
 
@@ -322,6 +364,9 @@ def sequential_set_test(
         batch: the largest number of pairs drawn in one call (the bets are re-planned between
             calls; smaller batches waste fewer draws past the stop).
         project: an optional fixed map from a batch of outputs to shape ``(m,)``.
+        checkpoint: a :class:`Checkpoint`: the state is saved after every complete batch, and
+            a state it loads is resumed (the result is that of an uninterrupted run with the
+            same arguments; :class:`rdpjax.auditing.AuditOptions`' ``checkpoint`` folder).
 
     Returns:
         :class:`BettingResult`.
@@ -347,58 +392,59 @@ def sequential_set_test(
     batch = check_int(batch, "batch", 1)
     if not callable(sample):
         raise ValueError(f"sample must be callable as sample(rng, database, m); got {sample!r}")
-    _, g_p, g_q = generators(key)
-    order = order_generator(key)
     eps, delta = epsilon_grid(claim)
     level = np.log(1.0 / alpha)
-    past = _Past()
-    logk = np.zeros((len(SCALES), 1))
-    path: list[tuple[int, float]] = []
-    bets: list[Bets] = []
-    refuted, n, start, discrete = False, max_n, 0, False
     ends = batch_ends(max_n, batch)
     plans = plans_at(ends)
-    for end in ends:
-        m = end - start
+    rngs = [*generators(key)[1:], order_generator(key)]  # x, x', the within-batch orders
+    state = None if checkpoint is None else checkpoint.load()
+    if state is None:
+        state = BettingState(logk=np.zeros((len(SCALES), 1)))
+    else:
+        for g, saved in zip(rngs, state.rng, strict=True):
+            g.bit_generator.state = saved
+    g_p, g_q, order = rngs
+    bets: list[Bets] = []
+    if state.planned:  # resumed: the bets in force, from the pairs before they were planned
+        past = (a[None, : state.planned] for a in state.arrays())
+        bets = plan_bets(*past, eps, delta, state.discrete, SCALES)
+    for end in (e for e in ends if e > state.start and not state.refuted):
+        start, m = state.start, end - state.start
         bx = _one_dimensional(checked_outputs(sample, g_p, x, m, project, "x"), "x")
         by = _one_dimensional(checked_outputs(sample, g_q, x_prime, m, project, "x'"), "x'")
         # A random order within the batch, whatever order the sampler returned (docstring).
         bx, by = _shuffled(order, bx[None])[0], _shuffled(order, by[None])[0]
         if start == 0:
-            discrete = bool(np.issubdtype(bx.dtype, np.integer))
-            if discrete != bool(np.issubdtype(by.dtype, np.integer)):
+            state.discrete = bool(np.issubdtype(bx.dtype, np.integer))
+            if state.discrete != bool(np.issubdtype(by.dtype, np.integer)):
                 raise ValueError(
                     f"sample must return the same kind of output on x and x'; got {bx.dtype} "
                     f"on x and {by.dtype} on x'"
                 )
-            past.add(bx, by)
-            path.append((end, 0.0))
-            start = end
-            continue
-        if start in plans:
-            bets = plan_bets(*(a[None] for a in past.arrays()), eps, delta, discrete, SCALES)
-        paths = _advance(logk, bets, bx[None], by[None])
-        hedged = _hedged(paths)[0]
-        past.add(bx, by)
-        crossed = np.flatnonzero(hedged >= level)
-        if crossed.size:
-            i = int(crossed[0])
-            refuted, n = True, start + i + 1
-            logk = paths[:, :, i]
-            path.append((n, float(hedged[i])))
-            break
-        logk = paths[:, :, -1]
-        path.append((end, float(hedged[-1])))
-        start = end
-    j = int(np.argmax(logk[:, 0]))
+            state.add(bx, by, end, 0.0)
+        else:
+            if start in plans:
+                past = (a[None] for a in state.arrays())
+                bets, state.planned = plan_bets(*past, eps, delta, state.discrete, SCALES), start
+            paths = _advance(state.logk, bets, bx[None], by[None])
+            hedged = _hedged(paths)[0]
+            crossed = np.flatnonzero(hedged >= level)
+            i = int(crossed[0]) if crossed.size else m - 1
+            state.logk = paths[:, :, i]
+            state.refuted = bool(crossed.size)
+            state.add(bx, by, start + i + 1, float(hedged[i]))
+        state.rng = [g.bit_generator.state for g in rngs]
+        if checkpoint is not None:
+            checkpoint.save(state, done=state.refuted or end == ends[-1])
+    j = int(np.argmax(state.logk[:, 0]))
     strategy = describe(bets[j], j, SCALES[j]) if bets else {"strategy": None}
     return BettingResult(
-        refuted=refuted,
-        n=n,
-        drawn=past.size,
+        refuted=state.refuted,
+        n=state.n if state.refuted else max_n,
+        drawn=state.size,
         alpha=alpha,
         claim=claim,
-        e_value=float(np.exp(_hedged(logk)[0])),
-        path=tuple(path),
+        e_value=float(np.exp(_hedged(state.logk)[0])),
+        path=tuple(state.path),
         strategy=strategy,
     )

@@ -1,6 +1,7 @@
 """The sequential set test by betting: its wealth is a supermartingale under a true claim
 (checked exactly), true claims are rarely refuted, false ones quickly, and bad arguments raise."""
 
+import copy
 import json
 
 import jax
@@ -252,3 +253,52 @@ def test_plans_every_batch_below_the_cap_then_as_the_past_grows_by_an_eighth():
     ys = np.concatenate([_noisy_sum(g_q, [0.0], int(m)) for m in sizes])
     out = log_wealth_paths(key, xs[None], ys[None], gdp(1.0), batch=64)
     np.testing.assert_allclose(np.log(result.e_value), out["log_wealth"][0], rtol=1e-12)
+
+
+class _Memory:
+    """A Checkpoint kept in memory (a copy of every state saved)."""
+
+    def __init__(self, state=None):
+        self.state, self.saves = state, 0
+
+    def load(self):
+        return self.state
+
+    def save(self, state, done):
+        self.state, self.saves = copy.deepcopy(state), self.saves + 1
+
+
+def test_an_interrupted_test_resumes_as_an_uninterrupted_one():
+    """The state after each batch (outputs, wealth, random states) resumes the test exactly."""
+    calls = {"n": 0}
+
+    def interrupted(rng, db, m):
+        calls["n"] += 1
+        if calls["n"] == 13:
+            raise KeyboardInterrupt
+        return _noisy_sum(rng, db, m)
+
+    key, args = jax.random.key(21), ([1.0], [0.0], gdp(0.8))
+    whole = sequential_set_test(key, _noisy_sum, *args, max_n=4000, batch=64)
+    memory = _Memory()
+    with pytest.raises(KeyboardInterrupt):
+        sequential_set_test(key, interrupted, *args, max_n=4000, batch=64, checkpoint=memory)
+    assert memory.saves >= 5 and 0 < memory.state.start < whole.n
+    resumed = sequential_set_test(key, _noisy_sum, *args, max_n=4000, batch=64,
+                                  checkpoint=_Memory(memory.state))  # fmt: skip
+    assert resumed == whole and whole.refuted
+
+
+def test_a_betting_audit_keeps_and_resumes_its_checkpoint(tmp_path):
+    import rdpjax
+
+    common = dict(key=jax.random.key(3), sequential=True, max_n=5_000, claim=gdp(0.6),
+                  progress=False, checkpoint=tmp_path)  # fmt: skip
+    first = rdpjax.audit(_noisy_sum, [1.0], [0.0], **common)
+    assert (tmp_path / "betting.npz").exists() and first.refuted
+    with pytest.raises(ValueError, match="holds a betting audit's draws"):
+        rdpjax.audit(_noisy_sum, [1.0], [0.0], **common)
+    again = rdpjax.audit(_noisy_sum, [1.0], [0.0], resume=True, **common)
+    assert again.sets == first.sets
+    with pytest.raises(ValueError, match="belongs to another audit"):
+        rdpjax.audit(_noisy_sum, [1.0], [0.0], resume=True, **(common | {"claim": gdp(0.5)}))

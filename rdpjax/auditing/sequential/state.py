@@ -28,7 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CHECKPOINT", "SAVE_EVERY", "SLOW_BATCH", "State", "load_state", "save_state"]
+__all__ = [
+    "CHECKPOINT",
+    "SAVE_EVERY",
+    "SLOW_BATCH",
+    "State",
+    "load_state",
+    "save_state",
+    "write_atomic",
+]
 
 CHECKPOINT = "sequential.npz"
 """File name of the checkpoint inside the audit's folder."""
@@ -85,26 +93,34 @@ def save_state(state: State, directory, *, force: bool = False) -> bool:
     now = time.monotonic()
     if not force and now - state.saved_at < SAVE_EVERY:
         return False
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".sequential-", suffix=".npz", dir=directory)
+    write_atomic(
+        Path(directory) / CHECKPOINT,
+        state=np.asarray(state.to_json()),
+        counts_p=np.asarray(state.counts[0], np.float64),
+        counts_q=np.asarray(state.counts[1], np.float64),
+    )
+    state.saved_at = now
+    return True
+
+
+def write_atomic(path: Path, **arrays: np.ndarray) -> None:
+    """``numpy.savez`` of ``arrays`` to ``path`` through a temporary file that replaces it.
+
+    ``os.replace`` is atomic on POSIX and Windows: a kill at any moment leaves the old file or
+    the new one whole. The folder is made if needed.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".npz", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(
-                f,
-                state=np.asarray(state.to_json()),
-                counts_p=np.asarray(state.counts[0], np.float64),
-                counts_q=np.asarray(state.counts[1], np.float64),
-            )
+            np.savez(f, **arrays)  # pyright: ignore[reportArgumentType]
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes it private; the checkpoint is a plain file
-        os.replace(tmp, directory / CHECKPOINT)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    state.saved_at = now
-    return True
 
 
 def load_state(directory, fingerprint: dict) -> State | None:
