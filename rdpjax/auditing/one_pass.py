@@ -33,7 +33,7 @@ from rdpjax.auditing.draws import progress_bar, with_projection
 from rdpjax.auditing.sets import SETS_TAG
 from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.rejection.api import Counts, counted_set_test, key_rng
+from rdpjax.rejection.api import Counts, counted_set_test, key_rng, selection_in_random_order
 from rdpjax.rejection.result import SetTest
 from rdpjax.rejection.streamed import selection_size
 from rdpjax.stream.driver import check_bound_options, tally_bound
@@ -88,7 +88,8 @@ def shared_draws(
     source, stream = _source(mechanism, key, x, x_prime, project, options.stream.replace(pilot=m))
     rng = key_rng(jax.random.fold_in(key, SETS_TAG))
     rate = float(n - m)
-    drawn = (max(int(rng.poisson(rate)), 2), max(int(rng.poisson(rate)), 2))
+    poissons = (int(rng.poisson(rate)), int(rng.poisson(rate)))
+    drawn = (max(poissons[0], 2), max(poissons[1], 2))  # a Rényi bound needs 2 a side
     kept: dict[str, Any] = {}
     with float64(), warnings.catch_warnings():
         # Draws off the pilot's grid are clamped onto its edge (a fixed map: the bound stays
@@ -101,7 +102,8 @@ def shared_draws(
                 f"{claim} is checked by rejection sets on 1-D outputs or codes; the outputs have "
                 f"dimension {kind[1]}: pass project=, a fixed function to one number per output."
             )
-        select = tuple(np.asarray(a).reshape(len(a)) for a in source.pilot())
+        # In an order drawn from the key, whatever order the sampler returned them in.
+        select = selection_in_random_order(key, source.pilot())
 
         def count(edges: np.ndarray) -> Counts:
             with progress_bar(sum(drawn), options.progress, "drawing and counting") as bar:
@@ -114,10 +116,11 @@ def shared_draws(
             kept["bound"] = bound
             assert tally.cells is not None
             c_p, c_q = (np.rint(c).astype(np.int64) for c in tally.cells)
-            return Counts(c_p, c_q, (c_p, c_q), rate)
+            exact = drawn == poissons  # else not Poisson counts: the pooled test is skipped
+            return Counts(c_p, c_q, (c_p, c_q) if exact else None, rate)
 
         sets = counted_set_test(
-            rng, (select[0], select[1]), count, (int(rate), int(rate)), claim,
+            rng, select, count, (int(rate), int(rate)), claim,
             alpha=alphas[1], options=options.sets, streamed=True,
         )  # fmt: skip
     sizes = {"drawn": m + max(drawn), "planning": m, "counted": min(drawn)}

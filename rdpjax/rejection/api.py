@@ -35,7 +35,16 @@ from rdpjax.rejection.pooled import (
 )
 from rdpjax.rejection.result import SetTest
 
-__all__ = ["PRIMARY_SHARE", "Counts", "counted_set_test", "key_rng", "set_test"]
+__all__ = [
+    "PRIMARY_SHARE",
+    "SELECTION_ORDER_TAG",
+    "Counts",
+    "counted_set_test",
+    "key_rng",
+    "random_order",
+    "selection_in_random_order",
+    "set_test",
+]
 
 PRIMARY_SHARE = 0.9
 """Share of α for the statistic the claim is about: the pooled-guess bound on ε(δ) for ε-DP,
@@ -58,6 +67,35 @@ class Counts:
     q: np.ndarray
     poisson: tuple[np.ndarray, np.ndarray] | None
     rate: float
+
+
+def random_order(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+    """The 1-D ``x`` sorted, then permuted by ``rng``.
+
+    An order that depends on ``x``'s multiset and ``rng`` only, never on the order the sampler
+    returned (i.i.d. in order again).
+    """
+    return np.sort(x)[rng.permutation(x.size)]
+
+
+SELECTION_ORDER_TAG = 0x0D3F
+"""Folded into a streamed test's key for the Generator that orders its selection draws (the
+held-out half of :func:`_held_out` is taken by position)."""
+
+
+def selection_in_random_order(key: Any, select: tuple[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Selection draws drawn outside :func:`set_test`, each side in :func:`random_order`.
+
+    The Generator is ``key_rng(fold_in(key, SELECTION_ORDER_TAG))``: the test cannot see the
+    order a sampler returned them in.
+    """
+    import jax
+
+    from rdpjax.stream.plan import as_key
+
+    rng = key_rng(jax.random.fold_in(as_key(key), SELECTION_ORDER_TAG))
+    p, q = (np.asarray(a).reshape(-1) for a in select)
+    return random_order(rng, p), random_order(rng, q)
 
 
 def key_rng(key: Any) -> np.random.Generator:
@@ -276,8 +314,7 @@ def set_test(
     # Sorted first, so that the permutation (from the key) acts on the multiset of draws: the
     # split and everything after it are then the same whatever order the draws came in, and
     # for i.i.d. draws the parts are independent uniformly random subsamples.
-    p, q = np.sort(p), np.sort(q)
-    p, q = p[rng.permutation(p.size)], q[rng.permutation(q.size)]
+    p, q = random_order(rng, p), random_order(rng, q)
     m_p, m_q = (int(np.floor(options.selection * a.size)) for a in (p, q))
     if min(m_p, q.size - m_q, m_q, p.size - m_p) < 2:
         raise ValueError(

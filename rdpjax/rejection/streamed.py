@@ -21,7 +21,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax.estimator.options import BoundOptions, or_default
-from rdpjax.rejection.api import Counts, counted_set_test, key_rng
+from rdpjax.rejection.api import Counts, counted_set_test, key_rng, selection_in_random_order
 from rdpjax.rejection.options import SetOptions
 from rdpjax.rejection.result import SetTest
 from rdpjax.stream.batches import checked_outputs, generators
@@ -142,8 +142,8 @@ def streamed_set_test(
 
     source = JaxSource(k_cert, (samplers[0], samplers[1]), args)
     return source_set_test(
-        key_rng(key), (select[0], select[1]), source, n, claim, delta=delta, alpha=alpha,
-        options=options, stream=stream,
+        key_rng(key), selection_in_random_order(key, select), source, n, claim, delta=delta,
+        alpha=alpha, options=options, stream=stream,
     )  # fmt: skip
 
 
@@ -184,6 +184,6 @@ def blackbox_set_test(
 
     source = NumpySource(k_cert, sample, x, x_prime)
     return source_set_test(
-        key_rng(key), select, source, n, claim, delta=delta, alpha=alpha, options=options,
-        stream=stream,
+        key_rng(key), selection_in_random_order(key, select), source, n, claim, delta=delta,
+        alpha=alpha, options=options, stream=stream,
     )  # fmt: skip

@@ -40,7 +40,7 @@ from rdpjax.stream.rows import RowBook
 from rdpjax.stream.samplers import Sampler, output_kind, pilot_draw
 from rdpjax.stream.scan import _stream_side
 
-__all__ = ["JaxSource", "NumpySource", "Source", "Tally"]
+__all__ = ["PILOT_ORDER_TAG", "JaxSource", "NumpySource", "Source", "Tally", "in_random_order"]
 
 Counts = tuple[tuple[np.ndarray, np.ndarray], tuple[Any, Any]]
 """``((counts_p, counts_q), (outside_p, outside_q))``: host arrays."""
@@ -64,6 +64,29 @@ class Tally(NamedTuple):
 _IN_FLIGHT = 2
 """Numpy batches dispatched to the binning kernel and not yet binned, at most (bounds memory)."""
 
+PILOT_ORDER_TAG = 0x0D40
+"""Appended to the key's words for the Generator that orders the pilot draws."""
+
+
+def in_random_order(key, pilots: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's pilot rows sorted, then permuted by a Generator seeded from ``key``.
+
+    The settings read the pilot through strided subsamples (the pooled scale) and the sets
+    split it by position, so a sampler that returned its batch sorted would change them; in an
+    order that depends on the pilot's multiset and the key only, it cannot (issue 51).
+    """
+    data = np.asarray(jax.random.key_data(as_key(key))).ravel().astype(np.uint32)
+    rng = np.random.default_rng(np.random.SeedSequence([int(v) for v in data] + [PILOT_ORDER_TAG]))
+    out = []
+    for a in pilots:
+        a = np.asarray(a)
+        flat = a.reshape(a.shape[0], -1)
+        order = (
+            np.lexsort(flat.T[::-1]) if flat.shape[1] > 1 else np.argsort(flat[:, 0], kind="stable")
+        )
+        out.append(a[order][rng.permutation(a.shape[0])])
+    return out[0], out[1]
+
 
 class Source(Protocol):
     """A pair of output laws, P (on x) and Q (on x'), that the stream can draw from."""
@@ -73,7 +96,10 @@ class Source(Protocol):
         ...
 
     def pilot(self) -> tuple[np.ndarray, np.ndarray]:
-        """The pilot draws of both sides (numpy), independent of the counted draws."""
+        """The pilot draws of both sides (numpy), independent of the counted draws.
+
+        Each side in an order drawn from the key (:func:`in_random_order`).
+        """
         ...
 
     def tally(
@@ -124,10 +150,11 @@ class JaxSource:
 
     def pilot(self) -> tuple[np.ndarray, np.ndarray]:
         """``stream.pilot_size`` draws a side from the pilot keys (drawn when a setting needs)."""
-        return tuple(  # pyright: ignore[reportReturnType]
+        drawn = [
             np.asarray(pilot_draw(k, a, sampler=s, m=self.pilot_size))
             for k, s, a in zip(self.pilot_keys, self.samplers, self.args, strict=True)
-        )
+        ]
+        return in_random_order(self.key, (drawn[0], drawn[1]))
 
     def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
         """One compiled scan a side, drawing and binning ``stream.chunk`` draws a device a step."""
@@ -214,7 +241,7 @@ class NumpySource:
             raise ValueError(
                 f"sample must be callable as sample(rng, database, m); got {sample!r}."
             )
-        self.sample, self.x, self.x_prime = sample, x, x_prime
+        self.sample, self.x, self.x_prime, self.key = sample, x, x_prime, as_key(key)
         self.g_pilot, self.g_p, self.g_q = generators(key)
         self.pilots: tuple[np.ndarray, np.ndarray] | None = None
         self.tail: tuple[int, ...] = ()
@@ -225,9 +252,14 @@ class NumpySource:
     def kind(self, options: BoundOptions, stream: StreamOptions) -> tuple[bool, int]:
         """Draws the pilot (the only way to see a black box's outputs) and checks its shape."""
         self.project, m = stream.project, stream.pilot_size
-        self.pilots = (
-            checked_outputs(self.sample, self.g_pilot, self.x, m, self.project, "x (pilot)"),
-            checked_outputs(self.sample, self.g_pilot, self.x_prime, m, self.project, "x' (pilot)"),
+        self.pilots = in_random_order(
+            self.key,
+            (
+                checked_outputs(self.sample, self.g_pilot, self.x, m, self.project, "x (pilot)"),
+                checked_outputs(
+                    self.sample, self.g_pilot, self.x_prime, m, self.project, "x' (pilot)"
+                ),
+            ),
         )
         kinds = [_kind(a) for a in self.pilots]
         if kinds[0] != kinds[1]:
