@@ -16,20 +16,20 @@ its pilot → grid/settings step and its counts → bound step.
 ``jax.random.key_data(key)``) is spawned into three children, which seed
 ``numpy.random.default_rng`` Generators ``g_pilot, g_p, g_q``. The pilot is ``sample(g_pilot, x,
 pilot)`` then ``sample(g_pilot, x', pilot)``, each side then sorted and put in an order drawn from
-the key (:func:`rdpjax.stream.sources.in_random_order`: the settings read strided subsamples of
-it, which a sampler returning sorted batches would otherwise change); side P is ``sample(g_p, x, m_i)`` for the batch
-sizes ``m_i = min(batch_size, n_p − drawn)`` in turn (likewise Q from ``g_q`` on x'), P and Q
-batches interleaved (each side's Generator sees only its own calls, so the interleaving changes
-nothing).
+the key (:func:`rdpjax.stream.sources.in_random_order`: the settings read strided subsamples of it,
+which a sampler returning sorted batches would otherwise change); side P is ``sample(g_p, x, m_i)``
+for the batch sizes ``m_i = min(batch_size, n_p − drawn)`` in turn (likewise Q from ``g_q`` on x'),
+P and Q batches interleaved (each side's Generator sees only its own calls, so the interleaving
+changes nothing).
 
 **Grid and settings.** They must be fixed before the certifying samples exist (the data-
 independence a valid bound needs), so they come from the pilot only, which is not reused in the
-bound: the pilot's range widened by ``margin`` times its width on each side, the default
-bandwidth and floor (:class:`rdpjax.Defaults`) from the pilot's pooled robust scale and the
-*full* n. Integer (or bool) outputs are discrete codes on the support ``[0, support_size)``
-(default: from the pilot's least code, or 0, to its largest); floats are continuous, d ≤ 3 (vectors of higher
-dimension need ``project``, a fixed function applied to every batch, pilot included, before
-binning: a bound on a fixed function of the outputs is still a bound, by data processing).
+bound: the pilot's range widened by ``margin`` times its width on each side, the default bandwidth
+and floor (:class:`rdpjax.Defaults`) from the pilot's pooled robust scale and the *full* n. Integer
+(or bool) outputs are discrete codes on the support ``[0, support_size)`` (default: from the pilot's
+least code, or 0, to its largest); floats are continuous, d ≤ 3 (vectors of higher dimension need
+``project``, a fixed function applied to every batch, pilot included, before binning: a bound on a
+fixed function of the outputs is still a bound, by data processing).
 
 **Outside mass.** Outputs off the grid range (codes off the support) are clamped onto its edge,
 a fixed map (valid by data processing), counted in ``Bound.outside`` and warned about; never

@@ -187,8 +187,16 @@ def test_a_streamed_audit_gives_the_same_answer_whatever_order_the_sampler_retur
         return np.sort(drawn(rng, database, m))
 
     reports = [
-        rdpjax.audit(s, 1, 0, key=jax.random.key(8), n=30_000, claim=approx_dp(0.8, 1e-5),
-                     memory_budget=0, progress=False)  # fmt: skip
+        rdpjax.audit(
+            s,
+            1,
+            0,
+            key=jax.random.key(8),
+            n=30_000,
+            claim=approx_dp(0.8, 1e-5),
+            memory_budget=0,
+            progress=False,
+        )  # fmt: skip
         for s in (drawn, ordered)
     ]
     assert reports[0].sets == reports[1].sets
