@@ -23,7 +23,7 @@ from rdpjax.estimator.plan import Binned, BoundPlan
 from rdpjax.estimator.settings import continuous_settings
 from rdpjax.stream import mechanism_streamed_bound, streamed_bound
 from rdpjax.stream.blackbox import blackbox_bound
-from rdpjax.stream.sources import in_random_order
+from rdpjax.stream.sources import sorted_pilots
 
 FIELDS = ("estimate", "lower", "std_error", "bias")
 LAM = [2.0, 5.0, 7.0]
@@ -47,8 +47,8 @@ def _generators(key):
 def _documented_draws(sample, key, n, pilot, batch=BATCH, pair=(X, X_PRIME)):
     """Pilot and certifying draws as the module docstring documents them, in memory."""
     g_pilot, g_p, g_q = _generators(key)
-    # The pilot in an order drawn from the key (rdpjax.stream.sources.in_random_order).
-    pilots = in_random_order(key, tuple(sample(g_pilot, db, pilot) for db in pair))
+    # The pilot sorted (rdpjax.stream.sources.sorted_pilots).
+    pilots = sorted_pilots(tuple(sample(g_pilot, db, pilot) for db in pair))
     sizes = [batch] * (n // batch) + ([n % batch] if n % batch else [])
     sides = [
         np.concatenate([sample(g, db, m) for m in sizes])

@@ -15,11 +15,11 @@ its pilot → grid/settings step and its counts → bound step.
 **Draws.** ``np.random.SeedSequence(key_data)`` (the ``uint32`` words of
 ``jax.random.key_data(key)``) is spawned into three children, which seed
 ``numpy.random.default_rng`` Generators ``g_pilot, g_p, g_q``. The pilot is ``sample(g_pilot, x,
-pilot)`` then ``sample(g_pilot, x', pilot)``, each side then sorted and put in an order drawn from
-the key (:func:`rdpjax.stream.sources.in_random_order`: the settings read strided subsamples of it,
-which a sampler returning sorted batches would otherwise change); side P is ``sample(g_p, x, m_i)``
-for the batch sizes ``m_i = min(batch_size, n_p − drawn)`` in turn (likewise Q from ``g_q`` on x'),
-P and Q batches interleaved (each side's Generator sees only its own calls, so the interleaving
+pilot)`` then ``sample(g_pilot, x', pilot)``, each side then sorted
+(:func:`rdpjax.stream.sources.sorted_pilots`: the settings read strided subsamples of it, which the
+order a sampler returns its batch in would otherwise change); side P is ``sample(g_p, x, m_i)`` for
+the batch sizes ``m_i = min(batch_size, n_p − drawn)`` in turn (likewise Q from ``g_q`` on x'), P
+and Q batches interleaved (each side's Generator sees only its own calls, so the interleaving
 changes nothing).
 
 **Grid and settings.** They must be fixed before the certifying samples exist (the data-

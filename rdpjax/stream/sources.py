@@ -40,7 +40,7 @@ from rdpjax.stream.rows import RowBook
 from rdpjax.stream.samplers import Sampler, output_kind, pilot_draw
 from rdpjax.stream.scan import _stream_side
 
-__all__ = ["PILOT_ORDER_TAG", "JaxSource", "NumpySource", "Source", "Tally", "in_random_order"]
+__all__ = ["JaxSource", "NumpySource", "Source", "Tally", "sorted_pilots"]
 
 Counts = tuple[tuple[np.ndarray, np.ndarray], tuple[Any, Any]]
 """``((counts_p, counts_q), (outside_p, outside_q))``: host arrays."""
@@ -64,27 +64,21 @@ class Tally(NamedTuple):
 _IN_FLIGHT = 2
 """Numpy batches dispatched to the binning kernel and not yet binned, at most (bounds memory)."""
 
-PILOT_ORDER_TAG = 0x0D40
-"""Appended to the key's words for the Generator that orders the pilot draws."""
 
+def sorted_pilots(pilots: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's pilot rows sorted (rows of a vector output lexicographically).
 
-def in_random_order(key, pilots: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Each side's pilot rows sorted, then permuted by a Generator seeded from ``key``.
-
-    The settings read the pilot through strided subsamples (the pooled scale) and the sets
-    split it by position, so a sampler that returned its batch sorted would change them; in an
-    order that depends on the pilot's multiset and the key only, it cannot (issue 51).
+    The settings read the pilot through strided subsamples (the pooled scale), so a sampler
+    that returned its batch sorted, or in any order of its own, would change them; sorted
+    first, the pilot depends on its multiset only (issue 51), and a strided subsample of it is a
+    systematic one across its quantiles. (The rejection sets, which split their selection by
+    position, put it in an order drawn from the key: :mod:`rdpjax.rejection.api`.)
     """
-    data = np.asarray(jax.random.key_data(as_key(key))).ravel().astype(np.uint32)
-    rng = np.random.default_rng(np.random.SeedSequence([int(v) for v in data] + [PILOT_ORDER_TAG]))
     out = []
     for a in pilots:
         a = np.asarray(a)
         flat = a.reshape(a.shape[0], -1)
-        order = (
-            np.lexsort(flat.T[::-1]) if flat.shape[1] > 1 else np.argsort(flat[:, 0], kind="stable")
-        )
-        out.append(a[order][rng.permutation(a.shape[0])])
+        out.append(np.sort(a) if a.ndim == 1 else a[np.lexsort(flat.T[::-1])])
     return out[0], out[1]
 
 
@@ -98,7 +92,8 @@ class Source(Protocol):
     def pilot(self) -> tuple[np.ndarray, np.ndarray]:
         """The pilot draws of both sides (numpy), independent of the counted draws.
 
-        Each side in an order drawn from the key (:func:`in_random_order`).
+        Each side sorted (:func:`sorted_pilots`): the order the sampler returned them in cannot
+        matter.
         """
         ...
 
@@ -154,7 +149,7 @@ class JaxSource:
             np.asarray(pilot_draw(k, a, sampler=s, m=self.pilot_size))
             for k, s, a in zip(self.pilot_keys, self.samplers, self.args, strict=True)
         ]
-        return in_random_order(self.key, (drawn[0], drawn[1]))
+        return sorted_pilots((drawn[0], drawn[1]))
 
     def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
         """One compiled scan a side, drawing and binning ``stream.chunk`` draws a device a step."""
@@ -241,7 +236,7 @@ class NumpySource:
             raise ValueError(
                 f"sample must be callable as sample(rng, database, m); got {sample!r}."
             )
-        self.sample, self.x, self.x_prime, self.key = sample, x, x_prime, as_key(key)
+        self.sample, self.x, self.x_prime = sample, x, x_prime
         self.g_pilot, self.g_p, self.g_q = generators(key)
         self.pilots: tuple[np.ndarray, np.ndarray] | None = None
         self.tail: tuple[int, ...] = ()
@@ -252,8 +247,7 @@ class NumpySource:
     def kind(self, options: BoundOptions, stream: StreamOptions) -> tuple[bool, int]:
         """Draws the pilot (the only way to see a black box's outputs) and checks its shape."""
         self.project, m = stream.project, stream.pilot_size
-        self.pilots = in_random_order(
-            self.key,
+        self.pilots = sorted_pilots(
             (
                 checked_outputs(self.sample, self.g_pilot, self.x, m, self.project, "x (pilot)"),
                 checked_outputs(
