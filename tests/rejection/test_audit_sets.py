@@ -161,7 +161,7 @@ def test_a_streamed_audit_draws_about_n_a_side_for_both_statistics():
         calls[int(database)] += m
         return database + rng.normal(0.0, 1.0, size=m)
 
-    n = 40_000
+    n = 20_000
     for budget, most in ((0, 1.15 * n), (None, n + 2)):
         calls.update({1: 0, 0: 0})
         extra = {} if budget is None else {"memory_budget": budget}
