@@ -131,6 +131,7 @@ class JaxSource:
         k_pilot, self.k_p, self.k_q = jax.random.split(self.key, 3)
         self.pilot_keys = jax.random.split(k_pilot)
         self.pilot_size = 0
+        self.pilots: tuple[np.ndarray, np.ndarray] | None = None
 
     def kind(self, options: BoundOptions, stream: StreamOptions) -> tuple[bool, int]:
         """The samplers' output kind, from their abstract evaluation (nothing is drawn)."""
@@ -144,12 +145,17 @@ class JaxSource:
         return kinds[0]
 
     def pilot(self) -> tuple[np.ndarray, np.ndarray]:
-        """``stream.pilot_size`` draws a side from the pilot keys (drawn when a setting needs)."""
-        drawn = [
-            np.asarray(pilot_draw(k, a, sampler=s, m=self.pilot_size))
-            for k, s, a in zip(self.pilot_keys, self.samplers, self.args, strict=True)
-        ]
-        return sorted_pilots((drawn[0], drawn[1]))
+        """``stream.pilot_size`` draws a side from the pilot keys.
+
+        Drawn when a setting first needs them, then kept (a one-pass audit reads them twice).
+        """
+        if self.pilots is None or len(self.pilots[0]) != self.pilot_size:
+            drawn = [
+                np.asarray(pilot_draw(k, a, sampler=s, m=self.pilot_size))
+                for k, s, a in zip(self.pilot_keys, self.samplers, self.args, strict=True)
+            ]
+            self.pilots = sorted_pilots((drawn[0], drawn[1]))
+        return self.pilots
 
     def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
         """One compiled scan a side, drawing and binning ``stream.chunk`` draws a device a step."""
