@@ -33,10 +33,21 @@ from rdpjax.stream.plan import (
 from rdpjax.stream.scan import _stream_side
 from rdpjax.stream.sources import Source, Tally
 
-__all__ = ["STREAM_PROGRAMS", "bound_of_source", "check_bound_options", "tally_bound"]
+__all__ = [
+    "STREAM_BUDGET",
+    "STREAM_PROGRAMS",
+    "bound_of_source",
+    "check_bound_options",
+    "tally_bound",
+]
 
 STREAM_PROGRAMS = (bin_batch, batch_counts, _stream_side, _pilot_settings, _grid, bound_program)
 """The jitted functions a streamed bound compiles for its grid and sizes (trimmed together)."""
+
+STREAM_BUDGET = 256
+"""Programs one of :data:`STREAM_PROGRAMS` may hold before all are dropped: thousands exhausted
+the memory maps; a few hundred cost little memory, and a process that runs many kinds of
+bound (a test suite) seldom has to compile them again."""
 
 
 def bound_of_source(
@@ -115,7 +126,7 @@ def tally_bound(
     ``rdpjax.float64()``; ``options`` already :func:`~rdpjax.stream.plan.streamable`.
     """
     # Each new grid or size compiles new programs: keep their number bounded.
-    trim_programs(STREAM_PROGRAMS)
+    trim_programs(STREAM_PROGRAMS, STREAM_BUDGET)
     fixed = fix_settings(
         source.pilot,
         lam,
