@@ -38,8 +38,7 @@ from rdpjax.rejection.result import SetTest
 from rdpjax.rejection.streamed import selection_size
 from rdpjax.stream.driver import check_bound_options, tally_bound
 from rdpjax.stream.plan import streamable
-from rdpjax.stream.samplers import mechanism_samplers
-from rdpjax.stream.sources import JaxSource, NumpySource, Source
+from rdpjax.stream.sources import NumpySource, Source, mechanism_source
 
 __all__ = ["shared_draws"]
 
@@ -130,13 +129,10 @@ def shared_draws(
 def _source(mechanism, key, x, x_prime, project, stream) -> tuple[Source, Any]:
     """The source and its stream options, as the streamed bound makes them.
 
-    A zoo mechanism (projected) is a :class:`JaxSource` whose discrete alphabet is the support;
-    anything else a :class:`NumpySource` with ``project`` applied to each batch.
+    A zoo mechanism (projected): :func:`~rdpjax.stream.sources.mechanism_source`; anything else
+    a :class:`NumpySource` with ``project`` applied to each batch.
     """
     if isinstance(mechanism, Mechanism):
         mech = mechanism if project is None else with_projection(mechanism, project)
-        sampler, args_p, args_q, spec = mechanism_samplers(mech, x, x_prime)
-        if spec.is_discrete and stream.support_size is None and spec.alphabet_size:
-            stream = stream.replace(support_size=spec.alphabet_size)
-        return JaxSource(key, (sampler, sampler), (args_p, args_q)), stream
+        return mechanism_source(key, mech, x, x_prime, stream)
     return NumpySource(key, mechanism, x, x_prime), stream.replace(project=project)

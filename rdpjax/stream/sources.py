@@ -1,9 +1,10 @@
 """Sources: a pair of output laws the stream draws from, behind one protocol.
 
 A :class:`Source` says what its outputs are (integer codes or floats, their dimension), draws
-the pilot the grid and the settings are fixed from, and turns ``n`` draws per side into counts
-on that grid. The driver (:func:`rdpjax.stream.driver.bound_of_source`) does the rest, the same
-for every source. Two kinds exist:
+the pilot the grid and the settings are fixed from, and counts ``n`` draws per side on that
+grid and, in the same pass, on the rejection sets' cells (:meth:`Source.tally`). The driver
+(:func:`rdpjax.stream.driver.tally_bound`) does the rest, the same for every source. Two kinds
+exist:
 
 * :class:`JaxSource`: two JAX samplers (``sample(key, m)``, or a zoo mechanism on x and x'),
   drawn and binned inside one compiled scan per side, split over the devices
@@ -37,13 +38,10 @@ from rdpjax.stream.options import StreamOptions
 from rdpjax.stream.plan import Fixed, as_key
 from rdpjax.stream.progress import _progress_run
 from rdpjax.stream.rows import RowBook
-from rdpjax.stream.samplers import Sampler, output_kind, pilot_draw
+from rdpjax.stream.samplers import Sampler, mechanism_samplers, output_kind, pilot_draw
 from rdpjax.stream.scan import _stream_side
 
-__all__ = ["JaxSource", "NumpySource", "Source", "Tally", "sorted_pilots"]
-
-Counts = tuple[tuple[np.ndarray, np.ndarray], tuple[Any, Any]]
-"""``((counts_p, counts_q), (outside_p, outside_q))``: host arrays."""
+__all__ = ["JaxSource", "NumpySource", "Source", "Tally", "mechanism_source", "sorted_pilots"]
 
 
 class Tally(NamedTuple):
@@ -111,10 +109,6 @@ class Source(Protocol):
         """
         ...
 
-    def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
-        """Draw ``sizes`` outputs a side and count them on ``fixed``'s grid or support."""
-        ...
-
 
 class JaxSource:
     """Two JAX samplers with their traced arguments (a zoo mechanism and a database, or none).
@@ -157,11 +151,6 @@ class JaxSource:
             self.pilots = sorted_pilots((drawn[0], drawn[1]))
         return self.pilots
 
-    def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
-        """One compiled scan a side, drawing and binning ``stream.chunk`` draws a device a step."""
-        counts, outside, _ = self.tally(fixed, sizes, stream)
-        return counts, outside  # pyright: ignore[reportReturnType]
-
     def tally(
         self,
         fixed: Fixed | None,
@@ -169,7 +158,10 @@ class JaxSource:
         stream: StreamOptions,
         cells: np.ndarray | None = None,
     ) -> Tally:
-        """:meth:`Source.tally`: one compiled scan a side counts every statistic as it draws."""
+        """:meth:`Source.tally`: one compiled scan a side.
+
+        It draws and counts ``stream.chunk`` draws a device a step, every statistic as it draws.
+        """
         n_p, n_q = sizes
         chunk, progress = min(stream.chunk, max(n_p, n_q)), stream.progress
         if -(-max(n_p, n_q) // chunk) > 2**31 - 1:
@@ -219,6 +211,18 @@ class JaxSource:
             (out_p, out_q),
             None if cells is None else (cells_p, cells_q),
         )
+
+
+def mechanism_source(key, mechanism, x, x_prime, stream: StreamOptions):
+    """A zoo mechanism on x and x' as a :class:`JaxSource`, and ``stream`` with its support.
+
+    Discrete outputs are encoded by the mechanism's encoder and, unless ``stream`` names a
+    ``support_size``, counted on its alphabet. Returns ``(source, stream)``.
+    """
+    sampler, args_p, args_q, spec = mechanism_samplers(mechanism, x, x_prime)
+    if spec.is_discrete and stream.support_size is None and spec.alphabet_size:
+        stream = stream.replace(support_size=spec.alphabet_size)
+    return JaxSource(key, (sampler, sampler), (args_p, args_q)), stream
 
 
 def _kind(out: np.ndarray) -> tuple[bool, tuple[int, ...]]:
@@ -294,11 +298,6 @@ class NumpySource:
         assert self.pilots is not None, "kind() draws the pilot first"
         return self.pilots
 
-    def counts(self, fixed: Fixed, sizes: tuple[int, int], stream: StreamOptions) -> Counts:
-        """Batches of ``stream.batch_size`` a side in turn, binned while the next is drawn."""
-        counts, outside, _ = self.tally(fixed, sizes, stream)
-        return counts, outside  # pyright: ignore[reportReturnType]
-
     def tally(
         self,
         fixed: Fixed | None,
@@ -306,10 +305,10 @@ class NumpySource:
         stream: StreamOptions,
         cells: np.ndarray | None = None,
     ) -> Tally:
-        """:meth:`Source.tally`: each batch binned (on jax's thread) while the next is drawn.
+        """:meth:`Source.tally`: batches of ``stream.batch_size`` a side in turn.
 
-        The cells of a batch are counted on the host (``numpy.searchsorted``, as
-        ``rdpjax.rejection.cells.cell_codes``).
+        Each batch is binned (on jax's thread) while the next is drawn. The cells of a batch are
+        counted on the host (``numpy.searchsorted``, as ``rdpjax.rejection.cells.cell_codes``).
         """
         outside, progress = stream.outside, stream.progress
         cells_size = None if cells is None else len(cells) + 1

@@ -11,7 +11,6 @@ in :mod:`rdpjax.stream`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -27,11 +26,10 @@ from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import StreamOptions, split_options
 from rdpjax.stream.plan import as_key, check_sizes
 from rdpjax.stream.samplers import (
-    mechanism_samplers,
     user_sampler,
 )
 from rdpjax.stream.scan import _materialize
-from rdpjax.stream.sources import JaxSource
+from rdpjax.stream.sources import JaxSource, mechanism_source
 
 
 def streamed_bound(
@@ -147,11 +145,9 @@ def mechanism_streamed_bound(
       **fields: fields of either options object by name, as in :func:`streamed_bound`.
     """
     options, stream = split_options(options, stream, fields, caller="mechanism_streamed_bound")
-    sampler, args_p, args_q, spec = mechanism_samplers(mechanism, x, x_prime)
-    if spec.is_discrete and stream.support_size is None and spec.alphabet_size:
-        stream = dataclasses.replace(stream, support_size=spec.alphabet_size)
+    source, stream = mechanism_source(key, mechanism, x, x_prime, stream)
     return bound_of_source(
-        JaxSource(key, (sampler, sampler), (args_p, args_q)),
+        source,
         lam,
         n=n,
         alpha=alpha,
