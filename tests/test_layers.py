@@ -7,9 +7,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "rdpjax"
 # Shared internals every layer may use (rdpjax/_*.py): scoped precision, the pytree decorator,
 # argument checks, JSON helpers, version workarounds, array aliases for annotations, the table
-# printer, the CPU fusion boundary.
+# printer, the CPU fusion boundary, PRNG keys and the orders drawn from them.
 SHARED = {"rdpjax._precision", "rdpjax._pytree", "rdpjax._validation", "rdpjax._json"}
 SHARED |= {"rdpjax._workarounds", "rdpjax._typing", "rdpjax._table", "rdpjax._version"}
+SHARED |= {"rdpjax._keys"}
 
 
 def _modules():

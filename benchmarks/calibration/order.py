@@ -3,6 +3,7 @@
     PYTHONPATH=. python benchmarks/calibration/order.py --part betting --law gaussian
     PYTHONPATH=. python benchmarks/calibration/order.py --part renyi --law gaussian
     PYTHONPATH=. python benchmarks/calibration/order.py --part power
+    PYTHONPATH=. python benchmarks/calibration/order.py --part bound --law laplace --max-n 10000
 
 A sampler ``sample(rng, database, m)`` is called for m i.i.d. outputs but may return them in any
 order. Three laws, each against its tight true claim (α = 0.05, outputs per side up to
@@ -29,6 +30,12 @@ Parts:
   with ``test="both"`` (GDP: ``"auto"``);
 * ``renyi``: ``rdpjax.audit(…, sequential=True, test="renyi")`` (the Rényi looks of
   :mod:`rdpjax.auditing.sequential`), one audit per replication, key ``seed·10⁴ + r``;
+* ``bound``: ``rdpjax.lower_bound`` on arrays a user passes (λ = 2, 5, ``max_n`` a side, one
+  batch): as drawn, sorted without a key (the quantile map's pilot is then a fixed set of ranks;
+  the call warns), sorted with ``key=`` (rows put in the key's order first), and ``repeat``.
+  Counted: replications with a bound above the exact ``D_λ`` at either order (continuous laws;
+  the truth of the unrounded law, an upper bound for the rounded one by data processing), and the
+  mean bounds, which should agree between the orders in distribution;
 * ``power``: the issue-45 power cases (Gaussian sum against gdp(0.5) and gdp(0.8), Laplace sum
   against gdp(0.5); the draws of ``sequential_sets.py``, seeds 0, 1, 2, R = 200 by default):
   median pairs per side to refute, with each batch in a random order and the wealth watched
@@ -251,6 +258,55 @@ def renyi_part(law_name: str, reps: int, max_n: int, seed: int) -> list[dict]:
     return rows
 
 
+# ----------------------------------------------------------------------------- lower_bound
+
+BOUND_ORDERS = (("as drawn", False), ("sorted", False), ("sorted", True), ("repeat", False))
+BOUND_LAMBDAS = (2.0, 5.0)
+
+
+def _exact(law_name: str, lam: float) -> float:
+    """``D_λ`` of the unrounded law: N(1, 1) ‖ N(0, 1), or 1 + Laplace(1) ‖ Laplace(1)."""
+    if law_name == "gaussian":
+        return lam / 2
+    if law_name == "laplace":
+        inner = lam / (2 * lam - 1) * np.exp(lam - 1) + (lam - 1) / (2 * lam - 1) * np.exp(-lam)
+        return float(np.log(inner) / (lam - 1))
+    raise SystemExit(f"--part bound takes a continuous law (gaussian, laplace), not {law_name}")
+
+
+def bound_part(law_name: str, reps: int, n: int, seed: int) -> list[dict]:
+    law, rows = LAWS[law_name], []
+    truth = np.array([_exact(law_name, lam) for lam in BOUND_LAMBDAS])
+    for order, keyed in BOUND_ORDERS:
+        rng = np.random.default_rng([seed, ORDERS.index(order)])
+        bounds, t0 = [], time.perf_counter()
+        for r in range(reps):
+            if order == "repeat":
+                p, q = (_repeat(rng, law, loc, 1, n)[0] for loc in (1, 0))
+            else:
+                p, q = (_reorder(law["draw"](rng, loc, n), order) for loc in (1, 0))
+            key = jax.random.key(seed * 10_000 + r) if keyed else None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "p_samples is sorted" (the case measured)
+                bounds.append(rdpjax.lower_bound(p, q, BOUND_LAMBDAS, key=key).lower)
+        bounds = np.asarray(bounds)
+        k = int(np.sum(np.any(bounds > truth, axis=1)))
+        rows.append(
+            {
+                "part": "bound", "law": law_name, "claim": {"name": "exact D_λ"},
+                "order": order + (", key" if keyed else ""), "reps": reps, "max_n": n,
+                "seed": seed, "refuted": k, "rate": k / reps, "wilson": wilson(k, reps),
+                "same_as_drawn": None, "lambdas": list(BOUND_LAMBDAS), "truth": truth.tolist(),
+                "mean_bound": bounds.mean(axis=0).tolist(),
+                "sd_bound": bounds.std(axis=0, ddof=1).tolist(),
+                "seconds": time.perf_counter() - t0,
+            }
+        )  # fmt: skip
+        _say(rows[-1])
+        print(f"  mean bounds {np.round(rows[-1]['mean_bound'], 4)} (truth {np.round(truth, 4)})")
+    return rows
+
+
 # ----------------------------------------------------------------------------- power
 
 
@@ -333,7 +389,7 @@ def table(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["betting", "renyi", "power"], required=True)
+    parser.add_argument("--part", choices=["betting", "renyi", "bound", "power"], required=True)
     parser.add_argument("--law", choices=sorted(LAWS), default="gaussian")
     parser.add_argument("--reps", type=int, default=None, help="default 400 (power: 200)")
     parser.add_argument("--max-n", type=int, default=20_000)
@@ -356,6 +412,8 @@ def main(argv=None) -> int:
         rows = betting_part(args.law, reps, args.max_n, args.seed, args.control)
     elif args.part == "renyi":
         rows = renyi_part(args.law, reps, args.max_n, args.seed)
+    elif args.part == "bound":
+        rows = bound_part(args.law, reps, args.max_n, args.seed)
     else:
         rows = power_part(reps, args.max_n)
     print(table(rows))

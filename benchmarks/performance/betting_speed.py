@@ -4,10 +4,12 @@
 Gaussian sum N(1, 1) vs N(0, 1) against gdp(1), drawn by a numpy sampler and by the zoo's JAX
 Gaussian (as ``rdpjax.audit`` draws it, :func:`rdpjax.auditing.sets.numpy_sampler`). The
 baseline is the same sampler called on the same batches (``batch_ends``) with nothing else
-done, in the same process. "old rule" patches issue 52's plan schedule back (bets planned at
-every batch); it is run only where it takes under a minute.
+done, in the same process. Two batch caps: 1,024 (``sequential_set_test``'s default) and 10⁶
+(what ``rdpjax.audit`` passes, its ``StreamOptions.batch_size``). "old rule" patches issue 52's
+plan schedule back (bets planned at every batch); it is run only where it takes under a minute.
 
     PYTHONPATH=. python benchmarks/performance/betting_speed.py [--sizes 10000 100000 1000000]
+        [--batches 1024 1000000]
 
 Writes ``benchmarks/results/betting_speed.json``.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -39,23 +42,23 @@ SAMPLERS = {"numpy": numpy_gauss, "jax (zoo Gaussian)": numpy_sampler(mechanisms
 DATABASES = {"numpy": (1.0, 0.0), "jax (zoo Gaussian)": ([1.0], [0.0])}
 
 
-def draw_alone(sample, x, xp, max_n: int) -> float:
+def draw_alone(sample, x, xp, max_n: int, batch: int) -> float:
     rng_p, rng_q = np.random.default_rng(1), np.random.default_rng(2)
     start, begin = 0, time.perf_counter()
-    for end in betting.batch_ends(max_n, 1024):
+    for end in betting.batch_ends(max_n, batch):
         sample(rng_p, x, end - start), sample(rng_q, xp, end - start)
         start = end
     return time.perf_counter() - begin
 
 
-def test_time(sample, x, xp, max_n: int, rule: str) -> float:
+def test_time(sample, x, xp, max_n: int, rule: str, batch: int) -> float:
     saved = betting.plans_at
     if rule == "old":
         betting.plans_at = lambda ends: {s for s in [0, *ends[:-1]] if s >= betting.FIRST}
     try:
         begin = time.perf_counter()
         result = betting.sequential_set_test(jax.random.key(0), sample, x, xp, gdp(1.0),
-                                             max_n=max_n)  # fmt: skip
+                                             max_n=max_n, batch=batch)  # fmt: skip
         seconds = time.perf_counter() - begin
     finally:
         betting.plans_at = saved
@@ -66,33 +69,34 @@ def test_time(sample, x, xp, max_n: int, rule: str) -> float:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--batches", type=int, nargs="+", default=[1024, 10**6])
     parser.add_argument("--old-max", type=int, default=100_000, help="largest n for the old rule")
     parser.add_argument("--out", type=Path, default=RESULTS / "betting_speed.json")
     args = parser.parse_args(argv)
     rows = []
     for name, sample in SAMPLERS.items():
         x, xp = DATABASES[name]
-        test_time(sample, x, xp, 1_000, "new")  # warm-up: compilation, imports
-        for n in args.sizes:
-            draw_alone(sample, x, xp, n)  # warm-up: a JAX sampler compiles each batch size once
-            row = {
-                "sampler": name,
-                "max_n": n,
-                "drawing_alone_seconds": draw_alone(sample, x, xp, n),
-            }
-            row["test_seconds"] = test_time(sample, x, xp, n, "new")
-            row["test_over_drawing"] = row["test_seconds"] / row["drawing_alone_seconds"]
-            if n <= args.old_max:
-                row["old_rule_seconds"] = test_time(sample, x, xp, n, "old")
-                row["old_over_new"] = row["old_rule_seconds"] / row["test_seconds"]
-            rows.append(row)
-            old = (f"; old rule {row['old_rule_seconds']:.2f} s ({row['old_over_new']:.1f}× new)"
-                   if "old_rule_seconds" in row else "")  # fmt: skip
-            print(f"{name:20s} max_n {n:>9,}: test {row['test_seconds']:.2f} s, drawing alone "
-                  f"{row['drawing_alone_seconds']:.3f} s ({row['test_over_drawing']:.1f}×){old}",
-                  flush=True)  # fmt: skip
+        test_time(sample, x, xp, 1_000, "new", 1024)  # warm-up: compilation, imports
+        for batch in args.batches:
+            for n in args.sizes:
+                draw_alone(sample, x, xp, n, batch)  # warm-up: a JAX sampler compiles each size
+                row = {"sampler": name, "batch": batch, "max_n": n}
+                row["drawing_alone_seconds"] = draw_alone(sample, x, xp, n, batch)
+                row["test_seconds"] = test_time(sample, x, xp, n, "new", batch)
+                row["test_over_drawing"] = row["test_seconds"] / row["drawing_alone_seconds"]
+                if n <= args.old_max and batch < n:
+                    row["old_rule_seconds"] = test_time(sample, x, xp, n, "old", batch)
+                    row["old_over_new"] = row["old_rule_seconds"] / row["test_seconds"]
+                rows.append(row)
+                old = ""
+                if "old_rule_seconds" in row:
+                    old = f"; old rule {row['old_rule_seconds']:.2f} s ({row['old_over_new']:.1f}×)"
+                print(f"{name:20s} batch {batch:>9,} max_n {n:>9,}: test {row['test_seconds']:.2f}"
+                      f" s, drawing alone {row['drawing_alone_seconds']:.3f} s "
+                      f"({row['test_over_drawing']:.1f}×){old}", flush=True)  # fmt: skip
     out = {
-        "command": "PYTHONPATH=. python benchmarks/performance/betting_speed.py",
+        "command": "PYTHONPATH=. python benchmarks/performance/betting_speed.py "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
         "cpu_count": os.cpu_count(), "load_average": os.getloadavg(), "rows": rows,
     }  # fmt: skip
     args.out.write_text(json.dumps(out, indent=1))

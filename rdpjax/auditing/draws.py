@@ -16,6 +16,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from rdpjax._keys import random_order
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.mechanisms.user import from_sampler
 
@@ -24,7 +25,6 @@ __all__ = [
     "mechanism_name",
     "check_finite_outputs",
     "draw_outputs",
-    "random_order",
     "exact_divergences",
     "mechanism_source_sha256",
     "progress_bar",
@@ -128,26 +128,11 @@ def draw_outputs(
             parts.append(out)
             drawn += size
             bar.update(size)
-    return random_order(np.concatenate(parts) if len(parts) > 1 else parts[0], shuffle)
+    return random_order(shuffle, np.concatenate(parts) if len(parts) > 1 else parts[0])
 
 
 ORDER_TAG = 0x0D3E
 """Tag of the Generator that orders each black-box batch (:func:`random_order`)."""
-
-
-def random_order(batch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``batch`` (rows) sorted, then permuted by ``rng``.
-
-    The same rows, in an order that depends on the rows as a multiset and on ``rng`` alone,
-    never on the order they came in. For an i.i.d. batch the result is again i.i.d. in order.
-    """
-    batch = np.asarray(batch)
-    if batch.ndim == 1:
-        batch = np.sort(batch)
-    else:
-        flat = batch.reshape(batch.shape[0], -1)
-        batch = batch[np.lexsort(flat.T[::-1])]
-    return batch[rng.permutation(batch.shape[0])]
 
 
 def check_finite_outputs(out: np.ndarray, side: str, *, projected: bool = False) -> None:

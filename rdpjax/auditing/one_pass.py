@@ -25,15 +25,15 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import jax
 import numpy as np
 
+from rdpjax._keys import key_rng
 from rdpjax._precision import float64
 from rdpjax.auditing.draws import progress_bar, with_projection
 from rdpjax.auditing.sets import SETS_TAG
 from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.rejection.api import Counts, counted_set_test, key_rng, selection_in_random_order
+from rdpjax.rejection.api import Counts, counted_set_test, selection_in_random_order
 from rdpjax.rejection.result import SetTest
 from rdpjax.rejection.streamed import selection_size
 from rdpjax.stream.driver import check_bound_options, tally_bound
@@ -85,7 +85,7 @@ def shared_draws(
     if n - m < 2:
         raise ValueError(f"n = {n:,} leaves fewer than 2 draws a side after {m:,} to plan with.")
     source, stream = _source(mechanism, key, x, x_prime, project, options.stream.replace(pilot=m))
-    rng = key_rng(jax.random.fold_in(key, SETS_TAG))
+    rng = key_rng(key, SETS_TAG)
     rate = float(n - m)
     poissons = (int(rng.poisson(rate)), int(rng.poisson(rate)))
     drawn = (max(poissons[0], 2), max(poissons[1], 2))  # a Rényi bound needs 2 a side

@@ -33,6 +33,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh
 
+from rdpjax._keys import key_rng, random_order
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike, typed_jit
 from rdpjax.estimator.options import BoundOptions, resolve_options
@@ -228,6 +229,7 @@ def lower_bound(
     alpha: float = 0.05,
     both_directions: bool = False,
     options: BoundOptions | None = None,
+    key: ArrayLike | None = None,
     **fields: Any,
 ) -> Bound:
     """A statistical lower bound on ``D_λ(P‖Q)``, hence on ε(λ), from samples of P and Q.
@@ -250,6 +252,14 @@ def lower_bound(
       both_directions: also bound ``D_λ(Q‖P)`` and report, per λ, the larger bound.
       options: the estimator's :class:`~rdpjax.estimator.options.BoundOptions` (default
         ``BoundOptions()``).
+      key: a ``jax.random`` key: each sample's rows are first put in an order drawn from it
+        (sorted, then permuted: :func:`rdpjax._keys.random_order`), so that the bound depends on
+        the samples as multisets and on the key alone. ``None`` (default): the rows are read as
+        given, and must then come in an order independent of their values, as i.i.d. draws do
+        in the order drawn: the pilot split of the quantile map (``transform``) takes every
+        16th row, which in a sorted sample is a fixed set of ranks rather than a random
+        subsample (a warning says so when a sample is sorted). :func:`rdpjax.audit` orders its
+        draws this way itself.
       **fields: fields of :class:`~rdpjax.estimator.options.BoundOptions` that replace those of
         ``options``, by name; any other name is a ``TypeError``. They are:
 
@@ -316,6 +326,9 @@ def lower_bound(
       True
     """
     options = resolve_options(options, fields, caller="lower_bound")
+    if key is not None:  # an order from the key alone (issue 51: a sampler may sort its batch)
+        rng = key_rng(key, ORDER_TAG)
+        p_samples, q_samples = (random_order(rng, np.asarray(x)) for x in (p_samples, q_samples))
     if lam is None:
         lam = DEFAULT_ORDERS
     mesh = binning_mesh()
@@ -340,6 +353,9 @@ def lower_bound(
             return dataclasses.replace(mapped, alpha=np.asarray(alpha, np.float64))
         return either_bound(mapped, _bound_of(kept, mesh), alpha)
 
+
+ORDER_TAG = 0x0D40
+"""Folded into ``lower_bound``'s ``key`` for the Generator that orders the rows."""
 
 KEPT_SHARE = 0.1
 """The share of α that ``transform="auto"`` gives the outputs' own KDE beside the quantile map.

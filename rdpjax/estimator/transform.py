@@ -73,6 +73,7 @@ tightness of the rule: ``docs/calibration.md``.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import jax.numpy as jnp
@@ -92,6 +93,7 @@ __all__ = [
     "QuantileMap",
     "auto_transform",
     "fit_quantile_map",
+    "is_monotone",
     "pilot_split",
     "quantile_transform",
     "tail_ratio",
@@ -346,6 +348,17 @@ def _maps_axis(ratio: float, small: bool) -> bool:
     return ratio < low or ratio > high or (small and gauss_low < ratio <= gauss_high)
 
 
+def is_monotone(x: np.ndarray) -> bool:
+    """Whether the first axis of ``(n, d)`` rows never decreases or never increases.
+
+    Sorted or reversed rows, or ``np.repeat`` of sorted values: an order that depends on the
+    values, which a split by position must not read.
+    """
+    first = np.asarray(x).reshape(len(x), -1)[:, 0]
+    step = np.diff(first)
+    return bool(np.any(step != 0) and (np.all(step >= 0) or np.all(step <= 0)))
+
+
 def quantile_transform(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, QuantileMap]:
     """Split off both pilots, fit ``T`` on them pooled, and map the remaining rows.
 
@@ -359,4 +372,12 @@ def quantile_transform(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.nda
     pilot_p, rest_p = pilot_split(p)
     pilot_q, rest_q = pilot_split(q)
     qmap = fit_quantile_map(np.concatenate([pilot_p, pilot_q]))
+    for x, name in ((p, "p_samples"), (q, "q_samples")):
+        if is_monotone(x):
+            warnings.warn(
+                f"{name} is sorted: the quantile map's pilot (every {_pilot_stride(len(x))}th row) "
+                "is then a fixed set of ranks, not a random subsample. Pass key= to put the rows "
+                "in a random order first (rdpjax.audit does this itself).",
+                stacklevel=4,
+            )
     return qmap(rest_p), qmap(rest_q), qmap

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from rdpjax._keys import key_rng, random_order
 from rdpjax.claims import SET_KINDS, as_claim
 from rdpjax.estimator.options import or_default
 from rdpjax.rejection.cells import MAX_CELLS, cell_codes, cell_edges, cell_scores, default_cells
@@ -40,8 +41,6 @@ __all__ = [
     "SELECTION_ORDER_TAG",
     "Counts",
     "counted_set_test",
-    "key_rng",
-    "random_order",
     "selection_in_random_order",
     "set_test",
 ]
@@ -69,15 +68,6 @@ class Counts:
     rate: float
 
 
-def random_order(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
-    """The 1-D ``x`` sorted, then permuted by ``rng``.
-
-    An order that depends on ``x``'s multiset and ``rng`` only, never on the order the sampler
-    returned (i.i.d. in order again).
-    """
-    return np.sort(x)[rng.permutation(x.size)]
-
-
 SELECTION_ORDER_TAG = 0x0D3F
 """Folded into a streamed test's key for the Generator that orders its selection draws (the
 held-out half of :func:`_held_out` is taken by position)."""
@@ -86,26 +76,12 @@ held-out half of :func:`_held_out` is taken by position)."""
 def selection_in_random_order(key: Any, select: tuple[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
     """Selection draws drawn outside :func:`set_test`, each side in :func:`random_order`.
 
-    The Generator is ``key_rng(fold_in(key, SELECTION_ORDER_TAG))``: the test cannot see the
+    The Generator is ``key_rng(key, SELECTION_ORDER_TAG)``: the test cannot see the
     order a sampler returned them in.
     """
-    import jax
-
-    from rdpjax.stream.plan import as_key
-
-    rng = key_rng(jax.random.fold_in(as_key(key), SELECTION_ORDER_TAG))
+    rng = key_rng(key, SELECTION_ORDER_TAG)
     p, q = (np.asarray(a).reshape(-1) for a in select)
     return random_order(rng, p), random_order(rng, q)
-
-
-def key_rng(key: Any) -> np.random.Generator:
-    """A numpy Generator seeded from a JAX key's words (``SeedSequence``)."""
-    import jax
-
-    from rdpjax.stream.plan import as_key
-
-    data = np.asarray(jax.random.key_data(as_key(key))).ravel().astype(np.uint32)
-    return np.random.default_rng(np.random.SeedSequence([int(v) for v in data] + [0x5E75]))
 
 
 def _target(claim: Any, delta: float | None) -> tuple[str, float]:

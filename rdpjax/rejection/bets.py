@@ -23,8 +23,10 @@ frequencies give Z's four-point law, and every candidate set is scored on the sa
 Departure from the paper: aGRAPA updates λ after every observation from the past Z's; here
 the bet is fixed for a batch (of at most ⌈n/8⌉ pairs after n) and uses the frequencies above.
 
-Cost: O(R·n log n) per batch for sorting the pooled past, O(R·T·E) candidates (T ≤ 31
-thresholds × 2 families × 2 sides × 2 directions, E ≤ 7 values of ε).
+Cost: O(R·n log n) a plan for sorting each side's past (O(R·n) for a caller that keeps it
+sorted, :class:`SortedPast`; the pooled order and the distances to the median are then linear
+merges), O(R·T·E) candidates (T ≤ 31 thresholds × 2 families × 2 sides × 2 directions, E ≤ 7
+values of ε).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import numpy as np
 
 from rdpjax.claims import Claim, hockey_stick
 
-__all__ = ["Bets", "epsilon_grid", "log_multipliers", "plan_bets"]
+__all__ = ["Bets", "SortedPast", "epsilon_grid", "log_multipliers", "merged", "plan_bets"]
 
 LEVELS = 31
 """Thresholds per set family: pooled quantiles of the past at levels k/32."""
@@ -96,17 +98,48 @@ Family = tuple[int, np.ndarray, np.ndarray, np.ndarray]
 """(family, thresholds, counts of x below, counts of x' below), arrays of shape ``(R, T)``."""
 
 
-def _split_counts(sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: thresholds between pooled order statistics and the counts of each side below."""
-    n = sx.shape[1]
-    pooled = np.concatenate([sx, sy], axis=1)
-    order = np.argsort(pooled, axis=1, kind="stable")
-    ordered = np.take_along_axis(pooled, order, axis=1)
-    below_x = np.cumsum(order < n, axis=1)  # X's among the first j+1 pooled values
+def merged(sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
+    """Two ``(R, ·)`` arrays of sorted rows merged row by row (sorted, ``sx``'s first among ties).
+
+    A stable sort of two sorted runs is numpy's timsort finding the runs: one linear merge.
+    """
+    return np.sort(np.concatenate([sx, sy], axis=1), axis=1, kind="stable")
+
+
+def _split_counts(
+    sx: np.ndarray, sy: np.ndarray, pooled: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: thresholds between pooled order statistics and the counts of each side below.
+
+    ``sx``, ``sy``: each side's past, rows sorted; ``pooled``: :func:`merged` of the two. At the
+    split points ``k`` (:func:`_positions`) of the pooled sample in its stable order (x before x'
+    among equal values): the threshold halfway between its k-th and (k+1)-th values, the number
+    ``c_x`` of x's among its first k, and ``k − c_x``. The x's among the first k are counted
+    against the k-th value ``v``: every value below it, then x's equal to it before x''s,
+    ``c_x = #(x < v) + min(#(x = v), k − #(pooled < v))``: the counts of a stable argsort of
+    the pooled sample, without it (O(T log n) on sorted sides).
+    """
+    r, n = sx.shape
     k = _positions(2 * n)
-    thresholds = 0.5 * (ordered[:, k - 1] + ordered[:, k])
-    cx = below_x[:, k - 1].astype(np.float64)
+    v = pooled[:, k - 1]  # the k-th pooled value
+    thresholds = 0.5 * (v + pooled[:, k])
+    cx = np.empty(v.shape)
+    for row in range(r):
+        x_less = np.searchsorted(sx[row], v[row], side="left")
+        x_upto = np.searchsorted(sx[row], v[row], side="right")
+        y_less = np.searchsorted(sy[row], v[row], side="left")
+        cx[row] = x_less + np.minimum(x_upto - x_less, k - (x_less + y_less))
     return thresholds, cx, k[None, :] - cx
+
+
+def _sorted_distances(s: np.ndarray, center: np.ndarray) -> np.ndarray:
+    """``|s − c|`` of sorted rows, sorted: the two monotone runs either side of c, merged."""
+    out = np.empty_like(s)
+    for row in range(s.shape[0]):
+        i = np.searchsorted(s[row], center[row])
+        below = center[row] - s[row, :i][::-1]  # = |v − c| exactly, increasing
+        out[row] = np.sort(np.concatenate([below, s[row, i:] - center[row]]), kind="stable")
+    return out
 
 
 def _code_families(px: np.ndarray, py: np.ndarray) -> tuple[list[Family], dict[str, np.ndarray]]:
@@ -192,6 +225,8 @@ def plan_bets(
     delta: np.ndarray,
     discrete: bool,
     scales: tuple[float, ...] = (1.0,),
+    *,
+    rows_sorted: bool = False,
 ) -> list[Bets]:
     """Choose each replication's bet for the next batch from its past pairs only.
 
@@ -202,6 +237,8 @@ def plan_bets(
         delta: δ(ε) of the claim at each ε.
         discrete: integer codes (sets of codes) or real outputs (threshold sets).
         scales: one strategy per entry, betting that fraction of the aGRAPA λ.
+        rows_sorted: real outputs whose rows are already sorted (a caller that keeps its past
+            sorted as it grows, :class:`SortedPast`); the bets only read the past as a multiset.
 
     Returns:
         One :class:`Bets` per scale: the candidate with the largest smoothed expected log
@@ -213,12 +250,37 @@ def plan_bets(
         families, extra = _code_families(px, py)
         center = np.zeros(r)
     else:
-        center = np.median(np.concatenate([px, py], axis=1), axis=1)
-        dev = np.abs(px - center[:, None]), np.abs(py - center[:, None])
-        families = [(0, *_split_counts(px, py)), (1, *_split_counts(*dev))]
+        sx, sy = (px, py) if rows_sorted else (np.sort(px, axis=1), np.sort(py, axis=1))
+        pooled = merged(sx, sy)
+        center = 0.5 * (pooled[:, n - 1] + pooled[:, n])  # the median of 2n values
+        dx, dy = _sorted_distances(sx, center), _sorted_distances(sy, center)
+        families = [
+            (0, *_split_counts(sx, sy, pooled)),
+            (1, *_split_counts(dx, dy, merged(dx, dy))),
+        ]
     return [
         Bets(center=center, **_best(families, n, eps, delta, scale), **extra) for scale in scales
     ]
+
+
+class SortedPast:
+    """One replication's past outputs of each side kept sorted as they grow (real outputs).
+
+    :meth:`update` sorts only the outputs added since the last call and merges them in (a
+    linear merge), so planning every time the past has grown by 1/8 costs O(n) a plan rather
+    than a sort's O(n log n).
+    """
+
+    def __init__(self) -> None:
+        self.x, self.y, self.size = np.empty((1, 0)), np.empty((1, 0)), 0
+
+    def update(self, px: np.ndarray, py: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The sorted ``(1, n)`` rows of the pasts ``px``, ``py`` (1-D, extending the last ones)."""
+        new = slice(self.size, px.size)
+        self.x = merged(self.x, np.sort(px[new])[None])
+        self.y = merged(self.y, np.sort(py[new])[None])
+        self.size = px.size
+        return self.x, self.y
 
 
 def _scores(bets: Bets, v: np.ndarray) -> np.ndarray:

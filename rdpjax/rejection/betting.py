@@ -54,13 +54,12 @@ of the aGRAPA fraction; each picks its set, direction and ε as in
 **Cost.** Batches of 2, 2, …, then ⌈n/8⌉ pairs after n, at most ``batch``; each batch costs
 O(b log b) (its random order and multipliers). The bets are planned again (:func:`plans_at`)
 at the start of every batch while the batches grow by 1/8, then whenever the pairs seen have
-grown by 1/8 since the last plan: about ``8·log(max_n / 16)`` plans, each O(n log n) on every
-past pair, O(n log n) in all (a plan is any function of the past, so when it is made does not
-touch validity). Before issue 52 a ``batch`` cap (1,024 by default here) re-planned at every
-batch, O(n² / batch): 5.6 s for a true claim at ``max_n = 10⁵``
-(``benchmarks/performance/betting_speed.py``). :func:`rdpjax.audit` bets with batches of up to
-10⁶, where the two rules are the same. Runs that stop before 8,192 pairs (``batch`` = 1024) bet
-exactly as before. Outputs must be one-dimensional (``project=`` maps vectors to one number
+grown by 1/8 since the last plan: about ``8·log(max_n / 16)`` plans (a plan is any function of
+the past, so when it is made does not touch validity). Real outputs are kept sorted between
+plans (:class:`~rdpjax.rejection.bets.SortedPast`): each output is sorted once, with those that
+came since the last plan, and merged in linearly (O(n) merges in all, the plans' sizes growing
+geometrically; ``benchmarks/performance/betting_speed.py``). :func:`rdpjax.audit` bets with
+batches of up to 10⁶. Outputs must be one-dimensional (``project=`` maps vectors to one number
 first).
 """
 
@@ -73,12 +72,12 @@ from typing import Any, Protocol
 import jax
 import numpy as np
 
+from rdpjax._keys import as_key
 from rdpjax._validation import check_int
 from rdpjax.claims import SET_KINDS, Claim
-from rdpjax.rejection.bets import Bets, epsilon_grid, log_multipliers, plan_bets
+from rdpjax.rejection.bets import Bets, SortedPast, epsilon_grid, log_multipliers, plan_bets
 from rdpjax.rejection.betting_result import BettingResult, describe
 from rdpjax.stream.batches import checked_outputs, generators
-from rdpjax.stream.plan import as_key
 
 __all__ = [
     "BettingState",
@@ -177,10 +176,8 @@ def log_wealth_paths(
         alpha: the level; a replication stops at the first pair where the hedged wealth
             reaches ``1/alpha``.
         batch: the largest batch (pairs between two plannings).
-        every_pair: watch the wealth after every pair (the test); ``False`` watches it only at
-            the ends of batches (the alternative measured by
-            ``benchmarks/calibration/order.py``; it stops at the end of the batch where the
-            wealth is at or above ``1/alpha``).
+        every_pair: watch the wealth after every pair (the test); ``False``: only at batch
+            ends, stopping at the first where it is ≥ ``1/alpha`` (``calibration/order.py``).
 
     Returns:
         dict of ``(R,)`` arrays: ``stop`` (pairs per side at refutation; 0 where not refuted by
@@ -405,6 +402,7 @@ def sequential_set_test(
             g.bit_generator.state = saved
     g_p, g_q, order = rngs
     bets: list[Bets] = []
+    sorted_past = SortedPast()  # real outputs: the past kept sorted between plans
     if state.planned:  # resumed: the bets in force, from the pairs before they were planned
         past = (a[None, : state.planned] for a in state.arrays())
         bets = plan_bets(*past, eps, delta, state.discrete, SCALES)
@@ -424,8 +422,10 @@ def sequential_set_test(
             state.add(bx, by, end, 0.0)
         else:
             if start in plans:
-                past = (a[None] for a in state.arrays())
-                bets, state.planned = plan_bets(*past, eps, delta, state.discrete, SCALES), start
+                past, presorted = state.arrays(), not state.discrete
+                past = sorted_past.update(*past) if presorted else (a[None] for a in past)
+                bets = plan_bets(*past, eps, delta, state.discrete, SCALES, rows_sorted=presorted)
+                state.planned = start
             paths = _advance(state.logk, bets, bx[None], by[None])
             hedged = _hedged(paths)[0]
             crossed = np.flatnonzero(hedged >= level)

@@ -19,14 +19,15 @@ from typing import Any
 import jax
 import numpy as np
 
+from rdpjax._keys import as_key, key_rng
 from rdpjax._precision import float64
 from rdpjax.estimator.options import BoundOptions, or_default
-from rdpjax.rejection.api import Counts, counted_set_test, key_rng, selection_in_random_order
+from rdpjax.rejection.api import Counts, counted_set_test, selection_in_random_order
 from rdpjax.rejection.options import SetOptions
 from rdpjax.rejection.result import SetTest
 from rdpjax.stream.batches import checked_outputs, generators
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.plan import as_key, check_sizes
+from rdpjax.stream.plan import check_sizes
 from rdpjax.stream.samplers import Sampler, pilot_draw, user_sampler
 from rdpjax.stream.sources import JaxSource, NumpySource, Source
 

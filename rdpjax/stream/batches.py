@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rdpjax._keys import as_key
 from rdpjax.estimator.binning import (
     bin_accumulator,
     bin_chunk,
@@ -25,7 +26,7 @@ from rdpjax.estimator.binning import (
 )
 from rdpjax.estimator.grid import Grid
 from rdpjax.stream.options import DEFAULT_STREAM_CHUNK
-from rdpjax.stream.plan import Fixed, Layout, as_key
+from rdpjax.stream.plan import Fixed, Layout
 
 __all__ = [
     "BIN_CHUNK",

@@ -52,16 +52,6 @@ def check_sizes(n) -> tuple[int, int]:
     return n, n
 
 
-def as_key(key) -> jax.Array:
-    """``key`` as a typed ``jax.random`` key (``uint32[2]`` key data is wrapped), or ValueError."""
-    key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
-    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
-        return key
-    if key.dtype == jnp.uint32 and key.shape == (2,):
-        return jax.random.wrap_key_data(key)
-    raise ValueError(f"key must be a jax.random key; got dtype {key.dtype}, shape {key.shape}.")
-
-
 def _check_range(grid, d: int) -> tuple[np.ndarray, np.ndarray]:
     try:
         low, high = grid

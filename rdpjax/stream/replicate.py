@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rdpjax._keys import as_key
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.estimator.api import plan_bound
@@ -23,7 +24,6 @@ from rdpjax.estimator.plan import Bound, BoundPlan
 from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.stream._fusion import materialized
-from rdpjax.stream.plan import as_key
 from rdpjax.stream.samplers import mechanism_samplers, pilot_draw
 
 MATERIALIZE_ROWS = 2**21

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple, Protocol
 import jax
 import numpy as np
 
+from rdpjax._keys import as_key, sorted_rows
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.sharding import draw_mesh
 from rdpjax.stream.batches import (
@@ -35,7 +36,7 @@ from rdpjax.stream.batches import (
     generators,
 )
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.plan import Fixed, as_key
+from rdpjax.stream.plan import Fixed
 from rdpjax.stream.progress import _progress_run
 from rdpjax.stream.rows import RowBook
 from rdpjax.stream.samplers import Sampler, mechanism_samplers, output_kind, pilot_draw
@@ -72,12 +73,7 @@ def sorted_pilots(pilots: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np
     systematic one across its quantiles. (The rejection sets, which split their selection by
     position, put it in an order drawn from the key: :mod:`rdpjax.rejection.api`.)
     """
-    out = []
-    for a in pilots:
-        a = np.asarray(a)
-        flat = a.reshape(a.shape[0], -1)
-        out.append(np.sort(a) if a.ndim == 1 else a[np.lexsort(flat.T[::-1])])
-    return out[0], out[1]
+    return sorted_rows(pilots[0]), sorted_rows(pilots[1])
 
 
 class Source(Protocol):

@@ -17,6 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from rdpjax._keys import as_key
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.estimator.options import BoundOptions
@@ -24,7 +25,7 @@ from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import StreamOptions, split_options
-from rdpjax.stream.plan import as_key, check_sizes
+from rdpjax.stream.plan import check_sizes
 from rdpjax.stream.samplers import (
     user_sampler,
 )

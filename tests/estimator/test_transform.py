@@ -220,3 +220,21 @@ def test_pilot_split_is_every_stride_th_row_and_the_rest_in_order(n):
     np.testing.assert_array_equal(pilot, x[~keep])
     np.testing.assert_array_equal(rest, x[keep])
     np.testing.assert_array_equal(pilot_split(x[:, 0])[1], x[keep, 0])
+
+
+def test_a_key_makes_the_bound_forget_the_rows_order():
+    """With ``key=`` the rows are sorted and then permuted by the key, so a sampler that sorted
+    its batch (or reversed it, or wrote a discrete law by np.repeat) gives the very same bound as
+    the batch in the order drawn (issue 51); without a key a sorted sample is read as given, and
+    a warning says that the map's pilot is then a fixed set of ranks."""
+    rng = np.random.default_rng(11)
+    p, q = 1.0 + rng.laplace(size=6000), rng.laplace(size=6000)  # mapped: Laplace tails
+    key = jax.random.key(5)
+    drawn = rdpjax.lower_bound(p, q, [2, 5], key=key)
+    for reorder in (np.sort, lambda x: np.sort(x)[::-1]):
+        again = rdpjax.lower_bound(reorder(p), reorder(q), [2, 5], key=key)
+        np.testing.assert_array_equal(again.lower, drawn.lower)
+    other = rdpjax.lower_bound(p, q, [2, 5], key=jax.random.key(6))
+    assert not np.array_equal(other.lower, drawn.lower)  # the order is the key's
+    with pytest.warns(UserWarning, match="p_samples is sorted"):
+        rdpjax.lower_bound(np.sort(p), q, [2, 5])

@@ -18,6 +18,7 @@ import jax
 import numpy as np
 
 from rdpjax._json import json_floats
+from rdpjax._keys import as_key
 from rdpjax.auditing.draws import exact_divergences, mechanism_source_sha256, user_function
 from rdpjax.auditing.options import AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, Look, json_ready
@@ -29,7 +30,6 @@ from rdpjax.estimator.options import changed_fields
 from rdpjax.estimator.orders import default_orders
 from rdpjax.estimator.support import split_counts, support_gap
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.stream.plan import as_key
 from rdpjax.stream.progress import progress_bar
 
 __all__ = ["OPTIONS", "from_audit", "sequential_audit"]

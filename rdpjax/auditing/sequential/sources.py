@@ -14,10 +14,10 @@ from collections.abc import Callable
 import jax
 import numpy as np
 
+from rdpjax._keys import as_key
 from rdpjax.estimator.grid import bucket_size
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.stream.batches import check_batch, checked_outputs, generators
-from rdpjax.stream.plan import as_key
 
 __all__ = ["JaxBatches", "NumpyBatches", "make_source"]
 
