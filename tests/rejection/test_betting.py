@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp, zcdp
-from rdpjax.rejection.bets import epsilon_grid, log_multipliers, plan_bets
+from rdpjax.rejection import bets as bets_module
+from rdpjax.rejection.bets import SortedPast, epsilon_grid, log_multipliers, plan_bets
 from rdpjax.rejection.betting import (
     SCALES,
     batch_ends,
@@ -42,6 +43,46 @@ def test_one_step_multiplier_has_mean_at_most_one_on_the_exact_null(claim):
     a, b = np.where(bets.swap, mass_q, mass_p), np.where(bets.swap, mass_p, mass_q)
     mean = 1.0 + bets.lam * (a - np.exp(bets.epsilon) * b - bets.delta)
     assert np.all(mean <= 1.0 + 1e-12), mean.max()
+
+
+def _split_counts_by_argsort(sx, sy, pooled=None):
+    """The definition: a stable argsort of the pooled past (x first among ties), its values at
+    the split points and the x's among the first k (what the bets read before issue 52)."""
+    n = sx.shape[1]
+    both = np.concatenate([sx, sy], axis=1)
+    order = np.argsort(both, axis=1, kind="stable")
+    ordered = np.take_along_axis(both, order, axis=1)
+    k = bets_module._positions(2 * n)
+    cx = np.cumsum(order < n, axis=1)[:, k - 1].astype(np.float64)
+    return 0.5 * (ordered[:, k - 1] + ordered[:, k]), cx, k[None, :] - cx
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_bets_from_sorted_sides_are_those_of_the_pooled_argsort(monkeypatch, ties):
+    """plan_bets merges sorted sides and counts against order statistics; the bets must be
+    those of the definition (a stable argsort of the pooled past, each side unsorted), for
+    continuous outputs and for outputs with ties, and the same when the past is kept sorted as
+    it grows (SortedPast)."""
+    rng = np.random.default_rng(3)
+    draw = (lambda s: rng.integers(0, 5, s).astype(float)) if ties else rng.standard_normal
+    px, py = 0.5 + draw((4, 3000)), draw((4, 3000))
+    eps, delta = epsilon_grid(gdp(1.0))
+    fast = plan_bets(px, py, eps, delta, False, SCALES)
+    np.testing.assert_array_equal(fast[0].center, np.median(np.concatenate([px, py], 1), 1))
+    past = SortedPast()
+    for m in (7, 300, 3000):
+        sorted_rows = past.update(px[0, :m], py[0, :m])
+        kept = plan_bets(*sorted_rows, eps, delta, False, SCALES, rows_sorted=True)
+        again = plan_bets(px[:1, :m], py[:1, :m], eps, delta, False, SCALES)
+        for a, b in zip(kept, again, strict=True):
+            np.testing.assert_array_equal(a.threshold, b.threshold)
+            np.testing.assert_array_equal(a.lam, b.lam)
+    monkeypatch.setattr(bets_module, "_split_counts", _split_counts_by_argsort)
+    monkeypatch.setattr(bets_module, "_sorted_distances", lambda s, c: np.abs(s - c[:, None]))
+    reference = plan_bets(px, py, eps, delta, False, SCALES)
+    for a, b in zip(fast, reference, strict=True):
+        for field in ("family", "center", "threshold", "below", "swap", "epsilon", "lam"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
 
 
 def test_multipliers_of_codes_average_to_at_most_one_by_enumeration():
