@@ -74,16 +74,18 @@ def run(args) -> int:
         # ε-DP, (ε, δ) and GDP claims: rejection sets too, each family at α/2 (as rdpjax audit).
         use_sets = claim is not None and claim.kind in ("pure_dp", "approx_dp", "gdp")
         sets = None
-        if use_sets:
-            import jax
+        import jax
 
+        key = jax.random.key(args.seed)
+        if use_sets:
             from rdpjax.rejection import set_test
 
-            sets = set_test(jax.random.key(args.seed), p, q, claim, alpha=args.alpha / 2)
+            sets = set_test(key, p, q, claim, alpha=args.alpha / 2)
         bound = rdpjax.lower_bound(
             p,
             q,
             lam,
+            key=key,  # the rows in the key's order: a file may hold its samples sorted
             alpha=args.alpha / 2 if use_sets else args.alpha,
             discrete=args.discrete,
             bandwidth=args.bandwidth,
@@ -192,7 +194,8 @@ def add_command(sub):
         "--seed",
         type=int,
         default=0,
-        help="PRNG seed of the rejection sets' split (with an (ε, δ) or GDP claim; default 0)",
+        help="PRNG seed of the order the rows are read in (a file may hold its samples sorted: "
+        "they are sorted, then permuted by it) and of the rejection sets' split (default 0)",
     )
     kind = b.add_mutually_exclusive_group()
     kind.add_argument(

@@ -42,6 +42,21 @@ def test_bound_npy_json(samples, capsys):
     assert all(lo <= lam / 50 for lo, lam in zip(out["lower"], out["lam"], strict=True))
 
 
+def test_bound_reads_a_sorted_file_as_the_same_samples(samples, capsys):
+    """A file may hold its samples sorted: the rows are put in the seed's order first, so the
+    bound is that of the same samples as drawn, and another seed may differ (issue 51)."""
+    p = np.load(samples / "p.npy")
+    np.save(samples / "p_sorted.npy", np.sort(p)[::-1])
+    runs = {}
+    for name, extra in (("drawn", []), ("sorted", []), ("seed 1", ["--seed", "1"])):
+        path = samples / ("p_sorted.npy" if name == "sorted" else "p.npy")
+        argv = ["bound", str(path), str(samples / "q.npy"), "--lam", "2", "5", "--json", *extra]
+        assert main(argv) == 0
+        runs[name] = json.loads(capsys.readouterr().out)["lower"]
+    assert runs["sorted"] == runs["drawn"]
+    assert runs["seed 1"] != runs["drawn"]
+
+
 def test_bound_csv_txt_table_matches_npy(samples, capsys):
     assert (
         main(["bound", str(samples / "p.csv"), str(samples / "q.txt"), "--lam", "2", "--json"]) == 0
