@@ -34,6 +34,7 @@ Cost: one vectorized pass per batch of hypotheses, at most ``max c`` steps, usua
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,7 @@ def rejects(
         m: the number of canaries.
         n_guess: guesses c' (array, the batch's shape).
         n_correct: correct guesses c, same shape.
-        level: τ, the level of each test.
+        level: τ, the level of each test (a float, or an array broadcast with the batch).
 
     Returns:
         bool array of the batch's shape: True where ``r + h > c' / m``.
@@ -106,27 +107,44 @@ def rejects(
     return r + h > c_all / m
 
 
+def _per_pair(level: Any, size: int) -> np.ndarray:
+    """``level`` (a float, or one level per guess pair) as a (G, 1) column."""
+    return np.broadcast_to(np.asarray(level, np.float64), (size,))[:, None]
+
+
 def epsilon_lower(
-    m: int, n_guess: np.ndarray, n_correct: np.ndarray, delta: float, level: float
+    m: int, n_guess: np.ndarray, n_correct: np.ndarray, delta: float, level: Any
 ) -> np.ndarray:
     """For each guess pair, the largest ε with (ε, δ)-DP (the curve f_{ε,δ}) rejected at ``level``.
+
+    Args:
+        m: the number of canaries.
+        n_guess: (G,) guesses of each pair.
+        n_correct: (G,) correct guesses of each pair.
+        delta: δ of the hypotheses.
+        level: each pair's test level: one float, or (G,) levels (a weighted Bonferroni split).
 
     Returns:
         (G,) float64: a rejected ε, or 0 (see :mod:`._search` for why that is a lower bound).
     """
     r, v = np.asarray(n_guess)[:, None], np.asarray(n_correct)[:, None]
+    tau = _per_pair(level, r.shape[0])
 
     def test(eps: np.ndarray) -> np.ndarray:
-        return rejects(lambda a: eps_delta_curve(a, eps, delta), m, r + 0 * eps, v + 0 * eps, level)
+        return rejects(lambda a: eps_delta_curve(a, eps, delta), m, r + 0 * eps, v + 0 * eps, tau)
 
     return largest_rejected(test, r.shape[0], EPSILON_MAX)
 
 
-def mu_lower(m: int, n_guess: np.ndarray, n_correct: np.ndarray, level: float) -> np.ndarray:
-    """For each guess pair, the largest μ with μ-GDP (the curve G_μ) rejected at ``level``."""
+def mu_lower(m: int, n_guess: np.ndarray, n_correct: np.ndarray, level: Any) -> np.ndarray:
+    """For each guess pair, the largest μ with μ-GDP (the curve G_μ) rejected at ``level``.
+
+    ``level``: one float, or (G,) levels, as in :func:`epsilon_lower`.
+    """
     r, v = np.asarray(n_guess)[:, None], np.asarray(n_correct)[:, None]
+    tau = _per_pair(level, r.shape[0])
 
     def test(mu: np.ndarray) -> np.ndarray:
-        return rejects(lambda a: gaussian_curve(a, mu), m, r + 0 * mu, v + 0 * mu, level)
+        return rejects(lambda a: gaussian_curve(a, mu), m, r + 0 * mu, v + 0 * mu, tau)
 
     return largest_rejected(test, r.shape[0], MU_MAX)

@@ -68,8 +68,10 @@ def _gap_max(v: np.ndarray, r: np.ndarray, eps: np.ndarray) -> np.ndarray:
     return (np.cumsum(pmf, axis=1) / i).max(axis=1)
 
 
-def _bound(m: int, r: np.ndarray, v: np.ndarray, eps: np.ndarray, delta: float, level: float):
+def _bound(m: int, r: np.ndarray, v: np.ndarray, eps: np.ndarray, delta: float, level: Any):
     """The Thm 3.1/5.2 bound on flat arrays, exact where the δ = 0 bound is ≤ ``level``.
+
+    ``level``: a float or a flat array like ``r`` (each entry's own level).
 
     Elsewhere it is only known to exceed ``level`` (Thm 5.2 adds a non-negative term).
     """
@@ -110,7 +112,7 @@ def p_value(m: int, n_guess: Any, n_correct: Any, epsilon: Any, delta: float) ->
 
 
 def epsilon_lower(
-    m: int, n_guess: np.ndarray, n_correct: np.ndarray, delta: float, level: float
+    m: int, n_guess: np.ndarray, n_correct: np.ndarray, delta: float, level: Any
 ) -> np.ndarray:
     """For each guess pair, the largest ε whose (ε, δ)-DP hypothesis is rejected at ``level``.
 
@@ -119,7 +121,8 @@ def epsilon_lower(
         n_guess: (G,) guesses of each pair.
         n_correct: (G,) correct guesses of each pair.
         delta: δ of the hypotheses.
-        level: the level of each test (the caller's Bonferroni share).
+        level: the level of each test (the caller's Bonferroni share): a float, or (G,) levels
+            (a weighted Bonferroni split).
 
     Returns:
         (G,) float64: a rejected ε (valid lower bound at ``level`` for each pair, see
@@ -127,6 +130,7 @@ def epsilon_lower(
     """
     n_guess = np.asarray(n_guess, np.float64)
     n_correct = np.asarray(n_correct, np.float64)
+    level = np.broadcast_to(np.asarray(level, np.float64), n_guess.shape)
     # Pairs whose count cannot reject even ε = 0 (then q = ½) give 0 without a search.
     live = p_value(m, n_guess, n_correct, 0.0, 0.0) <= level
     out = np.zeros(n_guess.shape)
@@ -134,9 +138,11 @@ def epsilon_lower(
         return out
 
     def rejects(eps: np.ndarray) -> np.ndarray:
-        r, v = np.broadcast_arrays(n_guess[live][:, None], n_correct[live][:, None], eps)[:2]
-        bound = _bound(m, r.ravel(), v.ravel(), eps.ravel(), delta, level)
-        return bound.reshape(eps.shape) <= level
+        r, v, tau = np.broadcast_arrays(
+            n_guess[live][:, None], n_correct[live][:, None], level[live][:, None], eps
+        )[:3]
+        bound = _bound(m, r.ravel(), v.ravel(), eps.ravel(), delta, tau.ravel())
+        return bound.reshape(eps.shape) <= tau
 
     out[live] = largest_rejected(rejects, int(live.sum()), EPSILON_MAX)
     return out

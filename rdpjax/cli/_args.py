@@ -32,6 +32,7 @@ from rdpjax.cli._types import (  # noqa: F401
     alpha_level,
     count,
     cpu_devices,
+    dpsgd_triple,
     finite_float,
     order,
     positive_float,
@@ -57,6 +58,7 @@ __all__ = [
     "command_line",
     "count",
     "cpu_devices",
+    "dpsgd_claim",
     "output_dir",
     "output_file",
     "order",
@@ -203,8 +205,12 @@ def add_cpu_devices(parser) -> None:
     )
 
 
-def add_claim_options(parser) -> None:
-    """``--claim-epsilon | --claim-zcdp | --claim-gdp | --claim-rdp`` (mutually exclusive)."""
+def add_claim_options(parser, *, dpsgd: str | None = None) -> None:
+    """``--claim-epsilon | --claim-zcdp | --claim-gdp | --claim-rdp`` (mutually exclusive).
+
+    With ``dpsgd`` (how the command checks such a claim, for the help text), also
+    ``--claim-dpsgd σ,q,T``: DP-SGD's accountant claim (:func:`dpsgd_claim`).
+    """
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--claim-epsilon",
@@ -230,6 +236,15 @@ def add_claim_options(parser) -> None:
         metavar="λ=ε,...",
         help="check claimed RDP values, e.g. 2=0.1,5=0.4 (rdpjax.claims.rdp)",
     )
+    if dpsgd is not None:
+        group.add_argument(
+            "--claim-dpsgd",
+            type=dpsgd_triple,
+            metavar="σ,q,T",
+            help="check DP-SGD's accountant claim: noise multiplier σ, Poisson sampling rate q, "
+            "T steps, i.e. dp_accounting's SelfComposedDpEvent(PoissonSampledDpEvent(q, "
+            f"GaussianDpEvent(σ)), T) (rdpjax.claims.from_dp_accounting), {dpsgd}",
+        )
     parser.add_argument(
         "--claim-delta",
         type=finite_float,
@@ -257,6 +272,9 @@ def claim_from_args(args):
     Raises:
       CliError: for an invalid claim, or ``--claim-delta`` without ``--claim-epsilon``.
     """
+    triple = getattr(args, "claim_dpsgd", None)
+    if triple is not None:
+        return dpsgd_claim(*triple)
     delta = getattr(args, "claim_delta", None)
     if delta is not None:
         from rdpjax import claims
@@ -284,6 +302,32 @@ def claim_from_args(args):
                 shown = ",".join(f"{k:g}={v:g}" for k, v in value.items())
             raise CliError(f"{flag} {shown}: {err}") from err
     return None
+
+
+def dpsgd_claim(sigma: float, rate: float, steps: int):
+    """The claim of ``--claim-dpsgd σ,q,T``: T steps of the Poisson-subsampled Gaussian.
+
+    ``from_dp_accounting(SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), T))``
+    (add-or-remove-one neighbours, dp_accounting's default for DP-SGD). The claim's kind is
+    ``"dp_accounting"``: ``rdpjax canaries`` reads its trade-off curve from dp_accounting's PLD
+    (:func:`rdpjax.canaries.tradeoffs.pld_conversion`), ``rdpjax audit`` its RDP curve.
+
+    Raises:
+      CliError: dp_accounting is not installed, or it rejects the event.
+    """
+    try:
+        import dp_accounting
+    except ImportError as err:
+        raise CliError("--claim-dpsgd needs dp_accounting: pip install dp-accounting") from err
+    from rdpjax import claims
+
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma)), steps
+    )
+    try:
+        return claims.from_dp_accounting(event, name=f"DP-SGD σ={sigma:g}, q={rate:g}, T={steps}")
+    except ValueError as err:
+        raise CliError(f"--claim-dpsgd {sigma:g},{rate:g},{steps}: {err}") from err
 
 
 # --------------------------------------------------------------------------------------------

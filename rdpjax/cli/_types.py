@@ -17,6 +17,7 @@ __all__ = [
     "alpha_level",
     "count",
     "cpu_devices",
+    "dpsgd_triple",
     "finite_float",
     "order",
     "positive_float",
@@ -110,3 +111,15 @@ def rdp_table(text: str) -> dict[float, float]:
             raise argparse.ArgumentTypeError(f"order {lam:g} given twice in {text!r}")
         table[lam] = _number(eps_text, lambda v: v >= 0, f"ε({lam:g}) must be a number ≥ 0")
     return table
+
+
+def dpsgd_triple(text: str) -> tuple[float, float, int]:
+    """``NOISE_MULTIPLIER,SAMPLING_RATE,STEPS`` → ``(σ, q, T)``: σ > 0, q in (0, 1], T ≥ 1 whole."""
+    usage = "expects NOISE_MULTIPLIER,SAMPLING_RATE,STEPS, e.g. 1.1,0.01,1000"
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(f"{usage}; got {text!r}")
+    sigma = _number(parts[0], lambda v: v > 0, "the noise multiplier must be a finite number > 0")
+    rate = _number(parts[1], lambda v: 0 < v <= 1, "the sampling rate must be in (0, 1]")
+    steps = _number(parts[2], lambda v: v == int(v) and v >= 1, "steps must be a whole number ≥ 1")
+    return sigma, rate, int(steps)

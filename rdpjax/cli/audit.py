@@ -3,7 +3,8 @@
     rdpjax audit MECHANISM [--param NAME=VALUE ...] [--x JSON|FILE.npy --x-prime JSON|FILE.npy]
     rdpjax audit FILE.py:FUNCTION --x JSON|FILE.npy --x-prime JSON|FILE.npy [--numpy] [--discrete]
                  [--project FILE.py:FUNCTION | --project learn]
-                 [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,...]
+                 [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,... |
+                  --claim-dpsgd σ,q,T]
                  [--lam λ ...] [--n N] [--alpha A] [--seed S] [--one-direction]
                  [--transform auto|none|quantile] [--json | --quiet] [--plot FILE.png]
                  [--report DIR]
@@ -363,7 +364,7 @@ def add_command(sub, listed: Catalog):
         "'learn': learn a 1-D score on a fifth of the draws (up to three fifths in high "
         "dimension), freeze it, certify on the rest",
     )
-    add_claim_options(a)
+    add_claim_options(a, dpsgd="checked through its RDP curve")
     add_lam(
         a,
         parse=order,

@@ -1,15 +1,19 @@
 """``rdpjax canaries SCORES``: one-run lower bounds from canary scores and inclusion bits.
 
     rdpjax canaries scores.csv [--claim-epsilon E [--claim-delta D] | --claim-gdp MU |
-                    --claim-zcdp RHO | --claim-rdp 2=0.1,...] [--delta D] [--alpha A] [--json]
-                    [--report DIR]
+                    --claim-zcdp RHO | --claim-rdp 2=0.1,... | --claim-dpsgd σ,q,T]
+                    [--delta D] [--alpha A] [--json] [--report DIR]
 
 SCORES is a ``.csv``/``.txt`` file of two columns ``score,bit`` (an optional header line; ``#``
 comments) or a ``.npy`` array of shape (m, 2); bit 1 means the canary was included (each with
-probability ½, drawn before the run). Prints :meth:`rdpjax.canaries.OneRunResult.verdict`
-and then the AUROC and the TPR at FPR 0.001, 0.01, 0.1 with their intervals
-(:mod:`rdpjax.canaries.metrics`), or all of it as JSON. ``--report DIR`` writes ``report.md``,
-``report.json`` and the trade-off figure ``tradeoff.png`` (:mod:`rdpjax.canaries.report`).
+probability ½, drawn before the run). ``--claim-dpsgd σ,q,T`` claims what DP-SGD's accountant
+says of T steps of the Poisson-subsampled Gaussian (noise multiplier σ, sampling rate q), checked
+through the trade-off curve of dp_accounting's PLD as ``one_run_bits`` checks
+``from_dp_accounting(event)`` (:func:`rdpjax.cli._args.dpsgd_claim`). Prints
+:meth:`rdpjax.canaries.OneRunResult.verdict` and then the AUROC and the TPR at FPR 0.001,
+0.01, 0.1 with their intervals (:mod:`rdpjax.canaries.metrics`), or all of it as JSON.
+``--report DIR`` writes ``report.md``, ``report.json`` and the trade-off figure
+``tradeoff.png`` (:mod:`rdpjax.canaries.report`).
 Exit status: 0, or 1 when the claim is refuted, 2 on an input error (one line on stderr: a
 missing or unreadable file, a wrong shape, scores that are not finite, bits that are not 0/1, a
 side with no canary, a report folder that cannot be made).
@@ -123,10 +127,11 @@ def add_command(sub) -> None:
         examples=[
             "rdpjax canaries scores.csv --claim-epsilon 4 --claim-delta 1e-5",
             "rdpjax canaries scores.npy --claim-gdp 1.0 --json",
+            "rdpjax canaries scores.csv --claim-dpsgd 1.1,0.01,1000",
         ],
     )
     parser.add_argument("scores", help="score,bit per line (.csv/.txt) or an (m, 2) .npy array")
-    add_claim_options(parser)
+    add_claim_options(parser, dpsgd="checked through the trade-off curve of its PLD")
     parser.add_argument(
         "--delta",
         type=finite_float,

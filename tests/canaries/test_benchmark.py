@@ -12,8 +12,9 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration" / "canaries.py"
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("canaries_benchmark", SCRIPT)
+def _load(name="canaries.py"):
+    """The benchmark script ``name`` of benchmarks/calibration, imported as a module."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name[:-3]}", SCRIPT.with_name(name))
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -114,3 +115,29 @@ def test_mislabelled_canaries_run_once_and_stay_below_the_accountant(tmp_path):
     assert one["epsilon"] < result["epsilon_accountant"] and one["mu"] < result["mu_true"]
     assert not one["refuted"] and not result["approx_dp_refuted"] and "many_run" not in result
     assert one["n_in"] + one["n_out"] == 150 and result["test_accuracy"] > 0.5
+
+
+def test_canary_split_scan_scores_the_library_split(tmp_path):
+    """benchmarks/calibration/canary_split.py on two laws, 3 keys: its ``even`` rule is the
+    library's f-DP bound (``one_run_bits(...).epsilon_fdp``) on the same scores, and every
+    adaptive rule's pairs have exactly the totals' guesses."""
+    pytest.importorskip("jax_privacy")
+    from rdpjax.canaries import one_run_bits
+
+    bench = _load("canary_split.py")
+    out = tmp_path / "split.json"
+    argv = ["--part", "scan", "--m", "400", "--laws", "gauss", "sparse", "--reps", "3"]
+    assert bench.main([*argv, "--out", str(out)]) == 0
+    cells = json.loads(out.read_text())["scan"]
+    assert [c["law"] for c in cells] == ["gauss", "sparse"]
+    for cell in cells:
+        law = bench.LAWS.index(cell["law"])
+        fdp_bounds = []
+        for r in range(3):
+            rng = np.random.default_rng([7, 400, law, r])
+            scores, bits = bench._law(cell["law"], rng, 400)
+            fdp_bounds.append(one_run_bits(scores, bits, delta=1e-5).epsilon_fdp)
+            totals = bench.guess_totals(400)
+            pairs = bench.choose_pairs(scores, totals, 1.5)
+            assert np.array_equal(pairs.sum(axis=1), totals)
+        assert cell["mean"]["even"] == pytest.approx(np.mean(fdp_bounds), rel=1e-12)

@@ -123,3 +123,68 @@ def test_json_carries_the_metrics(leaky, capsys):
     assert mid["certified"] and mid["fpr_interval"][1] <= 0.01 and high["tpr"] >= mid["tpr"]
     lo, hi = record["auroc"]["interval"]
     assert lo <= record["auroc"]["value"] <= hi
+
+
+def _dpsgd_event(sigma, rate, steps):
+    """DP-SGD's event, written here from dp_accounting (not through the command's helper)."""
+    import dp_accounting
+
+    sampled = dp_accounting.PoissonSampledDpEvent(rate, dp_accounting.GaussianDpEvent(sigma))
+    return dp_accounting.SelfComposedDpEvent(sampled, steps)
+
+
+def test_a_dpsgd_claim_is_checked_as_the_python_route_checks_it(leaky, tmp_path, capsys):
+    """--claim-dpsgd σ,q,T: exit 1 when refuted, 0 when not, the same verdict as one_run_bits
+    with from_dp_accounting(the event); σ = 5, q = 0.01, T = 10 claims ε ≈ 0.01 at δ = 10⁻⁵, far
+    below what canaries that give their bits away show."""
+    pytest.importorskip("dp_accounting")
+    from rdpjax.canaries import one_run_bits
+    from rdpjax.claims import from_dp_accounting
+
+    csv, _ = leaky
+    assert main(["canaries", str(csv), "--claim-dpsgd", "5,0.01,10", "--json"]) == 1
+    printed = json.loads(capsys.readouterr().out)
+    table = np.loadtxt(csv, delimiter=",", skiprows=1)
+    claim = from_dp_accounting(_dpsgd_event(5.0, 0.01, 10))
+    direct = one_run_bits(table[:, 0], table[:, 1], claim)
+    assert printed["refuted"] is True and direct.refuted is True
+    assert printed["claim"]["kind"] == "dp_accounting" and printed["epsilon"] == direct.epsilon
+    # Weak canaries (a shift of 0.5: 0.5-GDP) against σ = 2, q = 1, T = 1 (0.5-GDP, true):
+    rng = np.random.default_rng(1)
+    bits = rng.integers(0, 2, 1000)
+    weak = tmp_path / "weak.csv"
+    np.savetxt(weak, np.stack([rng.normal(0.5 * bits, 1.0), bits], axis=1), delimiter=",")
+    assert main(["canaries", str(weak), "--claim-dpsgd", "2,1,1"]) == 0
+    assert capsys.readouterr().out.startswith("not refuted: DP-SGD σ=2, q=1, T=1")
+
+
+@pytest.mark.parametrize(
+    "value, match",
+    [
+        ("1,0.01", "expects NOISE_MULTIPLIER,SAMPLING_RATE,STEPS"),
+        ("1,0.01,10,3", "expects NOISE_MULTIPLIER,SAMPLING_RATE,STEPS"),
+        ("0,0.01,10", "noise multiplier must be a finite number > 0"),
+        ("-1,0.01,10", "noise multiplier must be a finite number > 0"),
+        ("nan,0.01,10", "noise multiplier must be a finite number > 0"),
+        ("1,0,10", "sampling rate must be in (0, 1]"),
+        ("1,1.5,10", "sampling rate must be in (0, 1]"),
+        ("1,0.01,2.5", "steps must be a whole number ≥ 1"),
+        ("1,0.01,0", "steps must be a whole number ≥ 1"),
+        ("one,0.01,10", "not a number: 'one'"),
+    ],
+)
+def test_bad_dpsgd_claims_exit_2_with_one_line(leaky, capsys, value, match):
+    csv, _ = leaky
+    with pytest.raises(SystemExit) as exit_:
+        main(["canaries", str(csv), f"--claim-dpsgd={value}"])
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert "--claim-dpsgd" in captured.err and match in captured.err, captured.err
+
+
+def test_dpsgd_and_another_claim_exit_2(leaky, capsys):
+    csv, _ = leaky
+    with pytest.raises(SystemExit) as exit_:
+        main(["canaries", str(csv), "--claim-dpsgd", "1,0.1,10", "--claim-gdp", "1"])
+    assert exit_.value.code == 2 and "not allowed with" in capsys.readouterr().err

@@ -201,6 +201,16 @@ def test_bound_checks_a_zcdp_claim(tmp_path, capsys):
     assert err.startswith("rdpjax bound: error: --claim-zcdp -1:") and "\n" not in err
 
 
+def test_audit_checks_a_dpsgd_claim(capsys):
+    """The zoo's Gaussian (scale 5, sensitivity 1: ε(λ) = λ/50) against --claim-dpsgd 5,0.01,10
+    (ε(λ) about 10⁻⁵λ at small λ, dp_accounting's RDP of 10 steps at q = 0.01): refuted, exit 1."""
+    pytest.importorskip("dp_accounting")
+    argv = ["audit", "gaussian", "--n", N, *ORDERS, "--claim-dpsgd", "5,0.01,10", "--json"]
+    assert main(argv) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["claim"]["kind"] == "dp_accounting" and out["refuted"] is True
+
+
 @pytest.mark.slow
 def test_bound_with_a_claim_and_no_orders_uses_the_validated_grid(tmp_path, capsys):
     """No --lam: the claim grid for this n (λ ≤ 5 below 10⁴ a side) in both directions, the
@@ -301,6 +311,8 @@ def test_numpy_code_run_as_a_jax_sampler_gets_a_hint(user_dir, capsys):
         (["laplace", "--claim-epsilon", "1", "--claim-zcdp", "1"], "not allowed with"),
         (["laplace", "--claim-rdp", "2=0.1,x"], "ORDER=EPSILON"),
         (["laplace", "--claim-rdp", "1=0.1"], "order λ must be finite and > 1"),
+        (["laplace", "--claim-dpsgd", "1,2,10"], "sampling rate must be in (0, 1]"),
+        (["laplace", "--claim-dpsgd", "1,0.1,10", "--claim-gdp", "1"], "not allowed with"),
         (["laplace", "--json", "--quiet"], "not allowed with"),
         (["laplace", "--plot", "{d}/not_a_folder/a.png"], "is a file, not a folder"),
         (["laplace", "--plot", "{d}/a.xyz"], "unsupported file type '.xyz'"),
