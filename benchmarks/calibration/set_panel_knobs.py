@@ -37,6 +37,24 @@ CONFIGS = {
     "z1": {"SELECTION_Z": (None, 1.0)},
     "z3": {"SELECTION_Z": (None, 3.0)},
     "miss0.002": {"MISS": 0.002},
+    "nominal0.5": {"NOMINAL_POWER": 0.5},
+    "nominal0.75": {"NOMINAL_POWER": 0.75},
+    "nominal0.25": {"NOMINAL_POWER": 0.25},
+    "n05_window5": {"NOMINAL_POWER": 0.5, "WINDOW": (2**-0.5, 2**-0.25, 1.0, 2**0.25, 2**0.5)},
+    "n05_wide": {"NOMINAL_POWER": 0.5, "WINDOW": (0.5, 2**-0.5, 1.0, 2**0.5, 2.0)},
+    "n05_wshare0.6": {"NOMINAL_POWER": 0.5, "WINDOW_SHARE": 0.6},
+    "n05_top0.8": {"NOMINAL_POWER": 0.5, "TOP_SHARE": 0.8},
+    "n05_wide_top0.8": {
+        "NOMINAL_POWER": 0.5,
+        "WINDOW": (0.5, 2**-0.5, 1.0, 2**0.5, 2.0),
+        "TOP_SHARE": 0.8,
+    },
+    "n05_wide9": {"NOMINAL_POWER": 0.5, "WINDOW": tuple(2 ** (k / 4) for k in range(-4, 5))},
+    "n05_wide9_top0.8": {
+        "NOMINAL_POWER": 0.5,
+        "WINDOW": tuple(2 ** (k / 4) for k in range(-4, 5)),
+        "TOP_SHARE": 0.8,
+    },
 }
 
 

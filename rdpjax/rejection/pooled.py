@@ -23,19 +23,24 @@ correct guess, and the worst case is the test of ``s − b`` successes in ``t �
 
     ε(δ) ≥ logit(θ_lo),   θ_lo = Beta⁻¹(a_j; s − b, t − s + 1)   (Clopper–Pearson),
 
-for every tested pair ``(t₁, t₂)`` j with its own level ``a_j``, all at once by the union bound
-(Σ a_j ≤ α). Rejecting at ε means rejecting at every smaller ε, so the largest such logit is a
-lower confidence bound. Nothing assumes a shape of P or Q.
+for one tested pair ``(t₁, t₂)`` at level a. The pairs are tested in *chains* of nested guesses
+(:mod:`rdpjax.rejection.chain`): along a chain the clean guesses are one sequence of independent
+trials, so the largest of the chain's bounds is calibrated exactly (a boundary-crossing
+probability of a Bernoulli walk) instead of by splitting a chain's level among its pairs; the
+chains get their own levels ``a_j`` and hold all at once by the union bound (Σ a_j ≤ α).
+Rejecting at ε means rejecting at every smaller ε, so the largest bound is a lower confidence
+bound. Nothing assumes a shape of P or Q.
 
 Since the argument holds given all positions, the tested ``(t₁, t₂)`` may depend on the pooled
 counts per cell (positions without labels) as well as on the selection: here the predicted cells
 are turned into pooled draws that way.
 
-**Which (ordering, t₁, t₂) are tested, at which level** (weighted Bonferroni, the weights fixed by
-the selection and the pooled counts alone): each ordering of :data:`ORDERINGS` gets its share of α;
-within it :data:`WINDOW_SHARE` goes to a few pairs near the selection's predicted best pair
-(:func:`predict`) and the rest, evenly, to a fixed geometric grid of one-ended and balanced pairs
-(:func:`t_grid`). Measured on a panel of laws in ``benchmarks/calibration/set_panel.py``.
+**Which (ordering, t₁, t₂) are tested, at which level** (weighted Bonferroni over chains, the
+weights fixed by the selection and the pooled counts alone): each ordering of :data:`ORDERINGS`
+gets its share of α; within it :data:`WINDOW_SHARE` goes to one chain per prediction of the best
+pair (:func:`predict`; its :data:`WINDOW` multiples) and the rest, evenly, to three chains of a
+fixed geometric grid: one-ended at each end and balanced (:func:`t_grid`). Measured on a panel
+of laws in ``benchmarks/calibration/set_panel.py`` (issue 51; ``benchmarks/LOG.md``).
 
 
 Host numpy; O(C) per ordering for C cells, plus the prediction's O(K²), K ≤ 500 prefixes.
@@ -46,6 +51,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+
+from rdpjax.rejection.chain import chain_ends, chain_epsilon, chain_peak
 
 __all__ = [
     "ORDERINGS",
@@ -64,15 +71,18 @@ ORDERINGS = (("values", 0.5), ("distance from the median", 0.2), ("learned ratio
 """The orderings of the cells and their shares of the level: the outputs' own order (the score
 when ``project=`` gives one), their distance from the selection's median, and the selection's
 smoothed log ratio per cell (:func:`rdpjax.rejection.cells.cell_scores`)."""
-TOP_SHARE = 0.6
+TOP_SHARE = 0.8
 """Share of the level of the ordering predicted best on held-out selection draws."""
-WINDOW = (2**-0.5, 1.0, 2**0.5)
-"""Multiples of the predicted best ``(t₁, t₂)`` that are tested."""
+WINDOW = (0.5, 2**-0.5, 1.0, 2**0.5, 2.0)
+"""Multiples of the predicted best ``(t₁, t₂)`` that are tested (one chain)."""
 WINDOW_SHARE = 0.8
 """Share of an ordering's level spent near the prediction (the rest on the fixed grid)."""
 MISS = 0.005
 """In memory: the probability that Poisson(λ) exceeds the certification draws (then nothing is
 certified by this statistic; validity is unaffected)."""
+NOMINAL_POWER = 0.5
+"""A chain of K points weighs them by their Clopper–Pearson bounds at its level / K^this
+(:func:`rdpjax.rejection.chain.chain_epsilon`); at 1 the chain is never below Bonferroni."""
 DIRTY_SHARE = 0.02
 """Share of the level for the event that the δ-parts put at most ``b`` draws in all."""
 GRID_DENSE, GRID_RATIO = 10, 1.2
@@ -138,7 +148,7 @@ class Guess:
         top, bottom: pooled draws guessed P (the P-like end) and Q (the other end).
         correct: correct guesses among ``top + bottom``.
         dirty: the worst-case draws of the δ-parts removed from both counts.
-        level: the level of this test (its share of α).
+        level: the level of the chain of guesses it was tested in (its share of α).
         epsilon: the certified ``logit(θ_lo)``.
     """
 
@@ -160,58 +170,6 @@ class Pooled:
     rate: float
     drawn: tuple[int, int]
     tests: int
-
-
-def _ends(
-    cp: np.ndarray, cq: np.ndarray, order: np.ndarray, top: np.ndarray, bottom: np.ndarray, rng
-) -> tuple[np.ndarray, np.ndarray]:
-    """P's draws among the first ``top`` pooled draws along ``order``, Q's among the last ones.
-
-    ``bottom`` draws make the last ones; ``top + bottom`` is at most all the draws, and the two
-    ends are disjoint. Inside a cell the draws are in a random order (from ``rng``): the first
-    end takes the first draws of its last cell, the second end the last draws of its last cell,
-    so when both ends end in the same cell they split it without overlap (a multivariate
-    hypergeometric draw).
-    """
-    f, o = cp[order], cq[order]
-    size = f + o
-    cum = np.concatenate([[0], np.cumsum(size)])
-    cum_f = np.concatenate([[0], np.cumsum(f)])
-    rcum = np.concatenate([[0], np.cumsum(size[::-1])])
-    rcum_q = np.concatenate([[0], np.cumsum(o[::-1])])
-    last = f.size - 1
-    # the first end: whole cells [0, c1) and e1 draws of cell c1
-    c1 = np.clip(np.searchsorted(cum, top, side="right") - 1, 0, last)
-    e1 = np.where(top >= cum[-1], 0, np.minimum(top - cum[c1], size[c1]))
-    # the second end: whole cells (c2, last] and e2 draws of cell c2
-    r2 = np.clip(np.searchsorted(rcum, bottom, side="right") - 1, 0, last)
-    c2 = last - r2
-    e2 = np.where(bottom >= cum[-1], 0, np.minimum(bottom - rcum[r2], size[c2]))
-    k1 = np.zeros(top.shape, np.int64)
-    split = e1 > 0
-    k1[split] = rng.hypergeometric(f[c1][split], o[c1][split], e1[split])
-    # P's draws left in the cell where the second end ends (fewer if the first end took some)
-    same = split & (c1 == c2)
-    left_f = np.where(same, f[c2] - k1, f[c2])
-    left_o = np.where(same, o[c2] - (e1 - k1), o[c2])
-    k2 = np.zeros(bottom.shape, np.int64)  # P's draws among the e2 (so e2 − k2 are Q's)
-    part = e2 > 0
-    k2[part] = rng.hypergeometric(left_f[part], left_o[part], e2[part])
-    first = np.where(top >= cum[-1], cum_f[-1], cum_f[c1] + k1)
-    second = np.where(bottom >= cum[-1], rcum_q[-1], rcum_q[r2] + (e2 - k2))
-    return first, second
-
-
-def _logit_lower(s: np.ndarray, t: np.ndarray, level: np.ndarray) -> np.ndarray:
-    """``logit`` of the one-sided Clopper–Pearson lower bound on θ from ``s`` of ``t``."""
-    from scipy import stats
-
-    good = (s > 0) & (t >= s) & (level > 0)
-    out = np.full(s.shape, -np.inf)
-    lo = stats.beta.ppf(level[good], s[good], t[good] - s[good] + 1)
-    with np.errstate(divide="ignore"):
-        out[good] = np.log(lo) - np.log1p(-lo)
-    return out
 
 
 def _prefixes(size: int) -> np.ndarray:
@@ -304,25 +262,34 @@ def shares(honest: list[float] | None) -> np.ndarray:
     return out
 
 
-def _pairs(total: int, predicted: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray, int]:
-    """Tested ``(t₁, t₂)``: the fixed grid, then the window around the prediction (its count).
+def _chains(
+    total: int, predicted: list[tuple[int, int]]
+) -> list[tuple[np.ndarray, np.ndarray, bool]]:
+    """Tested chains of nested ``(t₁, t₂)``: the fixed grid's three, then one per prediction.
 
-    ``predicted`` is in pooled draws (the realized pooled counts of the predicted cells): the
-    pooled positions carry no labels, so tests may depend on them (module docstring).
+    The grid's chains are one-ended at the top, one-ended at the bottom and balanced
+    (:func:`t_grid`); a prediction's chain is its :data:`WINDOW` multiples. ``predicted`` is in
+    pooled draws (the realized pooled counts of the predicted cells): the pooled positions carry
+    no labels, so tests may depend on them (module docstring). Each entry: ``(t₁, t₂, window)``.
     """
     grid = t_grid(total)
-    fixed = [(g, 0) for g in grid] + [(0, g) for g in grid]
-    fixed += [(g // 2, g - g // 2) for g in grid if g >= 2]
-    window = set()
-    for w, guess in ((w, g) for w in WINDOW for g in predicted):
-        a, b = (w * v for v in guess)
-        if a + b > total:  # scaled up past all the draws: keep the proportions
-            a, b = a * total / (a + b), b * total / (a + b)
-        a, b = round(a), round(b)
-        window.add((a, b))
-    window = sorted(p for p in window if 0 < p[0] + p[1] <= total)
-    both = np.asarray(fixed + window, np.int64)
-    return both[:, 0], both[:, 1], len(window)
+    zero = np.zeros_like(grid)
+    half = grid[grid >= 2]
+    out = [(grid, zero, False), (zero, grid, False), (half // 2, half - half // 2, False)]
+    for guess in dict.fromkeys(predicted):
+        pairs = []
+        for w in sorted(WINDOW):
+            a, b = (w * v for v in guess)
+            if a + b > total:  # scaled up past all the draws: keep the proportions
+                a, b = a * total / (a + b), b * total / (a + b)
+            pairs.append((round(a), round(b)))
+        pairs = sorted({p for p in pairs if 0 < p[0] + p[1] <= total})
+        if pairs:
+            top, bottom = (
+                np.maximum.accumulate(np.asarray(v, np.int64)) for v in zip(*pairs, strict=True)
+            )
+            out.append((top, bottom, True))
+    return out
 
 
 def pooled_bound(
@@ -360,8 +327,7 @@ def pooled_bound(
     dirty_alpha = DIRTY_SHARE * alpha if delta > 0 else 0.0
     # P₂ and Q₂ together put Poisson(≤ 2λδ) draws in all: at most `dirty`, but for dirty_alpha.
     dirty = int(stats.poisson.isf(dirty_alpha, 2 * rate * delta)) if delta > 0 else 0
-    best: Guess | None = None
-    tests = 0
+    tested = []  # (peak, ordering, top, bottom, right guesses, level) of every chain
     weights = shares(honest)
     for ordering, weight in zip(cell_orders, weights, strict=True):
         if total == 0:
@@ -369,22 +335,38 @@ def pooled_bound(
         guesses = [
             predict(ordering.order, freqs, cp + cq, dirty, alpha, z)[:2] for z in SELECTION_Z
         ]
-        top, bottom, n_window = _pairs(total, guesses)
+        chains = _chains(total, guesses)
         share = (alpha - dirty_alpha) * weight
-        n_fixed = top.size - n_window
-        level = np.full(top.size, share / n_fixed)
-        if n_window:
-            level[:n_fixed] = share * (1 - WINDOW_SHARE) / n_fixed
-            level[n_fixed:] = share * WINDOW_SHARE / n_window
-        first, second = _ends(cp, cq, ordering.order, top, bottom, rng)
-        s = first + second
-        d = np.minimum(dirty, top + bottom)
-        eps = _logit_lower(s - d, top + bottom - d, level)
-        tests += top.size
-        j = int(np.argmax(eps))
-        if np.isfinite(eps[j]) and (best is None or eps[j] > best.epsilon):
-            best = Guess(ordering.name, int(top[j]), int(bottom[j]), int(s[j]), int(d[j]),
-                         float(level[j]), float(eps[j]))  # fmt: skip
+        n_window = sum(window for *_, window in chains)
+        tops = np.concatenate([a for a, _, _ in chains])
+        bottoms = np.concatenate([b for _, b, _ in chains])
+        right = chain_ends(cp, cq, ordering.order, tops, bottoms, rng)  # one order for all
+        cuts = np.cumsum([0] + [a.size for a, _, _ in chains])
+        for (top, bottom, window), lo, hi in zip(chains, cuts[:-1], cuts[1:], strict=True):
+            if n_window:
+                level = share * (WINDOW_SHARE / n_window if window else (1 - WINDOW_SHARE) / 3)
+            else:
+                level = share / len(chains)
+            s = right[lo:hi]
+            nominal = level / top.size**NOMINAL_POWER
+            # the chain's bound lies between its peak at the nominal level and at its own level
+            peak = chain_peak(s, top + bottom, dirty, level)[0]
+            tested.append((peak, ordering.name, top, bottom, s, level, nominal))
+    best: Guess | None = None
+    # a chain's bound is at most its peak (each point alone at the chain's level): the chains
+    # whose peak cannot beat the best so far need no exact computation, nor those whose peak is
+    # at most 0 (then any bound of theirs is at most 0 ≤ the true ε: it cannot be wrong)
+    for peak, name, top, bottom, s, level, nominal in sorted(tested, key=lambda c: -c[0]):
+        if not np.isfinite(peak) or (best is not None and peak <= best.epsilon):
+            break
+        if peak > 0:
+            eps, j = chain_epsilon(s, top + bottom, dirty, level, nominal)
+        else:  # vacuous (ε ≥ 0 always): Bonferroni over the chain, no recursion needed
+            eps, j = chain_peak(s, top + bottom, dirty, level / top.size)
+        if np.isfinite(eps) and (best is None or eps > best.epsilon):
+            best = Guess(name, int(top[j]), int(bottom[j]), int(s[j]),
+                         int(min(dirty, top[j] + bottom[j])), float(level), float(eps))  # fmt: skip
+    tests = sum(c[2].size for c in tested)
     return Pooled(
         epsilon=-np.inf if best is None else best.epsilon,
         guess=best,

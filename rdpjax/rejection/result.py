@@ -171,7 +171,7 @@ class SetTest:
             f"pooled guesses ({g.ordering}): {g.correct:,} right of {g.top + g.bottom:,} "
             f"({g.top:,} guessed x at one end, {g.bottom:,} guessed x' at the other"
             f"{f', {g.dirty} removed for δ' if g.dirty else ''}), ε(δ) ≥ {g.epsilon:.4g} at "
-            f"level {g.level:.2g}, one of {self.pooled.tests} tests"
+            f"level {g.level:.2g} (its chain of nested guesses; {self.pooled.tests} guesses tested)"
         )
 
     def details(self) -> list[str]:

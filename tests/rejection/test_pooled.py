@@ -7,7 +7,8 @@ from scipy import stats
 
 from rdpjax.claims import approx_dp, pure_dp
 from rdpjax.rejection import set_test
-from rdpjax.rejection.pooled import _ends, _logit_lower, poisson_rate, shares, t_grid
+from rdpjax.rejection.chain import chain_ends, chain_epsilon, crossing
+from rdpjax.rejection.pooled import poisson_rate, shares, t_grid
 
 
 @pytest.mark.parametrize("n", [3, 1_000, 10**6])
@@ -18,43 +19,71 @@ def test_poisson_rate_has_the_stated_miss_probability(n):
 
 
 @pytest.mark.parametrize("s, t", [(1, 1), (7, 10), (950, 1000), (3, 50_000)])
-def test_logit_lower_is_the_one_sided_exact_interval(s, t):
+def test_a_one_point_chain_is_the_one_sided_exact_interval(s, t):
     level = 0.01
     lo = stats.binomtest(s, t).proportion_ci(1 - 2 * level, method="exact").low
-    got = _logit_lower(np.array([s]), np.array([t]), np.array([level]))[0]
-    assert got == pytest.approx(np.log(lo / (1 - lo)), rel=1e-9)
-    assert _logit_lower(np.array([0]), np.array([5]), np.array([level]))[0] == -np.inf
+    got, k = chain_epsilon(np.array([s]), np.array([t]), 0, level)
+    assert k == 0 and got == pytest.approx(np.log(lo / (1 - lo)), rel=1e-9)
+    assert chain_epsilon(np.array([0]), np.array([5]), 0, level)[0] == -np.inf
 
 
-def test_one_end_counts_whole_cells_exactly_and_splits_one_cell_in_range():
+def test_crossing_is_exact_on_a_chain_small_enough_to_enumerate():
+    m, c, theta = np.array([3, 5, 9, 12]), np.array([3, 5, 7, 9]), 0.6
+    walks = (np.arange(2**12)[:, None] >> np.arange(12)) & 1  # every sequence of 12 trials
+    sums = np.cumsum(walks, axis=1)[:, m - 1]
+    weight = theta ** walks.sum(1) * (1 - theta) ** (12 - walks.sum(1))
+    exact = float(weight[np.any(sums >= c, axis=1)].sum())
+    assert crossing(m, c, theta) == pytest.approx(exact, abs=1e-9)
+    assert crossing(m, c, theta) >= exact  # never below
+
+
+def test_a_chain_is_no_weaker_than_bonferroni_and_no_stronger_than_its_best_point():
+    s, t, level = np.array([9, 40, 80, 150]), np.array([10, 50, 100, 200]), 0.01
+    got, _ = chain_epsilon(s, t, 0, level, level / 4)
+    lo = stats.beta.ppf(level / 4, s, t - s + 1)
+    best = stats.beta.ppf(level, s, t - s + 1)
+    assert np.max(np.log(lo / (1 - lo))) <= got < np.max(np.log(best / (1 - best)))
+
+
+def test_a_chain_covers_the_truth_at_its_level():
+    # i.i.d. Bernoulli(θ) guesses at the boundary: the chain's bound exceeds logit θ in at most
+    # `level` of the walks (here 0.1: 400 walks exceed 60 with probability < 0.001)
+    rng = np.random.default_rng(4)
+    theta, t = 0.75, np.array([5, 12, 30, 70, 150, 300])
+    sums = np.cumsum(rng.random((400, t[-1])) < theta, axis=1)[:, t - 1]
+    eps = [chain_epsilon(row, t, 0, 0.1, 0.1 / t.size**0.5)[0] for row in sums]
+    assert np.sum(np.array(eps) > np.log(theta / (1 - theta))) <= 60
+
+
+def test_chain_ends_count_whole_cells_exactly_and_nest():
     fav, other = np.array([3, 0, 5, 2]), np.array([1, 4, 0, 2])
     order = np.array([2, 0, 3, 1])  # pooled sizes along the order: 5, 4, 4, 4
     rng = np.random.default_rng(0)
-    t = np.array([0, 5, 9, 13, 17, 40])
-    first, _ = _ends(fav, other, order, t, np.zeros_like(t), rng)
-    np.testing.assert_array_equal(first, [0, 5, 8, 10, 10, 10])
-    for _ in range(50):  # t = 7 takes 2 of cell 0's 4 draws (3 favoured): 5 + {1, 2}
-        assert _ends(fav, other, order, np.array([7]), np.array([0]), rng)[0][0] in (6, 7)
+    t = np.array([0, 5, 9, 13, 17])
+    np.testing.assert_array_equal(chain_ends(fav, other, order, t, 0 * t, rng), [0, 5, 8, 10, 10])
     # the other end, from the last cell: Q's among the last 4 (cell 1: 4 of Q), then 8
-    _, second = _ends(fav, other, order, np.array([0, 0]), np.array([4, 8]), rng)
-    np.testing.assert_array_equal(second, [4, 6])
+    np.testing.assert_array_equal(
+        chain_ends(fav, other, order, np.array([0, 0]), np.array([4, 8]), rng), [4, 6]
+    )
+    for _ in range(50):  # t = 7 takes 2 of cell 0's 4 draws (3 favoured), then all of it at 9
+        s = chain_ends(fav, other, order, np.array([7, 9]), np.array([0, 0]), rng)
+        assert s[0] in (6, 7) and s[1] == 8
+    with pytest.raises(ValueError, match="within the draws"):
+        chain_ends(fav, other, order, np.array([9]), np.array([9]), rng)
 
 
 def test_the_two_ends_split_a_shared_cell_without_overlap():
-    # One cell of 10 draws, 6 of P: the first end takes 4 of them at random, the second the
-    # other 6, so the P's on the two ends add up to exactly 6 (independent draws would not).
+    # One cell of 10 draws, 6 of P: the first end takes 4 at random (k of P), the second the
+    # other 6, which hold exactly k of the 4 Q's: 2k right guesses, always even (two
+    # independent draws would give odd counts too).
     rng = np.random.default_rng(1)
-    for _ in range(50):
-        first, second = _ends(np.array([6]), np.array([4]), np.array([0]), np.array([4]),
-                              np.array([6]), rng)  # fmt: skip
-        assert first[0] + (6 - second[0]) == 6
-    # two cells, the ends meeting in the second: whole first cell, then a split of the second
-    first, second = _ends(np.array([3, 2]), np.array([1, 4]), np.array([0, 1]), np.array([6]),
-                          np.array([0]), rng)  # fmt: skip
-    assert first[0] in (3, 4, 5) and second[0] == 0
-    first, second = _ends(np.array([3, 2]), np.array([1, 4]), np.array([0, 1]), np.array([4]),
-                          np.array([6]), rng)  # fmt: skip
-    assert first[0] == 3 and second[0] == 4  # the first cell, and all of the second (4 of Q)
+    rights = [
+        chain_ends(np.array([6]), np.array([4]), np.array([0]), np.array([4]), np.array([6]),
+                   rng)[0]
+        for _ in range(200)
+    ]  # fmt: skip
+    assert all(r % 2 == 0 and 0 <= r <= 8 for r in rights)
+    assert np.mean(rights) == pytest.approx(4.8, abs=0.3)  # 2 E[k] = 2 · 4 · 0.6
 
 
 def test_t_grid_and_shares():
