@@ -24,9 +24,9 @@ Departure from the paper: aGRAPA updates λ after every observation from the pas
 the bet is fixed for a batch (of at most ⌈n/8⌉ pairs after n) and uses the frequencies above.
 
 Cost: O(R·n log n) a plan for sorting each side's past (O(R·n) for a caller that keeps it
-sorted, :class:`SortedPast`; the pooled order and the distances to the median are then linear
-merges), O(R·T·E) candidates (T ≤ 31 thresholds × 2 families × 2 sides × 2 directions, E ≤ 7
-values of ε).
+sorted, :class:`SortedPast`); the pooled order statistics and counts are then found by
+bisection, O(T log n), and the distances to the median sorted by linear merges; O(R·T·E)
+candidates (T ≤ 31 thresholds × 2 families × 2 sides × 2 directions, E ≤ 7 values of ε).
 """
 
 from __future__ import annotations
@@ -106,29 +106,43 @@ def merged(sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
     return np.sort(np.concatenate([sx, sy], axis=1), axis=1, kind="stable")
 
 
-def _split_counts(
-    sx: np.ndarray, sy: np.ndarray, pooled: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _order_statistics(a: np.ndarray, b: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The k-th and (k+1)-th values of two sorted arrays pooled, and the a's among the first k.
+
+    In the stable pooled order (a's before b's among equal values), for each k. The a's among
+    the first k are the largest ``i`` with ``a[i−1] ≤ b[k−i]`` (``a[i−1]`` then has at most
+    ``k − i`` b's below it, so it is among the first k), found for every k at once by
+    bisection: O(T log n) for T values of k, with no merge of the two arrays.
+    """
+    na, nb = a.size, b.size
+    lo, hi = np.maximum(0, k - nb), np.minimum(k, na)
+    while np.any(lo < hi):
+        mid = (lo + hi + 1) // 2  # lo < mid ≤ hi where lo < hi
+        inside = (k - mid >= nb) | (a[np.maximum(mid - 1, 0)] <= b[np.minimum(k - mid, nb - 1)])
+        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid - 1)
+    i, j = lo, k - lo  # a's and b's among the first k
+    last = np.maximum(np.where(i > 0, a[np.maximum(i - 1, 0)], -np.inf),
+                      np.where(j > 0, b[np.maximum(j - 1, 0)], -np.inf))  # fmt: skip
+    after = np.minimum(np.where(i < na, a[np.minimum(i, na - 1)], np.inf),
+                       np.where(j < nb, b[np.minimum(j, nb - 1)], np.inf))  # fmt: skip
+    return last, after, i
+
+
+def _split_counts(sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: thresholds between pooled order statistics and the counts of each side below.
 
-    ``sx``, ``sy``: each side's past, rows sorted; ``pooled``: :func:`merged` of the two. At the
-    split points ``k`` (:func:`_positions`) of the pooled sample in its stable order (x before x'
-    among equal values): the threshold halfway between its k-th and (k+1)-th values, the number
-    ``c_x`` of x's among its first k, and ``k − c_x``. The x's among the first k are counted
-    against the k-th value ``v``: every value below it, then x's equal to it before x''s,
-    ``c_x = #(x < v) + min(#(x = v), k − #(pooled < v))``: the counts of a stable argsort of
-    the pooled sample, without it (O(T log n) on sorted sides).
+    ``sx``, ``sy``: each side's past, rows sorted. At the split points ``k``
+    (:func:`_positions`) of the pooled sample in its stable order (x before x' among equal
+    values): the threshold halfway between its k-th and (k+1)-th values, the number ``c_x`` of
+    x's among its first k, and ``k − c_x`` (:func:`_order_statistics`: the values and counts of
+    a stable argsort of the pooled sample, without it).
     """
     r, n = sx.shape
     k = _positions(2 * n)
-    v = pooled[:, k - 1]  # the k-th pooled value
-    thresholds = 0.5 * (v + pooled[:, k])
-    cx = np.empty(v.shape)
+    thresholds, cx = np.empty((r, k.size)), np.empty((r, k.size))
     for row in range(r):
-        x_less = np.searchsorted(sx[row], v[row], side="left")
-        x_upto = np.searchsorted(sx[row], v[row], side="right")
-        y_less = np.searchsorted(sy[row], v[row], side="left")
-        cx[row] = x_less + np.minimum(x_upto - x_less, k - (x_less + y_less))
+        last, after, i = _order_statistics(sx[row], sy[row], k)
+        thresholds[row], cx[row] = 0.5 * (last + after), i
     return thresholds, cx, k[None, :] - cx
 
 
@@ -251,13 +265,11 @@ def plan_bets(
         center = np.zeros(r)
     else:
         sx, sy = (px, py) if rows_sorted else (np.sort(px, axis=1), np.sort(py, axis=1))
-        pooled = merged(sx, sy)
-        center = 0.5 * (pooled[:, n - 1] + pooled[:, n])  # the median of 2n values
+        middle = np.array([n])  # the median of 2n values: halfway between the n-th and next
+        center = np.array([0.5 * np.add(*_order_statistics(a, b, middle)[:2])[0]
+                           for a, b in zip(sx, sy, strict=True)])  # fmt: skip
         dx, dy = _sorted_distances(sx, center), _sorted_distances(sy, center)
-        families = [
-            (0, *_split_counts(sx, sy, pooled)),
-            (1, *_split_counts(dx, dy, merged(dx, dy))),
-        ]
+        families = [(0, *_split_counts(sx, sy)), (1, *_split_counts(dx, dy))]
     return [
         Bets(center=center, **_best(families, n, eps, delta, scale), **extra) for scale in scales
     ]
