@@ -21,7 +21,7 @@ demo: $(STAMP)
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
 # `make test`: the whole suite, every test (1,475 tests; 1,451 of them took 14.9 min on 2 cores
 # on 2026-12-05; a run of all on 2026-12-06 took 55 min on a host under heavy contention, where
-# the estimator's slowest tests, rerun alone beside the previous commit, took the same CPU time).
+# two of the estimator's slowest tests, rerun beside 1288d32, took the same CPU time).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
 # notebooks, the type check, multi-device runs, studies): 1.5 min on 2 cores, under 3 with the
 # machine shared (load 5-6); for the loop of editing and testing, `make test` before a commit.
