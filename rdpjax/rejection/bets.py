@@ -37,7 +37,7 @@ import numpy as np
 
 from rdpjax.claims import Claim, hockey_stick
 
-__all__ = ["Bets", "SortedPast", "epsilon_grid", "log_multipliers", "merged", "plan_bets"]
+__all__ = ["Bets", "SortedPast", "epsilon_grid", "log_multipliers", "plan_bets"]
 
 LEVELS = 31
 """Thresholds per set family: pooled quantiles of the past at levels k/32."""
@@ -98,7 +98,7 @@ Family = tuple[int, np.ndarray, np.ndarray, np.ndarray]
 """(family, thresholds, counts of x below, counts of x' below), arrays of shape ``(R, T)``."""
 
 
-def merged(sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
+def _merged(sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
     """Two ``(R, ·)`` arrays of sorted rows merged row by row (sorted, ``sx``'s first among ties).
 
     A stable sort of two sorted runs is numpy's timsort finding the runs: one linear merge.
@@ -152,7 +152,7 @@ def _sorted_distances(s: np.ndarray, center: np.ndarray) -> np.ndarray:
     for row in range(s.shape[0]):
         i = np.searchsorted(s[row], center[row])
         below = center[row] - s[row, :i][::-1]  # = |v − c| exactly, increasing
-        out[row] = np.sort(np.concatenate([below, s[row, i:] - center[row]]), kind="stable")
+        out[row] = _merged(below[None], (s[row, i:] - center[row])[None])[0]
     return out
 
 
@@ -265,9 +265,10 @@ def plan_bets(
         center = np.zeros(r)
     else:
         sx, sy = (px, py) if rows_sorted else (np.sort(px, axis=1), np.sort(py, axis=1))
-        middle = np.array([n])  # the median of 2n values: halfway between the n-th and next
-        center = np.array([0.5 * np.add(*_order_statistics(a, b, middle)[:2])[0]
-                           for a, b in zip(sx, sy, strict=True)])  # fmt: skip
+        center = np.empty(r)  # the median of 2n values: halfway between the n-th and next
+        for row in range(r):
+            nth, after, _ = _order_statistics(sx[row], sy[row], np.array([n]))
+            center[row] = 0.5 * (nth[0] + after[0])
         dx, dy = _sorted_distances(sx, center), _sorted_distances(sy, center)
         families = [(0, *_split_counts(sx, sy)), (1, *_split_counts(dx, dy))]
     return [
@@ -289,8 +290,8 @@ class SortedPast:
     def update(self, px: np.ndarray, py: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The sorted ``(1, n)`` rows of the pasts ``px``, ``py`` (1-D, extending the last ones)."""
         new = slice(self.size, px.size)
-        self.x = merged(self.x, np.sort(px[new])[None])
-        self.y = merged(self.y, np.sort(py[new])[None])
+        self.x = _merged(self.x, np.sort(px[new])[None])
+        self.y = _merged(self.y, np.sort(py[new])[None])
         self.size = px.size
         return self.x, self.y
 
