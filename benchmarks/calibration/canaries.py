@@ -19,6 +19,8 @@ table. The idealized one-run Gaussian: m canaries, inclusion bits b_i ~ Bernoull
   true); the Gaussian above with the true claims ``approx_dp(ε, 1e-5)``, ``gdp(μ)``,
   ``zcdp(μ²/2)`` (dp_accounting claims: the pld part); the Laplace mechanism (score
   ``b_i + Laplace(1/ε)``, ε-DP) with ``pure_dp(ε)``.
+* **ties** (R = 200 by default), α = 0.05: the same rates on integer scores, where the random
+  tie-break decides the guesses (:func:`tied_cells`).
 * **pld** (R = 200 by default): claims of kind ``dp_accounting`` on the same Gaussian scores,
   ``from_dp_accounting(GaussianDpEvent(σ'))``: the true one (σ' = σ: the share of
   replications that keep it) and three too small ones (μ' = 1/σ' = 0.36μ, 0.4μ, 0.44μ, about
@@ -150,6 +152,53 @@ def validity_cells(eps_list: list[float], m: int, reps: int, null_cell: bool) ->
     return cells
 
 
+def tied_cells(eps_list: list[float], m: int, reps: int) -> list[dict]:
+    """Validity on integer scores (ties in every group, the random tie-break at work).
+
+    ``null_rounded``: round(N(0, 1)) for in and out alike (truth ε = 0, μ = 0); ``rounded``:
+    round(N(μ b, 1)), a post-processing of the Gaussian mechanism, so (ε, 10⁻⁵)-DP and μ-GDP;
+    ``discrete_laplace``: b + G₁ − G₂ with G₁, G₂ ~ Geometric(1 − e^{−ε}) (the discrete Laplace
+    law of parameter e^{−ε}, sensitivity 1: ε-DP), its ε bound taken at δ = 0.
+    """
+    cells = []
+    null = {"epsilon_zero": 0, "mu_zero": 0, "pure_dp_0_kept": 0}
+    for r in range(reps):
+        rng = np.random.default_rng([6, m, r])
+        bits = rng.integers(0, 2, m)
+        res = one_run_bits(np.round(rng.normal(0, 1, m)), bits, pure_dp(0.0), alpha=ALPHA)
+        null["epsilon_zero"] += res.epsilon == 0.0
+        null["mu_zero"] += res.mu == 0.0
+        null["pure_dp_0_kept"] += not res.refuted
+    cells.append({"cell": "null_rounded", "m": m} | {k: _rate(v, reps) for k, v in null.items()})
+    for eps in eps_list:
+        mu = _mu(eps)
+        hits = {"epsilon_below": 0, "mu_below": 0, "approx_dp_kept": 0}
+        lap = {"epsilon_below": 0, "pure_dp_kept": 0}
+        for r in range(reps):
+            rng = np.random.default_rng([7, m, int(100 * eps), r])
+            bits = rng.integers(0, 2, m)
+            scores = np.round(rng.normal(mu * bits, 1.0))
+            res = one_run_bits(scores, bits, approx_dp(eps, DELTA), alpha=ALPHA)
+            hits["epsilon_below"] += res.epsilon <= eps
+            hits["mu_below"] += res.mu <= mu
+            hits["approx_dp_kept"] += not res.refuted
+            p = -np.expm1(-eps)  # Geometric(p) − Geometric(p): discrete Laplace, e^{−ε}
+            scores = bits + rng.geometric(p, m) - rng.geometric(p, m)
+            res = one_run_bits(scores.astype(float), bits, pure_dp(eps), alpha=ALPHA)
+            lap["epsilon_below"] += res.epsilon <= eps
+            lap["pure_dp_kept"] += not res.refuted
+        cells.append(
+            {"cell": "rounded", "eps": eps, "mu": mu, "m": m}
+            | {k: _rate(v, reps) for k, v in hits.items()}
+        )
+        cells.append(
+            {"cell": "discrete_laplace", "eps": eps, "m": m}
+            | {k: _rate(v, reps) for k, v in lap.items()}
+        )
+        print(json.dumps(cells[-2:], default=float)[:600], flush=True)
+    return cells
+
+
 PLD_FRACTIONS = (0.36, 0.4, 0.44)
 """μ'/μ of the too-small dp_accounting claims of the pld part."""
 
@@ -261,7 +310,9 @@ def tables(result: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["power", "validity", "pld", "tables"], required=True)
+    parser.add_argument(
+        "--part", choices=["power", "validity", "ties", "pld", "tables"], required=True
+    )
     parser.add_argument("--m", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--eps", type=float, nargs="+", default=[2.0, 4.0, 8.0])
     parser.add_argument("--reps", type=int, default=None)
@@ -292,6 +343,8 @@ def main(argv=None) -> int:
                 )
         elif args.part == "pld":
             cells += pld_cells(args.eps, m, reps)
+        elif args.part == "ties":
+            cells += tied_cells(args.eps, m, reps)
         else:
             cells += validity_cells(args.eps, m, reps, not args.no_null)
     _merge(args.part, cells, command, args.out)

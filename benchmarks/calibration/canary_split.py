@@ -232,6 +232,28 @@ def scan_cell(law: str, m: int, reps: int) -> dict:
     }
 
 
+def panel_cell(law: str, m: int, reps: int) -> dict:
+    """The library's bounds as a user gets them (``one_run_bits``, defaults) beside jax's."""
+    from rdpjax.canaries import one_run_bits
+
+    rows = []
+    for r in range(reps):
+        scores, bits = _law(law, np.random.default_rng([7, m, LAWS.index(law), r]), m)
+        res = one_run_bits(scores, bits, delta=DELTA, alpha=ALPHA)
+        rows.append([res.epsilon, res.epsilon_fdp, res.epsilon_steinke, res.mu])
+        rows[-1].append(_jax_steinke(scores, bits))
+    mean = np.array(rows).mean(axis=0)
+    names = ("epsilon", "epsilon_fdp", "epsilon_steinke", "mu", "jax")
+    return {
+        "law": law,
+        "m": m,
+        "reps": reps,
+        "mean": dict(zip(names, mean.tolist(), strict=True)),
+        "per_rep": {k: [row[i] for row in rows] for i, k in enumerate(names)},
+        "ratio_to_jax": float(mean[0] / mean[-1]) if mean[-1] else None,
+    }
+
+
 def _merge(part: str, cells: list[dict], command: str, out: Path) -> None:
     old = json.loads(out.read_text()) if out.exists() else {}
     same = lambda a, b: a["law"] == b["law"] and a["m"] == b["m"]  # noqa: E731
@@ -244,7 +266,7 @@ def _merge(part: str, cells: list[dict], command: str, out: Path) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["scan"], required=True)
+    parser.add_argument("--part", choices=["scan", "panel"], required=True)
     parser.add_argument("--m", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--laws", nargs="+", choices=LAWS, default=list(LAWS))
     parser.add_argument("--reps", type=int, default=30)
@@ -257,10 +279,10 @@ def main(argv=None) -> int:
     for m in args.m:
         for law in args.laws:
             t = time.perf_counter()
-            cell = scan_cell(law, m, args.reps)
+            cell = (panel_cell if args.part == "panel" else scan_cell)(law, m, args.reps)
             cell["seconds"] = time.perf_counter() - t
             cells.append(cell)
-            shown = cell["ratio_to_even"]
+            shown = cell["mean"] if args.part == "panel" else cell["ratio_to_even"]
             print(law, m, json.dumps(shown, default=lambda v: round(float(v), 3)), flush=True)
             _merge(args.part, [cell], command, args.out)
     print(f"wrote {args.out} ({time.perf_counter() - start:.0f} s)")

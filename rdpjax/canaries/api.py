@@ -9,7 +9,8 @@ How the bounds are put together, and why each is valid at 1 − α:
 
 1. Guess pairs ``(k_in, k_out)`` from a grid G that depends on m only
    (:func:`rdpjax.canaries.guesses.guess_grid`): "in" on the k_in top scores, "out" on the
-   k_out bottom ones.
+   k_out bottom ones, tied scores in an order drawn from ``key`` independently of the bits
+   (:func:`rdpjax.canaries.guesses.tie_order`).
 2. ``epsilon``: for each pair, Steinke's test (Thm 3.1, δ = 0; Thm 5.2, δ > 0) at
    ``STEINKE_SHARE``·α/G and the f-DP test with f_{ε,δ} (Mahloujifar et al., arXiv:2410.22235)
    at (1 − ``STEINKE_SHARE``)·α/G. The reported value is the largest ε rejected by any of these
@@ -103,6 +104,7 @@ def one_run_bits(
     delta: float | None = None,
     alpha: float = 0.05,
     fractions: Any = DEFAULT_FRACTIONS,
+    key: Any = None,
 ) -> OneRunResult:
     """Lower bounds on ε(δ) and μ from one run's canary scores and inclusion bits.
 
@@ -115,6 +117,9 @@ def one_run_bits(
         alpha: error probability of each bound, in (0, 1).
         fractions: total guesses as fractions of m (:func:`~rdpjax.canaries.guesses.guess_grid`);
             fixed before seeing the data, or the Bonferroni correction is void.
+        key: a ``jax.random`` key for the order of tied scores
+            (:func:`~rdpjax.canaries.guesses.tie_order`); ``None``: ``jax.random.key(0)``. Any
+            key chosen without looking at the bits is valid; without ties it plays no part.
 
     Returns:
         :class:`~rdpjax.canaries.OneRunResult`.
@@ -141,7 +146,7 @@ def one_run_bits(
     grid = guess_grid(m, fractions, alpha)
     size = grid.shape[0]
     n_guess = grid.sum(axis=1)
-    n_correct = correct_guesses(scores, bits, grid)
+    n_correct = correct_guesses(scores, bits, grid, key)
     level_s, level_f = _levels(alpha, size)
     eps_s = steinke.epsilon_lower(m, n_guess, n_correct, delta, level_s)
     eps_f = fdp.epsilon_lower(m, n_guess, n_correct, delta, level_f)
@@ -213,6 +218,7 @@ def one_run(
     delta: float | None = None,
     alpha: float = 0.05,
     fractions: Any = DEFAULT_FRACTIONS,
+    key: Any = None,
 ) -> OneRunResult:
     """:func:`one_run_bits` on the scores of the included and the excluded canaries.
 
@@ -232,4 +238,4 @@ def one_run(
         0.0
     """
     scores, bits = split(in_scores, out_scores)
-    return one_run_bits(scores, bits, claim, delta=delta, alpha=alpha, fractions=fractions)
+    return one_run_bits(scores, bits, claim, delta=delta, alpha=alpha, fractions=fractions, key=key)

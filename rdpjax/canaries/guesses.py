@@ -13,10 +13,11 @@ abstain on the rest. The pairs ``(k_in, k_out)`` come from a small grid that dep
 (:func:`guess_grid`), so the choice of the best pair after seeing the data is paid for by a
 Bonferroni correction over the grid's size (the callers divide α by it).
 
-Ties in the scores are broken *against* the auditor (an "out" canary ranks above an "in" canary
-of equal score). Any bit-independent tie-break (a random one, say) gives a valid guess vector;
-the pessimistic one never has more correct guesses than it, so the event "at least v correct"
-only shrinks and every bound stays valid. Cost: one sort, O(m log m).
+Ties in the scores are broken in a random order drawn from a key, independent of the bits
+(:func:`tie_order`): the guesses are then a function of the output and of randomness independent
+of the inclusion bits, which is all Steinke et al.'s Thm 3.1 (arXiv:2305.08846v1) asks of a
+guess vector, and every bound stays valid. The order depends on the (score, bit) pairs as a
+multiset and on the key, never on the order the scores come in. Cost: two sorts, O(m log m).
 """
 
 from __future__ import annotations
@@ -25,7 +26,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DEFAULT_FRACTIONS", "as_scores_and_bits", "correct_guesses", "guess_grid", "split"]
+__all__ = [
+    "DEFAULT_FRACTIONS",
+    "as_scores_and_bits",
+    "correct_guesses",
+    "guess_grid",
+    "split",
+    "tie_order",
+]
+
+TIE_TAG = 0x7E
+"""The tag folded into the key for the tie-break's stream (:func:`rdpjax._keys.key_rng`)."""
 
 DEFAULT_FRACTIONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 """Total guesses as fractions of m; each is used one-sided ("in" only) and two-sided (half "in",
@@ -115,21 +126,66 @@ def guess_grid(
     return pairs
 
 
-def correct_guesses(scores: np.ndarray, bits: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Correct guesses at each grid pair: int array (G,), ties broken against the auditor.
+def tie_order(scores: np.ndarray, bits: np.ndarray, key: Any = None) -> np.ndarray:
+    """The canaries in ascending score, ties in a random order drawn from ``key``: index array (m,).
+
+    First a canonical order that depends on the (score, bit) pairs as a multiset only (score,
+    then bit), then, where scores tie, the order of a uniform permutation drawn from ``key``
+    (:func:`rdpjax._keys.key_rng`). For a key drawn independently of the bits the order within
+    every tied group is uniform and independent of the bits, whatever the canonical order was,
+    so the guesses it gives ("in" on the top k_in, "out" on the bottom k_out) are a function of
+    the output and of randomness independent of the bits, a valid guess vector of exactly
+    ``k_in + k_out`` guesses (Steinke, Nasr, Jagielski, arXiv:2305.08846v1, the setting of
+    Thm 3.1; the same guess vectors for the f-DP bound, Mahloujifar et al., arXiv:2410.22235v1).
+    The guarantee is over the key's draw: the default, ``jax.random.key(0)``, is fixed before
+    any data, and any key not chosen by looking at the bits is as good. Without ties the key
+    plays no part.
+
+    Args:
+        scores: (m,) float scores.
+        bits: (m,) 0/1 inclusion bits.
+        key: a ``jax.random`` key, or ``None`` for ``jax.random.key(0)``.
+
+    Returns:
+        int array (m,): the canaries' indices, lowest score first.
+
+    Raises:
+        ValueError: naming ``key`` when it is not a ``jax.random`` key.
+    """
+    from rdpjax._keys import as_key, key_rng
+
+    if key is not None:  # a bad key is a ValueError, ties or not
+        try:
+            key = as_key(key)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"key must be a jax.random key (or None); got {key!r}") from err
+    canonical = np.lexsort((bits, scores))  # score, then bit: a function of the multiset only
+    ordered = scores[canonical]
+    if not np.any(ordered[1:] == ordered[:-1]):
+        return canonical
+    import jax
+
+    key = jax.random.key(0) if key is None else key
+    rank = key_rng(key, TIE_TAG).permutation(scores.size)  # a random rank per canonical slot
+    return canonical[np.lexsort((rank, ordered))]
+
+
+def correct_guesses(
+    scores: np.ndarray, bits: np.ndarray, grid: np.ndarray, key: Any = None
+) -> np.ndarray:
+    """Correct guesses at each grid pair: int array (G,), ties broken by :func:`tie_order`.
 
     Args:
         scores: (m,) float scores, higher meaning "more likely included".
         bits: (m,) 0/1 inclusion bits.
         grid: (G, 2) pairs ``(k_in, k_out)`` with ``k_in + k_out ≤ m``.
+        key: the tie-break's ``jax.random`` key (:func:`tie_order`); ``None``: the default.
 
     Returns:
         ``v_g`` = (included among the ``k_in`` top scores) + (excluded among the ``k_out``
         bottom scores).
     """
-    # Ascending score; among equal scores the included canaries first, so the bottom ("out")
-    # guesses take included ones and the top ("in") guesses excluded ones: pessimistic ties.
-    order = np.lexsort((1 - bits, scores))
+    order = tie_order(scores, bits, key)
     ones = np.concatenate([[0], np.cumsum(bits[order])])
     m = bits.size
     k_in, k_out = grid[:, 0], grid[:, 1]
