@@ -18,8 +18,8 @@ import rdpjax
 from rdpjax import mechanisms
 from rdpjax.estimator.api import DEFAULTS, bound_program
 from rdpjax.estimator.binning import linear_binning
+from rdpjax.estimator.bound_plan import Binned, BoundPlan
 from rdpjax.estimator.grid import grid_from_range, plan_layout
-from rdpjax.estimator.plan import Binned, BoundPlan
 from rdpjax.estimator.settings import continuous_settings
 from rdpjax.stream import mechanism_streamed_bound, streamed_bound
 from rdpjax.stream.blackbox import blackbox_bound

@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     jax.config.update("jax_num_cpu_devices", args.cpu_devices)  # before the first computation
 
     import rdpjax
-    from rdpjax.estimator.plan import _pooled_span
+    from rdpjax.estimator.bound_plan import _pooled_span
     from rdpjax.estimator.settings import continuous_settings
     from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
     from rdpjax.stream import bound_of_draws

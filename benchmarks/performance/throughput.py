@@ -232,7 +232,7 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
     """
     from KDEpy import FFTKDE
 
-    from rdpjax.estimator import api, planning
+    from rdpjax.estimator import api, from_samples
 
     key = jax.random.key(7)
     p = np.asarray(sample_p(jax.random.fold_in(key, 1), n))
@@ -252,7 +252,7 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
         mesh=mesh,
     )  # fmt: skip
     with rdpjax.float64():
-        planned = planning.plan_samples(p, q, ORDERS, **options)
+        planned = from_samples.plan_samples(p, q, ORDERS, **options)
         binned = api.bin_program(
             planned.plan, planned.p, planned.q, planned.n_p, planned.n_q, planned.settings,
             planned.span, mesh,
@@ -260,7 +260,7 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
 
         def plan_only():
             with rdpjax.float64():
-                return block(planning.plan_samples(p, q, ORDERS, **options).p)
+                return block(from_samples.plan_samples(p, q, ORDERS, **options).p)
 
         def bin_only():
             with rdpjax.float64():

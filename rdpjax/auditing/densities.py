@@ -21,11 +21,11 @@ import numpy as np
 from rdpjax._precision import float64
 from rdpjax.estimator.api import lower_bound, plan_bound
 from rdpjax.estimator.binning import linear_binning
+from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.divergence import softmax_floor
 from rdpjax.estimator.grid import grid_from_range
 from rdpjax.estimator.kde import fft_kde
 from rdpjax.estimator.options import BoundOptions, resolve_options
-from rdpjax.estimator.plan import Bound
 from rdpjax.estimator.support import encode_pair
 
 __all__ = ["DensityCurves", "density_curves"]

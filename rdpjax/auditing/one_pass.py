@@ -8,7 +8,7 @@ counts the same draws:
 1. ``m = selection · n`` draws a side (:func:`rdpjax.rejection.streamed.selection_size`) plan
    both statistics: the sets' cells, candidates and orderings are chosen on them, and they are
    the pilot that fixes the Rényi bound's grid, bandwidth and floor
-   (:func:`rdpjax.stream.plan.fix_settings`).
+   (:func:`rdpjax.stream.pilot.fix_settings`).
 2. ``N ~ Poisson(n − m)`` further draws a side (the pooled-guess test's Poissonization,
    :mod:`rdpjax.rejection.pooled`) are drawn once and counted twice as they come, on the Rényi
    grid and on the sets' cells (:meth:`rdpjax.stream.sources.Source.tally`).
@@ -31,13 +31,13 @@ from rdpjax._keys import key_rng
 from rdpjax._precision import float64
 from rdpjax.auditing.draws import progress_bar, with_projection
 from rdpjax.auditing.sets import SETS_TAG
-from rdpjax.estimator.plan import Bound
+from rdpjax.estimator.bound_plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.rejection.api import Counts, counted_set_test, selection_in_random_order
 from rdpjax.rejection.result import SetTest
 from rdpjax.rejection.streamed import selection_size
 from rdpjax.stream.driver import check_bound_options, tally_bound
-from rdpjax.stream.plan import streamable
+from rdpjax.stream.pilot import streamable
 from rdpjax.stream.sources import NumpySource, Source, mechanism_source
 
 __all__ = ["shared_draws"]

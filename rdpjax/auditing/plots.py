@@ -19,7 +19,7 @@ import numpy as np
 
 from rdpjax.auditing.densities import DensityCurves, density_curves
 from rdpjax.auditing.report import AuditReport
-from rdpjax.estimator.plan import Bound
+from rdpjax.estimator.bound_plan import Bound
 
 __all__ = [
     "plot_densities",

@@ -17,7 +17,7 @@ import numpy as np
 
 from rdpjax._json import json_floats
 from rdpjax._pytree import pytree_dataclass
-from rdpjax.estimator.plan import DIRECTION_NAMES, Bound
+from rdpjax.estimator.bound_plan import DIRECTION_NAMES, Bound
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "Look", "json_ready"]
 

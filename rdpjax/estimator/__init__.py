@@ -11,9 +11,9 @@ The data flow, in the order of the modules:
 * :mod:`~rdpjax.estimator.variance` — eq. (18) and the autodiff delta method;
 * :mod:`~rdpjax.estimator.second_order` — the second-order bias and variance;
 * :mod:`~rdpjax.estimator.delta` — estimate, standard error and bias for every order;
-* :mod:`~rdpjax.estimator.plan` — ``Bound``, ``Binned``, ``BoundPlan``: the bound (16);
+* :mod:`~rdpjax.estimator.bound_plan` — ``Bound``, ``Binned``, ``BoundPlan``: the bound (16);
 * :mod:`~rdpjax.estimator.options` — ``BoundOptions``: the estimator's settings in one object;
-* :mod:`~rdpjax.estimator.planning` — the host-side planner: checks, decisions, layout;
+* :mod:`~rdpjax.estimator.from_samples` — the host-side planner: checks, decisions, layout;
 * :mod:`~rdpjax.estimator.api` — ``plan_bound`` and ``lower_bound``, from samples;
 * :mod:`~rdpjax.estimator.orders` — the default orders, with and without a claim;
 * :mod:`~rdpjax.estimator.sharding` — devices: meshes, sums and maps over them.
@@ -21,11 +21,11 @@ The data flow, in the order of the modules:
 
 from rdpjax.estimator.api import PROGRAM_BUDGET, lower_bound, plan_bound
 from rdpjax.estimator.binning import count_codes, linear_binning
+from rdpjax.estimator.bound_plan import DIRECTION_NAMES, Binned, Bound, BoundPlan
 from rdpjax.estimator.divergence import plugin_divergence, renyi_divergence, softmax_floor
 from rdpjax.estimator.grid import LAYOUTS, Grid, bucket_size
 from rdpjax.estimator.kde import direct_kde, fft_kde
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.plan import DIRECTION_NAMES, Binned, Bound, BoundPlan
 from rdpjax.estimator.settings import DEFAULTS, Defaults
 from rdpjax.estimator.variance import variance_autodiff, variance_eq18
 

@@ -36,10 +36,10 @@ from jax.sharding import Mesh
 from rdpjax._keys import key_rng, random_order
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike, typed_jit
+from rdpjax.estimator.bound_plan import Binned, Bound, BoundPlan
+from rdpjax.estimator.from_samples import Planned, plan_samples
 from rdpjax.estimator.options import BoundOptions, resolve_options
 from rdpjax.estimator.orders import DEFAULT_ORDERS
-from rdpjax.estimator.plan import Binned, Bound, BoundPlan
-from rdpjax.estimator.planning import Planned, plan_samples
 from rdpjax.estimator.settings import DEFAULTS, Defaults, padded_settings
 from rdpjax.estimator.sharding import draw_mesh  # pyright: ignore[reportUnknownVariableType]  # jax.Device is Unknown to the checker
 
@@ -132,8 +132,8 @@ jax keeps every compiled program for the life of the process. Before sizes were 
 new sample size compiled a new binning and every new grid layout a new bound: a process bounding
 data set after data set grew by about 380 memory maps and 17 MB of peak memory each and died after
 182 data sets (the system allows 65,530 maps). Now samples are padded to at least 2^15 rows
-(:data:`rdpjax.estimator.planning.MIN_PADDED_ROWS`), beyond that to one of four sizes per octave,
-and layouts are bucketed, so the programs of a study saturate: 250 data sets of random sizes
+(:data:`rdpjax.estimator.from_samples.MIN_PADDED_ROWS`), beyond that to one of four sizes per
+octave, and layouts are bucketed, so the programs of a study saturate: 250 data sets of random sizes
 1,000–20,000 a side compiled 1 settings, 7 binning and 7 bound programs in all, within the first 60,
 then nothing more (3,083 maps, 497 MB; ``python benchmarks/performance/many_datasets.py --budget
 0``). The budget is the safety net for what buckets do not bound (e.g. every pair of unequal sizes):

@@ -5,7 +5,8 @@ arXiv:2212.04739v3) and its first-order variance, by eq. (18) or the influence-f
 variance at the actual bandwidth (§2.4, :mod:`rdpjax.estimator.variance`); with the
 second-order terms (:mod:`rdpjax.estimator.second_order`) also the bias (S1) and variance
 (S2), combined by (S5), on the coarser grid of :mod:`rdpjax.estimator.coarse` (the plug-in
-itself on the full grid). :meth:`rdpjax.estimator.plan.BoundPlan.bound` turns them into eq. (16).
+itself on the full grid). :meth:`rdpjax.estimator.bound_plan.BoundPlan.bound` turns them into
+eq. (16).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ class BoundOptions:
         (:mod:`rdpjax.estimator.transform`; :func:`rdpjax.lower_bound` describes each).
       defaults: the :class:`rdpjax.Defaults` rules for (h, τ, β).
 
-    The values are checked where they are used (:func:`rdpjax.estimator.planning.plan_samples`),
+    The values are checked where they are used (:func:`rdpjax.estimator.from_samples.plan_samples`),
     with the messages of the keyword each field is named after.
     """
 

@@ -21,8 +21,8 @@ import numpy as np
 
 from rdpjax._pytree import pytree_dataclass
 from rdpjax.estimator.api import DEFAULTS
+from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.divergence import plugin_divergence, renyi_divergence, softmax_floor
-from rdpjax.estimator.plan import Bound
 from rdpjax.estimator.settings import discrete_settings
 
 STATUS_OK = 0

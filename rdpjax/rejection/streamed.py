@@ -27,7 +27,7 @@ from rdpjax.rejection.options import SetOptions
 from rdpjax.rejection.result import SetTest
 from rdpjax.stream.batches import checked_outputs, generators
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.plan import check_sizes
+from rdpjax.stream.pilot import check_sizes
 from rdpjax.stream.samplers import Sampler, pilot_draw, user_sampler
 from rdpjax.stream.sources import JaxSource, NumpySource, Source
 

@@ -20,7 +20,7 @@ import numpy as np
 from rdpjax._precision import float64
 from rdpjax._validation import check_int, check_orders
 from rdpjax.estimator.api import lower_bound
-from rdpjax.estimator.plan import Bound
+from rdpjax.estimator.bound_plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.search.config import BlackBoxOptions
 from rdpjax.stream.blackbox import blackbox_bound

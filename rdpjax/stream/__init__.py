@@ -48,8 +48,8 @@ same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
 * :mod:`rdpjax.stream.sources`: the :class:`Source` protocol (output kind, pilot, counts) and
   its two kinds: :class:`JaxSource` (compiled scans) and :class:`NumpySource` (batches of a
   numpy black box);
-* :mod:`rdpjax.stream.plan`: argument checks, the pilot → plan/grid step (``fix_settings``) and
-  the counts → bound step (``bound_from_counts``);
+* :mod:`rdpjax.stream.pilot`: argument checks and the pilot → plan/grid step (``fix_settings``);
+* :mod:`rdpjax.stream.from_counts`: the counts → bound step (``bound_from_counts``);
 * :mod:`rdpjax.stream.driver`: :func:`bound_of_source`, the one driver every streamed bound
   runs: checks, kind, settings from the pilot, counts, bound;
 * :mod:`rdpjax.stream.progress`: progress reports from inside the scan;

@@ -16,7 +16,7 @@ predicate becomes a ``select`` of both branches, which XLA fuses like any elemen
 boundary. So :func:`materialized` without an index carries its own batching rule
 (``jax.custom_batching.custom_vmap``): a vmapped call writes the whole batch out behind one
 conditional whose predicate is read from the batch's first value. Used so in
-:meth:`rdpjax.estimator.plan.BoundPlan.bin`, R = 1000 bounds at 10^5 a side drawn in the same
+:meth:`rdpjax.estimator.bound_plan.BoundPlan.bin`, R = 1000 bounds at 10^5 a side drawn in the same
 program (two CPU devices, batches of one) took 0.98–1.01 against 1.13–1.15 s, 2.05–2.09 against
 2.36–2.41 times their draws alone, with identical bounds (three runs, in one process each;
 ``python benchmarks/performance/replication_parts.py`` times both). On samples given in memory (the

@@ -26,7 +26,7 @@ from rdpjax.estimator.binning import (
 )
 from rdpjax.estimator.grid import Grid
 from rdpjax.stream.options import DEFAULT_STREAM_CHUNK
-from rdpjax.stream.plan import Fixed, Layout
+from rdpjax.stream.pilot import Fixed, Layout
 
 __all__ = [
     "BIN_CHUNK",

@@ -46,8 +46,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.plan import Bound
 from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import StreamOptions, split_options
 from rdpjax.stream.sources import NumpySource

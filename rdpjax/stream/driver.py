@@ -3,9 +3,9 @@
 Every streamed bound runs the same four steps, whatever draws the outputs
 (:mod:`rdpjax.stream.sources`): the cheap checks of the options; the source's output kind (and,
 for a black box, its pilot); the grid and settings fixed from the pilot before any counted draw
-exists (:func:`rdpjax.stream.plan.fix_settings`, the data independence a valid bound needs);
+exists (:func:`rdpjax.stream.pilot.fix_settings`, the data independence a valid bound needs);
 the counts of ``n`` draws a side on that grid; eq. (16) of Kutta, Askin, Dunsche,
-arXiv:2212.04739v3 from the two histograms (:func:`rdpjax.stream.plan.bound_from_counts`).
+arXiv:2212.04739v3 from the two histograms (:func:`rdpjax.stream.from_counts.bound_from_counts`).
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax.estimator.api import bound_program, trim_programs
+from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.inputs import check_grid_size, plan_options
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.plan import Bound
 from rdpjax.stream.batches import batch_counts, bin_batch
+from rdpjax.stream.from_counts import bound_from_counts
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.plan import (
+from rdpjax.stream.pilot import (
     _grid,
     _pilot_settings,
-    bound_from_counts,
     check_sizes,
     fix_settings,
     streamable,
@@ -123,7 +123,7 @@ def tally_bound(
     Fixes the grid and settings from ``source.pilot()`` (the source's :meth:`kind` already
     called), then one pass of the source counts the draws on the grid and, when ``cells`` (sorted
     edges) are given, on the rejection sets' cells (:meth:`Source.tally`). Runs inside
-    ``rdpjax.float64()``; ``options`` already :func:`~rdpjax.stream.plan.streamable`.
+    ``rdpjax.float64()``; ``options`` already :func:`~rdpjax.stream.pilot.streamable`.
     """
     # Each new grid or size compiles new programs: keep their number bounded.
     trim_programs(STREAM_PROGRAMS, STREAM_BUDGET)

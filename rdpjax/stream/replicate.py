@@ -20,7 +20,7 @@ from rdpjax._keys import as_key
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.estimator.api import plan_bound
-from rdpjax.estimator.plan import Bound, BoundPlan
+from rdpjax.estimator.bound_plan import Bound, BoundPlan
 from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.stream._fusion import materialized

@@ -36,7 +36,7 @@ from rdpjax.stream.batches import (
     generators,
 )
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.plan import Fixed
+from rdpjax.stream.pilot import Fixed
 from rdpjax.stream.progress import _progress_run
 from rdpjax.stream.rows import RowBook
 from rdpjax.stream.samplers import Sampler, mechanism_samplers, output_kind, pilot_draw

@@ -3,7 +3,7 @@
 :func:`streamed_bound` (user samplers) and :func:`mechanism_streamed_bound` (a zoo mechanism on
 a pair) make a :class:`~rdpjax.stream.sources.JaxSource` and run the one driver
 (:func:`rdpjax.stream.driver.bound_of_source`): the samplers are probed, the pilot fixes the
-settings (:mod:`rdpjax.stream.plan`), each side is drawn and binned in one compiled scan
+settings (:mod:`rdpjax.stream.pilot`), each side is drawn and binned in one compiled scan
 (:mod:`rdpjax.stream.scan`, with progress reports from :mod:`rdpjax.stream.progress`), and the
 bound comes from the counts. :func:`streamed_samples` gives the same draws in memory; overview
 in :mod:`rdpjax.stream`.
@@ -20,12 +20,12 @@ import numpy as np
 from rdpjax._keys import as_key
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
+from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import StreamOptions, split_options
-from rdpjax.stream.plan import check_sizes
+from rdpjax.stream.pilot import check_sizes
 from rdpjax.stream.samplers import (
     user_sampler,
 )

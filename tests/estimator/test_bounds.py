@@ -443,11 +443,11 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
         with open("/proc/self/maps") as f:
             return sum(1 for _ in f)
 
-    from rdpjax.estimator import planning
+    from rdpjax.estimator import from_samples
 
     monkeypatch.setattr(bounds, "PROGRAM_BUDGET", 4)
     monkeypatch.setattr(bounds, "_seen_programs", set())
-    monkeypatch.setattr(planning, "MIN_PADDED_ROWS", 1)  # every size bucket its own binning
+    monkeypatch.setattr(from_samples, "MIN_PADDED_ROWS", 1)  # every size bucket its own binning
     programs = (bounds.padded_settings, bounds.bin_program, bounds.bound_program)
     for fn in programs:  # whatever earlier tests compiled
         fn.clear_cache()
@@ -480,7 +480,7 @@ def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_progra
 
     from rdpjax.estimator import api as bounds
     from rdpjax.estimator import grid
-    from rdpjax.estimator.planning import MIN_PADDED_ROWS
+    from rdpjax.estimator.from_samples import MIN_PADDED_ROWS
 
     programs = (bounds.padded_settings, bounds.bin_program, bounds.bound_program)
     for fn in programs:

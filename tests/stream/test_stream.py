@@ -445,7 +445,7 @@ def test_one_pass_counts_the_grid_and_the_cells_of_the_same_draws():
 
 
 def _fixed_from(pilot):
-    from rdpjax.stream.plan import fix_settings
+    from rdpjax.stream.pilot import fix_settings
 
     return fix_settings(
         lambda: pilot, [2.0], kind=(False, 1), sizes=(7_000, 7_000), alpha=0.05,

@@ -52,6 +52,7 @@ from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.auditing.sequential.schedule import Schedule
 from rdpjax.estimator.api import DEFAULTS
+from rdpjax.estimator.bound_plan import Bound, BoundPlan
 from rdpjax.estimator.grid import (
     CELLS_PER_BANDWIDTH,
     KERNEL_RADIUS,
@@ -62,11 +63,11 @@ from rdpjax.estimator.grid import (
     grid_from_range,
 )
 from rdpjax.estimator.inputs import check_bandwidth, plan_options
-from rdpjax.estimator.plan import Bound, BoundPlan
 from rdpjax.estimator.settings import discrete_settings, scheduled_settings
 from rdpjax.estimator.support import looks_discrete
 from rdpjax.stream.batches import batch_counts, bin_batch
-from rdpjax.stream.plan import Fixed, Layout, bound_from_counts, discrete_fixed
+from rdpjax.stream.from_counts import bound_from_counts
+from rdpjax.stream.pilot import Fixed, Layout, discrete_fixed
 
 __all__ = [
     "DEFAULT_PILOT",

@@ -1,22 +1,18 @@
-"""The steps before and after the draws, shared with :mod:`rdpjax.stream.blackbox`.
+"""What is fixed before the draws, shared with :mod:`rdpjax.stream.blackbox`.
 
-Before: argument checks, and the pilot → plan/grid step (:func:`fix_settings`), which fixes
+Argument checks, and the pilot → plan/grid step (:func:`fix_settings`), which fixes
 every shape and setting before the certifying draws exist (:class:`Fixed`, with the
 :class:`Layout` a chunk is binned onto). The grid range is the user's ``grid=(low, high)`` or a
 pilot draw's range widened by ``margin`` widths on each side; the default bandwidth and floor
 (:class:`rdpjax.Defaults`) use the pilot's pooled robust scale and the full n; discrete codes
-use the support ``[0, support_size)``.
-
-After: the counts → bound step (:func:`bound_from_counts`): the outside-mass policy
-(``"clip"`` warns and counts, ``"raise"`` raises), then eq. (16) of Kutta, Askin, Dunsche,
-arXiv:2212.04739v3 from the two histograms (:meth:`rdpjax.BoundPlan.bound`).
+use the support ``[0, support_size)``. The step after the draws, counts → bound, is
+:mod:`rdpjax.stream.from_counts`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import warnings
 from collections.abc import Callable
 
 import jax
@@ -24,11 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._validation import check_int
-from rdpjax.estimator.api import bound_program
+from rdpjax.estimator.bound_plan import BoundPlan
 from rdpjax.estimator.grid import Grid, grid_from_range, plan_layout
 from rdpjax.estimator.inputs import check_bandwidth, check_grid_size, plan_options
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.settings import continuous_settings, discrete_settings
 from rdpjax.stream.options import StreamOptions
 
@@ -243,46 +238,3 @@ def fix_settings(
         floor=floor_,
         beta=beta_,
     )
-
-
-def bound_from_counts(
-    fixed: Fixed, counts, outside_counts, sizes, *, outside: str, stacklevel: int
-) -> Bound:
-    """Eq. (16) from the accumulated counts (:meth:`rdpjax.BoundPlan.bound`).
-
-    It applies the outside-mass policy (:mod:`rdpjax.stream`) first. ``counts``,
-    ``outside_counts`` and ``sizes`` are (P, Q) pairs of host arrays and ints. Runs inside
-    ``rdpjax.float64()``.
-    """
-    counted = np.array([float(c) for c in outside_counts])
-    if np.any(counted > 0):
-        message = (
-            f"{counted.astype(int).tolist()} draws (P, Q) fell outside the grid range or support"
-        )
-        if outside == "raise":
-            raise ValueError(message + "; pass a wider grid= or outside='clip'.")
-        warnings.warn(
-            message + " and were clamped onto its edge (the bound stays valid, possibly "
-            "looser); see Bound.outside.",
-            stacklevel=stacklevel + 1,
-        )
-    (counts_p, counts_q), (n_p, n_q) = counts, sizes
-    binned = Binned(
-        counts_p=counts_p,
-        counts_q=counts_q,
-        n_p=jnp.asarray(n_p, jnp.int64),
-        n_q=jnp.asarray(n_q, jnp.int64),
-        outside=jnp.stack([jnp.asarray(c, jnp.float64) for c in outside_counts]),
-        grid=fixed.grid,
-        bandwidth=fixed.bandwidth,
-        floor=jnp.asarray(fixed.floor, jnp.float64),
-        beta=jnp.asarray(fixed.beta, jnp.float64),
-    )
-    bound = jax.tree.map(np.asarray, bound_program(fixed.plan, binned))
-    for name in ("estimate", "lower", "std_error"):
-        if not np.all(np.isfinite(np.asarray(getattr(bound, name)))):
-            raise ValueError(
-                f"the {name} is not finite: the samples are too far apart for the floor "
-                f"τ={float(bound.floor):.3g} (try a larger floor or bandwidth)."
-            )
-    return bound

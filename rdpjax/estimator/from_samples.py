@@ -21,6 +21,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from rdpjax._typing import ArrayLike
 from rdpjax.estimator import support as _discrete
+from rdpjax.estimator.bound_plan import BoundPlan
 from rdpjax.estimator.grid import bucket_size, check_layout, plan_layout
 from rdpjax.estimator.inputs import (
     as_samples,
@@ -32,7 +33,6 @@ from rdpjax.estimator.inputs import (
     to_device_with_extremes,
 )
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.plan import BoundPlan
 from rdpjax.estimator.settings import padded_settings, scale_subsample
 from rdpjax.estimator.sharding import AXIS
 from rdpjax.estimator.transform import TRANSFORMS, auto_transform, quantile_transform
