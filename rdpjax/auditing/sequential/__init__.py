@@ -5,14 +5,15 @@ N``) draws in growing batches, bounds ε(λ) at every look of a :class:`Schedule
 a level spent from α, and stops at the first look whose bound exceeds the claim. Because the looks'
 levels sum to at most α, a true claim is refuted with probability ≤ α however many looks are taken
 (:mod:`rdpjax.auditing.sequential.schedule`); every setting of a look is fixed before the draws
-(:mod:`rdpjax.auditing.sequential.engine`); a checkpoint keeps every draw an interrupted audit made,
+(:mod:`rdpjax.auditing.sequential.setup`); a checkpoint keeps every draw an interrupted audit made,
 and a resumed audit reports what an uninterrupted one would have
 (:mod:`rdpjax.auditing.sequential.state`).
 
 Modules: :mod:`~rdpjax.auditing.sequential.schedule` (looks, α-spending),
 :mod:`~rdpjax.auditing.sequential.sources` (JAX samplers and numpy black boxes, batch by batch),
-:mod:`~rdpjax.auditing.sequential.engine` (settings per look, incremental counts, the bound of a
-look), :mod:`~rdpjax.auditing.sequential.state` (checkpoints),
+:mod:`~rdpjax.auditing.sequential.setup` (the settings of every look, fixed before the draws),
+:mod:`~rdpjax.auditing.sequential.engine` (incremental counts, the bound of a look),
+:mod:`~rdpjax.auditing.sequential.state` (checkpoints),
 :mod:`~rdpjax.auditing.sequential.audit` (the loop and the report).
 """
 

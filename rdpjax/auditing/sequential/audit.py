@@ -22,8 +22,9 @@ from rdpjax._keys import as_key
 from rdpjax.auditing.draws import exact_divergences, mechanism_source_sha256, user_function
 from rdpjax.auditing.options import AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, Look, json_ready
-from rdpjax.auditing.sequential.engine import add_batch, empty_counts, look_bound, setup_looks
+from rdpjax.auditing.sequential.engine import add_batch, empty_counts, look_bound
 from rdpjax.auditing.sequential.schedule import Schedule, geometric_schedule
+from rdpjax.auditing.sequential.setup import setup_looks
 from rdpjax.auditing.sequential.sources import make_source
 from rdpjax.auditing.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
 from rdpjax.estimator.options import changed_fields
@@ -36,7 +37,7 @@ __all__ = ["OPTIONS", "from_audit", "sequential_audit"]
 
 OPTIONS = ("bandwidth", "floor", "beta", "variance", "second_order", "margin", "pilot", "discrete")
 """Estimator options a sequential audit takes (``pilot``: outputs per side of the pilot of
-continuous outputs, default :data:`rdpjax.auditing.sequential.engine.DEFAULT_PILOT`; ``margin``:
+continuous outputs, default :data:`rdpjax.auditing.sequential.setup.DEFAULT_PILOT`; ``margin``:
 widening of its range, in multiples of its width per side, default 0.5; the others as in
 :func:`rdpjax.lower_bound`)."""
 
@@ -342,7 +343,7 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
 
 
 def _notes(state, alpha: float) -> tuple[str, ...]:
-    if state.setup["kind"] != "discrete":
+    if not state.setup.discrete:
         return ()
     size = max(c.size for c in state.counts)
     # Counts only: each side's draws split into two random halves, from the audit's own key.

@@ -39,7 +39,7 @@ class JaxBatches:
     """
 
     kind = "jax"
-    auto_discrete = True  # real outputs with few values are counted (engine.setup_looks)
+    auto_discrete = True  # real outputs with few values are counted (setup.setup_looks)
 
     def __init__(self, mechanism: Mechanism, x, x_prime, key, project: Callable | None):
         self.mechanism, self.databases, self.project = mechanism, (x, x_prime), project

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from rdpjax.auditing.sequential.setup import LookSetup
+
 __all__ = [
     "CHECKPOINT",
     "SAVE_EVERY",
@@ -56,7 +58,8 @@ class State:
 
     Attributes:
       fingerprint: JSON-ready description of the audit (:mod:`rdpjax.auditing.sequential.state`).
-      setup: the settings fixed before the certifying draws (kind, grid, per-look h, τ, β).
+      setup: the settings fixed before the certifying draws (kind, grid, per-look h, τ, β)
+        and the tables of the discrete outputs seen.
       counts: ``[P, Q]`` float64 accumulators (discrete counts, or linear-binning pairs).
       outside: ``[P, Q]`` numbers of outputs clamped onto the edge of the grid.
       drawn: ``[P, Q]`` certifying outputs drawn.
@@ -67,7 +70,7 @@ class State:
     """
 
     fingerprint: dict
-    setup: dict
+    setup: LookSetup
     counts: list
     outside: list
     drawn: list
@@ -152,4 +155,8 @@ def load_state(directory, fingerprint: dict) -> State | None:
             f"{wanted.get(field)!r} now); resume with the same settings, or use another folder."
         )
     record.pop("saved_at", None)
-    return State(counts=counts, **record)
+    try:
+        setup = LookSetup.from_json(record.pop("setup"))
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"cannot read the checkpoint {path}: its look setup: {err}") from err
+    return State(counts=counts, setup=setup, **record)
