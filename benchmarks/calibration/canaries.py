@@ -12,8 +12,8 @@ table. The idealized one-run Gaussian: m canaries, inclusion bits b_i ~ Bernoull
 * **power** (R = 30 by default): on the *same* scores, rdpjax's ``one_run_bits`` (``epsilon``:
   any (ε, δ)-DP mechanism; ``epsilon_gaussian``: the ε(δ) of the certified μ) and
   ``jax_privacy.auditing.CanaryScoreAuditor(in, out)``'s ``epsilon_one_run`` and
-  ``epsilon_one_run_fdp`` (significance 0.05, δ = 10⁻⁵, its default Bonferroni over every
-  threshold).
+  ``epsilon_one_run_fdp`` (significance 0.05, δ = 10⁻⁵, its default Bonferroni over the
+  thresholds on its ROC hull, a set chosen with the bits: canaries_peer_validity.py).
 * **validity** (R = 200 by default), α = 0.05, with exact 95% intervals on each rate:
   null canaries (one law for in and out: ε = 0 and μ = 0 expected, the claim ``pure_dp(0)`` is
   true); the Gaussian above with the true claims ``approx_dp(ε, 1e-5)``, ``gdp(μ)``,
