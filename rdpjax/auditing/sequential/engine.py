@@ -32,7 +32,7 @@ assigned per batch in sorted order, a relabelling the frequencies do not see). T
 separate call used whole; where its own order matters (the robust scale and the discrete-or-not
 decision look at strided subsamples when the pilot exceeds their size) it only moves settings fixed
 before the certifying draws, which is all their validity needs. A sorted sampler therefore gives the
-same looks as the unsorted one on the same draws (``tests/sequential/test_sequential.py``).
+same looks as the unsorted one on the same draws (``tests/auditing/sequential/test_sequential.py``).
 
 **Incremental counts.** Each batch is binned once onto the fixed grid (linear binning, the same
 kernel as :mod:`rdpjax.stream.blackbox`) or counted (codes), and added to float64 totals: no draw is
