@@ -52,11 +52,11 @@ def read_scores(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         except (OSError, UnicodeDecodeError) as err:
             raise ValueError(f"{path}: could not read scores ({err})") from err
         body = [ln for ln in lines if not ln.lstrip().startswith("#")]
-        if body and any(ch.isalpha() for ch in body[0].replace("nan", "").replace("inf", "")):
+        delimiter = "," if "," in "".join(body[:1]) else None
+        if body and _is_header(body[0], delimiter):
             body = body[1:]  # a header line such as "score,bit"
         if not body:  # only a header (numpy would warn, then return an empty array)
             raise ValueError(f"{path}: no scores, only a header (expected lines score,bit)")
-        delimiter = "," if "," in "".join(body[:1]) else None
         try:
             arr = np.loadtxt(body, delimiter=delimiter, ndmin=2)
         except ValueError as err:
@@ -70,15 +70,30 @@ def read_scores(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return arr[:, 0], arr[:, 1]
 
 
+def _is_header(line: str, delimiter: str | None) -> bool:
+    """Whether the first line is a header: some field that is not a number.
+
+    A row of numbers in exponent form (``numpy.savetxt``'s ``1.0e+00``) is data, not a header.
+    """
+    try:
+        [float(field) for field in line.split(delimiter)]
+    except ValueError:
+        return True
+    return False
+
+
 def run(args) -> int:
     """Handler of ``rdpjax canaries``; input errors raise :class:`CliError`."""
+    import jax
+
     from rdpjax.canaries import one_run_bits
     from rdpjax.canaries.report import summary, write_report
 
     claim = claim_from_args(args)
     try:
         scores, bits = read_scores(args.scores)
-        result = one_run_bits(scores, bits, claim, delta=args.delta, alpha=args.alpha)
+        key = jax.random.key(args.seed)  # the order of tied scores (canaries.guesses.tie_order)
+        result = one_run_bits(scores, bits, claim, delta=args.delta, alpha=args.alpha, key=key)
     except ValueError as err:
         raise CliError(str(err)) from err
     ins, outs = scores[bits == 1], scores[bits == 0]
@@ -141,6 +156,13 @@ def add_command(sub) -> None:
     )
     parser.add_argument(
         "--alpha", type=alpha_level, default=0.05, help="error probability of each bound"
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="PRNG seed of the order of tied scores (drawn independently of the bits; no part "
+        "without ties; default 0)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument(

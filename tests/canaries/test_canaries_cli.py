@@ -188,3 +188,38 @@ def test_dpsgd_and_another_claim_exit_2(leaky, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["canaries", str(csv), "--claim-dpsgd", "1,0.1,10", "--claim-gdp", "1"])
     assert exit_.value.code == 2 and "not allowed with" in capsys.readouterr().err
+
+
+def test_the_seed_orders_tied_scores_as_the_library_key_does(tmp_path, capsys):
+    """Integer scores tie: ``--seed S`` is ``one_run_bits(..., key=jax.random.key(S))``, and no
+    flag is the library's default key; a different seed may move the bound, never the input."""
+    import jax
+
+    from rdpjax.canaries import one_run_bits
+
+    rng = np.random.default_rng(4)
+    bits = rng.integers(0, 2, 1000)
+    scores = np.round(rng.normal(1.5 * bits, 1.0))
+    path = tmp_path / "tied.csv"
+    np.savetxt(path, np.stack([scores, bits], axis=1), delimiter=",")
+    printed = {}
+    for argv in ([], ["--seed", "0"], ["--seed", "7"]):
+        assert main(["canaries", str(path), "--json", *argv]) == 0
+        printed[tuple(argv)] = json.loads(capsys.readouterr().out)["epsilon"]
+    assert printed[()] == printed[("--seed", "0")] == one_run_bits(scores, bits).epsilon
+    assert printed[("--seed", "7")] == one_run_bits(scores, bits, key=jax.random.key(7)).epsilon
+
+
+def test_rows_in_exponent_form_are_data_and_a_header_is_skipped(tmp_path):
+    """``numpy.savetxt``'s default format writes ``1.000e+00``: its first row is data (it was
+    once dropped as a header, for its letter e); a header line of names is still skipped."""
+    from rdpjax.cli.canaries import read_scores
+
+    table = np.array([[0.5, 1], [-1.25, 0], [2.0, 1]])
+    plain, named = tmp_path / "plain.csv", tmp_path / "named.csv"
+    np.savetxt(plain, table, delimiter=",")
+    np.savetxt(named, table, delimiter=",", header="score,bit", comments="")
+    for path in (plain, named):
+        scores, bits = read_scores(path)
+        np.testing.assert_array_equal(scores, table[:, 0])
+        np.testing.assert_array_equal(bits, table[:, 1])
