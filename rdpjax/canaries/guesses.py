@@ -46,7 +46,10 @@ half "out"), so the default grid has at most 19 pairs: Bonferroni pays a factor 
 def _finite_1d(values: Any, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.dtype.kind not in "iuf" or arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of real numbers; got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must be a 1-D array of real numbers; got {arr.dtype} values of shape "
+            f"{arr.shape}"
+        )
     arr = arr.astype(np.float64)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite; entry {int(np.argmin(np.isfinite(arr)))} is not")

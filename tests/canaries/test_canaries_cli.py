@@ -223,3 +223,11 @@ def test_rows_in_exponent_form_are_data_and_a_header_is_skipped(tmp_path):
         scores, bits = read_scores(path)
         np.testing.assert_array_equal(scores, table[:, 0])
         np.testing.assert_array_equal(bits, table[:, 1])
+
+
+def test_an_array_of_strings_is_named_by_its_type(tmp_path, capsys):
+    path = tmp_path / "names.npy"
+    np.save(path, np.array([["a", "1"], ["b", "0"]]))
+    assert main(["canaries", str(path), "--claim-epsilon", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "real numbers; got <U1 values" in err[0]
