@@ -44,6 +44,8 @@ def read_samples(path: str | Path) -> np.ndarray:
         elif suffix in (".csv", ".txt"):
             text = path.read_text()
             delimiter = "," if suffix == ".csv" or "," in text else None
+            if not any(ln.strip() and not ln.lstrip().startswith("#") for ln in text.splitlines()):
+                raise ValueError(f"{path}: no samples (the file is empty or only comments)")
             arr = np.loadtxt(path, delimiter=delimiter, ndmin=1, comments="#")
         else:
             raise ValueError(f"{path}: unsupported file type {suffix!r} (use .npy, .csv or .txt)")

@@ -104,10 +104,12 @@ def test_bound_discrete_flag(tmp_path, capsys):
         (["bad.csv", "q.npy", "--lam", "2"], "could not read"),
         (["p.json", "q.npy", "--lam", "2"], "unsupported file type"),
         (["nan.npy", "q.npy", "--lam", "2"], "non-finite"),
+        (["p.npy", "empty.csv", "--lam", "2"], "no samples"),  # was numpy's warning, then this
     ],
 )
 def test_bound_errors_are_one_line_exit_2(samples, capsys, args, message):
     (samples / "bad.csv").write_text("1.0,2.0\nnot,a number\n")
+    (samples / "empty.csv").write_text("# a comment and no sample\n\n")
     (samples / "p.json").write_text("[1, 2]")
     np.save(samples / "nan.npy", np.array([1.0, np.nan, 3.0]))
     args = [str(samples / a) if a.endswith((".npy", ".csv", ".json")) else a for a in args]
