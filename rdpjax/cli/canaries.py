@@ -71,14 +71,17 @@ def read_scores(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _is_header(line: str, delimiter: str | None) -> bool:
-    """Whether the first line is a header: some field that is not a number.
+    """Whether the first line is a header: a field with letters that is not a number.
 
-    A row of numbers in exponent form (``numpy.savetxt``'s ``1.0e+00``) is data, not a header.
+    A row of numbers in exponent form (``numpy.savetxt``'s ``1.0e+00``) is data, not a header,
+    and so is a malformed row of digits (``1.0;1``), which the reader then names.
     """
-    try:
-        [float(field) for field in line.split(delimiter)]
-    except ValueError:
-        return True
+    for field in line.split(delimiter):
+        try:
+            float(field)
+        except ValueError:
+            if any(ch.isalpha() for ch in field):
+                return True
     return False
 
 

@@ -52,6 +52,7 @@ def test_json_output_has_the_bounds_and_verdict(leaky, capsys):
         ("1.0,1,3\n2.0,0,4\n", "expected two columns"),
         ("1.0,1\n2.0\n", "could not read scores"),
         ("1.0\n2.0\n", "expected two columns"),
+        ("1.0;1\n2.0;0\n", "could not convert string '1.0;1'"),  # the first row named
     ],
 )
 def test_bad_files_exit_2_with_one_line(tmp_path, capsys, rows, match):
