@@ -38,6 +38,7 @@ from rdpjax.cli._types import (  # noqa: F401
     positive_float,
     rdp_table,
     reps,
+    seed,
     whole,
 )
 
@@ -190,7 +191,7 @@ def add_level_and_seed(parser) -> None:
     parser.add_argument(
         "--alpha", type=alpha_level, default=0.05, help="family-wise error level (default 0.05)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="PRNG seed (default 0)")
 
 
 def add_cpu_devices(parser) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "positive_float",
     "rdp_table",
     "reps",
+    "seed",
     "whole",
 ]
 
@@ -77,6 +78,17 @@ def count(text: str) -> int:
 def reps(text: str) -> int:
     """A number of replications: a whole number ≥ 1."""
     return whole(text, 1)
+
+
+def seed(text: str) -> int:
+    """A PRNG seed: a whole number in [0, 2^63) (``jax.random.key`` takes a 64-bit integer)."""
+    try:
+        value = int(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"a seed must be a whole number; got {text!r}") from err
+    if not 0 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"a seed must be in [0, 2^63); got {text!r}")
+    return value
 
 
 def cpu_devices(text: str) -> int:

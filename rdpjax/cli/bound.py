@@ -20,7 +20,7 @@ import numpy as np
 
 from rdpjax.cli._args import add_claim_options, add_lam, claim_from_args, subcommand
 from rdpjax.cli._files import output_dir, run_meta, settings
-from rdpjax.cli._types import CliError, count, positive_float
+from rdpjax.cli._types import CliError, count, positive_float, seed
 
 __all__ = ["add_command", "read_samples", "run"]
 
@@ -194,7 +194,7 @@ def add_command(sub):
     )
     b.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=0,
         help="PRNG seed of the order the rows are read in (a file may hold its samples sorted: "
         "they are sorted, then permuted by it) and of the rejection sets' split (default 0)",

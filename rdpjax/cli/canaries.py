@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from rdpjax.cli._args import add_claim_options, claim_from_args, subcommand
-from rdpjax.cli._types import CliError, alpha_level, finite_float
+from rdpjax.cli._types import CliError, alpha_level, finite_float, seed
 
 __all__ = ["CLI_FPRS", "add_command", "read_scores", "run"]
 
@@ -162,7 +162,7 @@ def add_command(sub) -> None:
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=seed,
         default=0,
         help="PRNG seed of the order of tied scores (drawn independently of the bits; no part "
         "without ties; default 0)",

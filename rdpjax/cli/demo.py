@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rdpjax.cli._args import subcommand
-from rdpjax.cli._types import count
+from rdpjax.cli._types import count, seed
 
 __all__ = ["add_command", "run"]
 
@@ -28,7 +28,7 @@ def add_command(sub):
         examples=["rdpjax demo", "rdpjax demo --n 1e5 --json"],
     )
     d.add_argument("--n", type=count, default=10**6, help="samples per side (default 1e6)")
-    d.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+    d.add_argument("--seed", type=seed, default=0, help="PRNG seed (default 0)")
     d.add_argument("--json", action="store_true", help="print JSON instead of a table")
     d.set_defaults(func=run)
     return d

@@ -22,7 +22,7 @@ import numpy as np
 
 from rdpjax.cli._args import Catalog, add_zoo_options, subcommand, zoo_mechanism
 from rdpjax.cli._loading import is_reference, load_function
-from rdpjax.cli._types import CliError, alpha_level, count, order, whole
+from rdpjax.cli._types import CliError, alpha_level, count, order, seed, whole
 
 __all__ = ["add_command", "run"]
 
@@ -317,7 +317,7 @@ def add_command(sub, listed: Catalog):
     s.add_argument(
         "--alpha", type=alpha_level, default=0.05, help="family-wise error level (default 0.05)"
     )
-    s.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+    s.add_argument("--seed", type=seed, default=0, help="PRNG seed (default 0)")
     s.add_argument(
         "--both-directions",
         action="store_true",

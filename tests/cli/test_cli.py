@@ -275,3 +275,14 @@ def test_warnings_are_one_line_on_the_command_line(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("rdpjax: warning: integer outputs"), lines
+
+
+@pytest.mark.parametrize("value", ["-1", "99999999999999999999", "1.5"])
+@pytest.mark.parametrize("command", ["bound", "canaries", "search", "coverage"])
+def test_a_seed_out_of_range_is_a_usage_error(capsys, command, value):
+    """``jax.random.key`` takes a 64-bit integer: a larger seed was an OverflowError traceback."""
+    files = {"bound": ["p.npy", "q.npy"], "canaries": ["scores.csv"]}.get(command, [])
+    with pytest.raises(SystemExit) as exc:
+        main([command, *files, "--seed", value])
+    assert exc.value.code == 2
+    assert "a seed must be" in capsys.readouterr().err
