@@ -28,7 +28,6 @@ from rdpjax.estimator.inputs import (
     check_bandwidth,
     check_grid_size,
     finite_extremes,
-    plan_options,
     to_device,
     to_device_with_extremes,
 )
@@ -101,7 +100,7 @@ def plan_samples(
     """
     discrete, bandwidth = options.discrete, options.bandwidth
     floor, beta = options.floor, options.beta
-    grid_size, variance, second_order = options.grid_size, options.variance, options.second_order
+    grid_size = options.grid_size
     layout, transform, defaults = options.layout, options.transform, options.defaults
     p = as_samples(p_samples, "p_samples")
     q = as_samples(q_samples, "q_samples")
@@ -151,16 +150,8 @@ def plan_samples(
         extremes = [finite_extremes(x, name) for x, name in zip((p, q), names, strict=True)]
     n_p, n_q = len(p), len(q)
     rows_p, rows_q = (padded_rows(n_p), padded_rows(n_q)) if pad else (n_p, n_q)
-    common = plan_options(
-        lam,
-        alpha=alpha,
-        floor=floor,
-        beta=beta,
-        discrete=bool(discrete),
-        both_directions=both_directions,
-        variance=variance,
-        second_order=second_order,
-        defaults=defaults,
+    common = options.plan_options(
+        lam, alpha=alpha, both_directions=both_directions, discrete=bool(discrete)
     )
     floor, beta = common["floor"], common["beta"]
     if discrete:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rdpjax._typing import ArrayLike
+from rdpjax.estimator.inputs import plan_options
 from rdpjax.estimator.settings import DEFAULTS, Defaults
 
 __all__ = ["BoundOptions", "changed_fields", "or_default", "resolve_options"]
@@ -60,6 +61,26 @@ class BoundOptions:
     def replace(self, **changes: Any) -> BoundOptions:
         """A copy with ``changes`` (field names only; see :func:`resolve_options`)."""
         return resolve_options(self, changes, caller="BoundOptions.replace")
+
+    def plan_options(
+        self, lam: Any, *, alpha: float, both_directions: bool, discrete: bool
+    ) -> dict[str, Any]:
+        """The keywords every :class:`BoundPlan` shares, from these options, validated.
+
+        :func:`rdpjax.estimator.inputs.plan_options` with this object's floor, β, variance,
+        second order and defaults.
+        """
+        return plan_options(
+            lam,
+            alpha=alpha,
+            floor=self.floor,
+            beta=self.beta,
+            discrete=discrete,
+            both_directions=both_directions,
+            variance=self.variance,
+            second_order=self.second_order,
+            defaults=self.defaults,
+        )
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(BoundOptions))

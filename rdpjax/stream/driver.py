@@ -18,7 +18,7 @@ from rdpjax._precision import float64
 from rdpjax.estimator.api import bound_program, trim_programs
 from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.grid import check_layout
-from rdpjax.estimator.inputs import check_grid_size, plan_options
+from rdpjax.estimator.inputs import check_grid_size
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.stream.batches import batch_counts, bin_batch
 from rdpjax.stream.from_counts import bound_from_counts
@@ -91,17 +91,7 @@ def bound_of_source(
 
 def check_bound_options(lam, alpha: float, both_directions: bool, options: BoundOptions) -> None:
     """The checks of a streamed bound's options that need no draw (``ValueError`` if wrong)."""
-    plan_options(
-        lam,
-        alpha=alpha,
-        floor=options.floor,
-        beta=options.beta,
-        discrete=False,
-        both_directions=both_directions,
-        variance=options.variance,
-        second_order=options.second_order,
-        defaults=options.defaults,
-    )
+    options.plan_options(lam, alpha=alpha, both_directions=both_directions, discrete=False)
     check_grid_size(options.grid_size)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from rdpjax._validation import check_int
 from rdpjax.estimator.bound_plan import BoundPlan
 from rdpjax.estimator.grid import Grid, grid_from_range, plan_layout
-from rdpjax.estimator.inputs import check_bandwidth, check_grid_size, plan_options
+from rdpjax.estimator.inputs import check_bandwidth, check_grid_size
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.settings import continuous_settings, discrete_settings
 from rdpjax.stream.options import StreamOptions
@@ -138,9 +138,7 @@ def fix_settings(
     outputs, ``sizes`` the draws ``(n_p, n_q)``. Runs inside ``rdpjax.float64()``.
     """
     (integer, d), (n_p, n_q) = kind, sizes
-    discrete, bandwidth, floor, beta = (
-        options.discrete, options.bandwidth, options.floor, options.beta
-    )  # fmt: skip
+    discrete, bandwidth = options.discrete, options.bandwidth
     grid, margin, support_size = stream.grid, stream.margin, stream.support_size
     grid_size, layout, defaults = options.grid_size, options.layout, options.defaults
     if discrete is None:
@@ -149,16 +147,8 @@ def fix_settings(
         raise ValueError("discrete=True needs samplers returning integer codes.")
     if support_size is not None and not discrete:
         raise ValueError("support_size is for discrete codes; not with discrete=False.")
-    common = plan_options(
-        lam,
-        alpha=alpha,
-        floor=floor,
-        beta=beta,
-        discrete=bool(discrete),
-        both_directions=both_directions,
-        variance=options.variance,
-        second_order=options.second_order,
-        defaults=defaults,
+    common = options.plan_options(
+        lam, alpha=alpha, both_directions=both_directions, discrete=bool(discrete)
     )
     if discrete:
         if bandwidth is not None:

@@ -23,6 +23,17 @@ from rdpjax.mechanisms import Gaussian, RandomizedResponse
 from rdpjax.stream.batches import generators
 
 
+def _assert_looks_are_fixed_n_bounds(report, draws):
+    """Each look's bounds (λ = 2, 5) equal rdpjax.lower_bound's of the first n_k draws a side,
+    as codes, at the look's level."""
+    for look in report.looks:
+        ref = rdpjax.lower_bound(
+            draws[0][: look.n], draws[1][: look.n], [2.0, 5.0], discrete=True,
+            alpha=look.alpha, both_directions=True,
+        )  # fmt: skip
+        np.testing.assert_allclose(look.lower, ref.lower, rtol=1e-9, atol=1e-12)
+
+
 def laplace_sum(rng, database, m):
     return float(np.sum(database)) + rng.laplace(0.0, 1.0, m)
 
@@ -103,12 +114,7 @@ def test_discrete_look_equals_the_fixed_n_bound_on_the_same_draws():
                 parts.append(coin(g, db, m))
                 drawn += m
         draws.append(np.concatenate(parts))
-    for look in report.looks:
-        ref = rdpjax.lower_bound(
-            draws[0][: look.n], draws[1][: look.n], [2.0, 5.0], discrete=True,
-            alpha=look.alpha, both_directions=True,
-        )  # fmt: skip
-        np.testing.assert_allclose(look.lower, ref.lower, rtol=1e-9, atol=1e-12)
+    _assert_looks_are_fixed_n_bounds(report, draws)
     assert report.n == 1_600 and report.alpha == pytest.approx(0.05)
     assert float(report.bound.alpha) == pytest.approx(schedule.alphas[-1])
 
@@ -443,12 +449,7 @@ def test_integer_outputs_of_any_sign_are_counted_as_a_fixed_n_audit_counts_them(
     assert any(f.size for f in first_bad)  # the case is exercised
     if relabel(np.array([-1]))[0] == 1:  # late negatives: none in either side's first batch
         assert all(f.size == 0 or f[0] >= LATE_NEGATIVE for f in first_bad), first_bad
-    for look in report.looks:
-        ref = rdpjax.lower_bound(
-            draws[0][: look.n], draws[1][: look.n], [2.0, 5.0], discrete=True,
-            alpha=look.alpha, both_directions=True,
-        )  # fmt: skip
-        np.testing.assert_allclose(look.lower, ref.lower, rtol=1e-9, atol=1e-12)
+    _assert_looks_are_fixed_n_bounds(report, draws)
 
 
 def _sorted(sample, reverse=False):
