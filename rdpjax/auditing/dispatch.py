@@ -49,7 +49,12 @@ from rdpjax.auditing.draws import (
 )
 from rdpjax.auditing.options import DEFAULT_MEMORY_BUDGET, AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, json_ready
-from rdpjax.auditing.sets import betting_audit, set_test_of_audit, uses_sets
+from rdpjax.auditing.sets import (
+    betting_audit,
+    check_operating_points,
+    set_test_of_audit,
+    uses_sets,
+)
 from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.options import BoundOptions, changed_fields
 from rdpjax.estimator.orders import default_orders
@@ -127,6 +132,7 @@ def audit(
         )
     claim = _resolve_claim(claim, mechanism)
     use_sets = uses_sets(options.test, claim, options.sequential)
+    check_operating_points(options, claim, use_sets or not options.sequential)
     if options.sequential and isinstance(options.project, str):
         return _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha,
                               both_directions, options)  # fmt: skip
@@ -142,17 +148,9 @@ def audit(
         from rdpjax.auditing.sequential.audit import from_audit
 
         return from_audit(
-            mechanism,
-            x,
-            x_prime,
-            lam,
-            n=n,
-            key=key,
-            alpha=alpha,
-            both_directions=both_directions,
-            claim=claim,
-            options=options,
-        )
+            mechanism, x, x_prime, lam, n=n, key=key, alpha=alpha,
+            both_directions=both_directions, claim=claim, options=options,
+        )  # fmt: skip
     n = n_asked = _whole_number(n)
     project, learned = options.project, None
     if isinstance(project, str):
@@ -174,6 +172,7 @@ def audit(
         # The sets need one number an output: integer rows in memory are coded jointly, real
         # vectors (or a stream of rows) keep the Rényi bounds alone (they take d ≤ 3).
         use_sets = not streamed and codes
+    check_operating_points(options, claim, use_sets)
     bound_options = _bound_options(options.bound, mechanism, x, project, learned, streamed)
     if streamed and bound_options.transform not in (None, "auto"):
         raise ValueError(

@@ -143,6 +143,11 @@ AUDIT_FIELDS = tuple(
     f.name for f in dataclasses.fields(AuditOptions) if f.name not in ("bound", "stream")
 )
 _STREAM_ONLY = tuple(name for name in STREAM_FIELDS if name not in AUDIT_FIELDS)
+SET_FIELDS = tuple(
+    f.name for f in dataclasses.fields(SetOptions) if f.name not in ("both_directions",)
+)
+"""The :class:`rdpjax.rejection.SetOptions` fields :func:`rdpjax.audit` takes by name (its own
+``both_directions`` is the Rényi bounds' and applies to the sets through ``sets=``)."""
 
 
 def audit_options(options: AuditOptions | None, fields: Mapping[str, Any]) -> AuditOptions:
@@ -150,13 +155,15 @@ def audit_options(options: AuditOptions | None, fields: Mapping[str, Any]) -> Au
 
     A name of :class:`AuditOptions` sets that field; one of :class:`rdpjax.BoundOptions` a
     field of its ``bound``; one of :class:`rdpjax.stream.StreamOptions` (other than
-    ``project`` and ``progress``) a field of its ``stream``.
+    ``project`` and ``progress``) a field of its ``stream``; one of :data:`SET_FIELDS`
+    (``tpr_at_fpr=0.01``) a field of its ``sets``.
 
     Raises:
       TypeError: on any other name, or an ``options`` of another type.
       ValueError: on a bad value.
     """
-    unknown = sorted(set(fields) - set(AUDIT_FIELDS) - set(BOUND_FIELDS) - set(_STREAM_ONLY))
+    known = {*AUDIT_FIELDS, *BOUND_FIELDS, *_STREAM_ONLY, *SET_FIELDS}
+    unknown = sorted(set(fields) - known)
     if "claimed_epsilon" in unknown:
         raise TypeError(
             "audit() takes no claimed_epsilon=; pass claim=rdpjax.claims.pure_dp(ε) instead."
@@ -165,12 +172,16 @@ def audit_options(options: AuditOptions | None, fields: Mapping[str, Any]) -> Au
         raise TypeError(
             f"audit() got an unexpected keyword argument {unknown[0]!r}; its options are the "
             f"fields of rdpjax.auditing.AuditOptions ({', '.join(AUDIT_FIELDS)}), of "
-            f"rdpjax.BoundOptions ({', '.join(BOUND_FIELDS)}) and of rdpjax.stream.StreamOptions "
-            f"({', '.join(_STREAM_ONLY)})."
+            f"rdpjax.BoundOptions ({', '.join(BOUND_FIELDS)}), of rdpjax.stream.StreamOptions "
+            f"({', '.join(_STREAM_ONLY)}) and of rdpjax.rejection.SetOptions "
+            f"({', '.join(SET_FIELDS)})."
         )
     options = or_default(options, AuditOptions, "options", "rdpjax.auditing.AuditOptions")
     own = {k: v for k, v in fields.items() if k in AUDIT_FIELDS}
-    rest = {k: v for k, v in fields.items() if k not in AUDIT_FIELDS}
+    sets = {k: v for k, v in fields.items() if k in SET_FIELDS}
+    rest = {k: v for k, v in fields.items() if k not in AUDIT_FIELDS and k not in SET_FIELDS}
+    if sets:
+        own["sets"] = dataclasses.replace(own.get("sets", options.sets), **sets)
     if rest:  # the estimator's and the stream's fields, routed as the stream's drivers do
         own["bound"], own["stream"] = split_options(
             options.bound, options.stream, rest, caller="audit"

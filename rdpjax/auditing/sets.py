@@ -19,7 +19,14 @@ from rdpjax.auditing.draws import mechanism_name, mechanism_source_sha256, user_
 from rdpjax.auditing.report import AuditReport
 from rdpjax.mechanisms.base import Mechanism
 
-__all__ = ["SETS_TAG", "betting_audit", "numpy_sampler", "set_test_of_audit", "uses_sets"]
+__all__ = [
+    "SETS_TAG",
+    "betting_audit",
+    "check_operating_points",
+    "numpy_sampler",
+    "set_test_of_audit",
+    "uses_sets",
+]
 
 SETS_TAG = 0x5E75
 """Folded into the audit's key for the rejection sets' randomness (split, sizes, ties)."""
@@ -52,6 +59,29 @@ def uses_sets(test: str, claim: Any, sequential: bool = False) -> bool:
     # "auto": every claim with a trade-off function gets both families (ε-DP too: the pooled
     # guesses refute flat-ratio and categorical leaks the Rényi bounds miss; docs/rejection.md).
     return kind in (("approx_dp", "gdp") if sequential else SET_KINDS)
+
+
+def check_operating_points(options: Any, claim: Any, use_sets: bool) -> None:
+    """Refuse ``tpr_at_fpr=`` where the audit runs no fixed-n rejection-set test to report it.
+
+    The certified TPR at a target FPR is counted on the sets' cells
+    (:mod:`rdpjax.rejection.operating`), so it comes with a fixed-n set test: an ε-DP, (ε, δ)
+    or GDP claim on one number (or code) per output. A silent omission would be a surprise.
+
+    Raises:
+        ValueError: naming what to change.
+    """
+    if not options.sets.tpr_at_fpr or (use_sets and not options.sequential):
+        return
+    if options.sequential:
+        why = "a sequential audit (betting or Rényi looks) keeps no cell counts"
+    else:
+        why = f"this audit runs Rényi bounds alone ({'no claim' if claim is None else claim})"
+    raise ValueError(
+        f"tpr_at_fpr= is reported by the fixed-n rejection-set test, and {why}; audit an ε-DP, "
+        "(ε, δ) or GDP claim with test='auto' or 'both' on one number per output, or call "
+        "rdpjax.rejection.set_test(key, p, q, tpr_at_fpr=…) on draws."
+    )
 
 
 def set_test_of_audit(key, draws, claim, alpha, options):

@@ -30,9 +30,11 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from rdpjax.canaries.guesses import split
+from rdpjax.rejection import binomial
+from rdpjax.rejection.operating import OperatingPoint, fpr_count, operating_point
 
 __all__ = ["Auroc", "OperatingPoint", "auroc", "clopper_pearson", "tpr_at_fpr"]
 
@@ -41,56 +43,10 @@ def clopper_pearson(k: Any, n: int, alpha: float) -> tuple[np.ndarray, np.ndarra
     """Two-sided exact interval for a binomial proportion, each tail at α/2.
 
     Clopper & Pearson (1934): lower = Beta⁻¹(α/2; k, n − k + 1), upper = Beta⁻¹(1 − α/2; k + 1,
-    n − k), with 0 and 1 at k = 0 and k = n.
+    n − k), with 0 and 1 at k = 0 and k = n: the one-sided bounds of
+    :func:`rdpjax.rejection.binomial.clopper_pearson` at α/2 each.
     """
-    k = np.asarray(k, np.float64)
-    lower = np.where(k > 0, special.betaincinv(np.maximum(k, 1), n - k + 1, alpha / 2), 0.0)
-    upper = np.where(k < n, special.betaincinv(k + 1, np.maximum(n - k, 1), 1 - alpha / 2), 1.0)
-    return lower, upper
-
-
-@dataclasses.dataclass(frozen=True)
-class OperatingPoint:
-    """The operating point :func:`tpr_at_fpr` reached, with intervals holding jointly at 1 − α.
-
-    Attributes:
-        target_fpr: the FPR asked for.
-        threshold: "in" iff score > threshold (+inf when no k certifies the target).
-        fpr: the empirical FPR reached, ``false_positives / n_out`` (≤ the target).
-        fpr_interval: Clopper–Pearson interval for the true FPR at the threshold, at 1 − α/2;
-            its upper end is ≤ ``target_fpr`` whenever ``certified`` (the lower end assumes no
-            ties among the out scores).
-        tpr: the empirical TPR reached, ``true_positives / n_in``.
-        tpr_interval: Clopper–Pearson interval for the true TPR at the threshold, at 1 − α/2;
-            its lower end is the certified TPR at the target FPR.
-        certified: whether some k ≥ 0 has its upper FPR bound ≤ the target (needs
-            n_out ≥ log(α/4)/log(1 − target)); if not, the threshold is +inf and both rates
-            are exactly 0 (intervals (0, 0)).
-        true_positives, false_positives, n_in, n_out, alpha: the counts and level behind them.
-    """
-
-    target_fpr: float
-    threshold: float
-    fpr: float
-    fpr_interval: tuple[float, float]
-    tpr: float
-    tpr_interval: tuple[float, float]
-    certified: bool
-    true_positives: int
-    false_positives: int
-    n_in: int
-    n_out: int
-    alpha: float
-
-    def describe(self) -> str:
-        """One line, e.g. ``TPR 0.412 [0.38, 0.44] at FPR 0.0090 [0.005, 0.0099] (target 0.01)``."""
-        lo, hi = self.tpr_interval
-        flo, fhi = self.fpr_interval
-        tail = "" if self.certified else "; not certifiable with these out scores"
-        return (
-            f"TPR {self.tpr:.4f} [{lo:.4f}, {hi:.4f}] at FPR {self.fpr:.4g} "
-            f"[{flo:.4g}, {fhi:.4g}] (target {self.target_fpr:g}{tail})"
-        )
+    return binomial.clopper_pearson(k, n, alpha / 2)
 
 
 def _level(alpha: Any) -> float:
@@ -99,16 +55,6 @@ def _level(alpha: Any) -> float:
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
     return float(alpha)
-
-
-def _fpr_count(n_out: int, target: float, alpha: float) -> int:
-    """The largest k whose two-sided Clopper–Pearson upper end (at 1 − α) is ≤ target; −1 if none.
-
-    The upper end increases with k, so a bisection over k = 0, …, n_out − 1 finds it.
-    """
-    ks = np.arange(n_out)
-    upper = clopper_pearson(ks, n_out, alpha)[1]
-    return int(np.searchsorted(upper, target, side="right")) - 1
 
 
 def tpr_at_fpr(in_scores: Any, out_scores: Any, fpr: float, *, alpha: float = 0.05):
@@ -147,27 +93,10 @@ def tpr_at_fpr(in_scores: Any, out_scores: Any, fpr: float, *, alpha: float = 0.
         raise ValueError(f"fpr must be in (0, 1); got {fpr!r}")
     ins, outs = scores[bits == 1], np.sort(scores[bits == 0])[::-1]
     n_in, n_out = ins.size, outs.size
-    k = _fpr_count(n_out, float(fpr), alpha / 2)
+    k = fpr_count(n_out, float(fpr), alpha / 2)
     threshold = float(outs[k]) if k >= 0 else math.inf  # the (k+1)-th largest out score
     fp, tp = int((outs > threshold).sum()), int((ins > threshold).sum())
-    f_lo, f_hi = clopper_pearson(fp, n_out, alpha / 2)
-    t_lo, t_hi = clopper_pearson(tp, n_in, alpha / 2)
-    if k < 0:  # "in" for no score: both rates are exactly 0
-        f_lo = f_hi = t_lo = t_hi = 0.0
-    return OperatingPoint(
-        target_fpr=float(fpr),
-        threshold=threshold,
-        fpr=fp / n_out,
-        fpr_interval=(float(f_lo), float(f_hi)),
-        tpr=tp / n_in,
-        tpr_interval=(float(t_lo), float(t_hi)),
-        certified=k >= 0,
-        true_positives=tp,
-        false_positives=fp,
-        n_in=n_in,
-        n_out=n_out,
-        alpha=alpha,
-    )
+    return operating_point(tp, fp, n_in, n_out, k, float(fpr), alpha, threshold)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,8 +6,8 @@
                  [--claim-epsilon E | --claim-zcdp RHO | --claim-gdp MU | --claim-rdp 2=0.1,... |
                   --claim-dpsgd σ,q,T]
                  [--lam λ ...] [--n N] [--alpha A] [--seed S] [--one-direction]
-                 [--transform auto|none|quantile] [--json | --quiet] [--plot FILE.png]
-                 [--report DIR]
+                 [--transform auto|none|quantile] [--tpr-at-fpr F ...] [--json | --quiet]
+                 [--plot FILE.png] [--report DIR]
                  [--until-refuted [--max-n N] [--resume DIR]] [--python PATH]
 
 ``FUNCTION`` is a JAX sampler ``sample(key, database, n)`` (wrapped by
@@ -232,6 +232,8 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
     options = {"discrete": True} if args.numpy and args.discrete else {}  # lower_bound's
     if args.transform is not None:
         options["transform"] = None if args.transform == "none" else args.transform
+    if args.tpr_at_fpr:
+        options["tpr_at_fpr"] = tuple(args.tpr_at_fpr)
     sizes, report_dir = _sequential_options(args, report_dir)
 
     quiet = args.json or args.quiet
@@ -406,6 +408,11 @@ def add_command(sub, listed: Catalog):
         "memory whose pilot has tails as heavy as a Laplace law's or two separated modes "
         "('quantile' with --project learn)",
     )
+    a.add_argument(
+        "--tpr-at-fpr", metavar="F", type=float, nargs="+", default=None,
+        help="also certify a distinguisher's TPR at these FPRs, x the positives (exact "
+        "intervals, the FPR reached; with an ε-DP, (ε, δ) or GDP claim, fixed n)",
+    )  # fmt: skip
     out = a.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON (no progress bar)")
     out.add_argument(

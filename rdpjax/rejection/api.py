@@ -23,6 +23,7 @@ from rdpjax.claims import SET_KINDS, as_claim
 from rdpjax.estimator.options import or_default
 from rdpjax.rejection.cells import MAX_CELLS, cell_codes, cell_edges, cell_scores, default_cells
 from rdpjax.rejection.certification import certify, choose_candidates
+from rdpjax.rejection.operating import cell_operating_point
 from rdpjax.rejection.options import SMOOTH_SHARE, SetOptions, set_options
 from rdpjax.rejection.pooled import (
     ORDERINGS,
@@ -217,6 +218,13 @@ def counted_set_test(
         guess = pooled_bound(rng, counts.poisson, counts.rate, cell_orders, freqs, delta=delta,
                              alpha=a_pooled, honest=honest)  # fmt: skip
     pooled_eps = -np.inf if guess is None else guess.epsilon
+    points = ()
+    if options.tpr_at_fpr:  # its own family at α, after every other use of rng
+        level = float(alpha) / len(options.tpr_at_fpr)
+        c_p, c_q = np.asarray(counts.p), np.asarray(counts.q)
+        points = tuple(
+            cell_operating_point(rng, c_p, c_q, scores, f, level) for f in options.tpr_at_fpr
+        )
     refuted = any(c.refutes for c in certified)
     if claim is not None and claim.kind in ("pure_dp", "approx_dp"):
         refuted = refuted or bool(pooled_eps > float(claim.params["epsilon"]))
@@ -234,6 +242,7 @@ def counted_set_test(
         streamed=streamed,
         pooled=guess,
         levels=(a_pooled, a_mass),
+        operating_points=points,
     )
 
 

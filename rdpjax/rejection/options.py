@@ -34,14 +34,20 @@ class SetOptions:
         smooth: kernel width in cells for continuous outputs' ratio estimate (0: none);
             ``None``: :data:`SMOOTH_SHARE` of the cells, at least 0.5.
         both_directions: also try sets likelier under Q than P (DP claims are symmetric).
+        tpr_at_fpr: target false-positive rates (each in (0, 1); a number or a sequence) at
+            which to certify a distinguisher's TPR, P being the positives
+            (:mod:`rdpjax.rejection.operating`): the points hold together at 1 − α on their
+            own, apart from the test's bounds and its verdict, which they leave unchanged.
     """
 
     selection: float = DEFAULT_SELECTION
     cells: int | None = None
     smooth: float | None = None
     both_directions: bool = True
+    tpr_at_fpr: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tpr_at_fpr", _targets(self.tpr_at_fpr))
         if not 0.0 < float(self.selection) < 1.0:
             raise ValueError(f"selection must be in (0, 1); got {self.selection!r}")
         if self.cells is not None and not (
@@ -52,6 +58,20 @@ class SetOptions:
             )
         if self.smooth is not None and not (np.isfinite(self.smooth) and self.smooth >= 0):
             raise ValueError(f"smooth must be finite and ≥ 0; got {self.smooth!r}")
+
+
+def _targets(value: Any) -> tuple[float, ...]:
+    """``tpr_at_fpr`` as a tuple of floats in (0, 1), sorted, without repeats."""
+    values = [value] if isinstance(value, int | float | np.number) else value
+    try:
+        out = tuple(sorted({float(v) for v in values if not isinstance(v, bool | str)}))
+        if len(out) != len(set(values)) or not all(0.0 < v < 1.0 for v in out):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"tpr_at_fpr must be a number or a sequence of numbers in (0, 1); got {value!r}"
+        ) from None
+    return out
 
 
 def set_options(options: SetOptions | None, fields: dict[str, Any]) -> SetOptions:

@@ -9,6 +9,7 @@ import numpy as np
 
 from rdpjax._table import Column, text_table
 from rdpjax.rejection.certification import Certified
+from rdpjax.rejection.operating import OperatingPoint
 from rdpjax.rejection.pooled import Pooled
 
 __all__ = ["SetTest"]
@@ -37,6 +38,9 @@ class SetTest:
         pooled: the pooled-guess bound on ε(δ) (:mod:`rdpjax.rejection.pooled`), or ``None``
             when its Poisson draw asked for more draws than there were.
         levels: the shares of α of the pooled-guess bound and of the certified masses.
+        operating_points: the certified TPR at each FPR of ``SetOptions.tpr_at_fpr``
+            (:class:`~rdpjax.rejection.operating.OperatingPoint`, P the positives), together
+            at 1 − α on their own; not part of :attr:`refuted`.
     """
 
     claim: Any
@@ -52,6 +56,7 @@ class SetTest:
     streamed: bool = False
     pooled: Pooled | None = None
     levels: tuple[float, float] = (float("nan"), float("nan"))
+    operating_points: tuple[OperatingPoint, ...] = ()
 
     @property
     def is_refuted(self) -> bool:
@@ -180,7 +185,18 @@ class SetTest:
             f"rejection sets chosen on {self.n_select:,} draws per side, certified on "
             f"{self.n_certify:,} (exact binomial bounds, {len(self.sets)} sets, {self.cells} cells)"
         )
-        return [head, *self.table(), self.guess_line()]
+        return [head, *self.table(), self.guess_line(), *self.operating_lines()]
+
+    def operating_lines(self) -> list[str]:
+        """One line per certified TPR at a target FPR (none unless asked for)."""
+        if not self.operating_points:
+            return []
+        conf = f"{100 * (1 - sum(p.alpha for p in self.operating_points)):.3g}%"
+        head = (
+            f"TPR at FPR, telling x from x' on the same cells (intervals together at {conf}, "
+            "apart from the verdict):"
+        )
+        return [head, *(f"  {p.describe()}" for p in self.operating_points)]
 
     def __str__(self) -> str:
         return "\n".join([*self.details(), self.verdict()])
@@ -211,6 +227,7 @@ class SetTest:
                 if self.pooled.guess is None
                 else dataclasses.asdict(self.pooled.guess),
             },
+            "operating_points": [p.to_dict() for p in self.operating_points],
             "sets": [
                 {
                     "favours": "P" if s.forward else "Q",
