@@ -41,7 +41,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/basedpyright -p $(CURDIR) --pythonpath $(VENV)/bin/python
 
 calibrate: $(STAMP)
-	$(VENV)/bin/python benchmarks/calibration/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibrate.json
+	$(VENV)/bin/python benchmarks/calibration/calibrate.py --reps 200 --mechanisms gaussian laplace --out benchmarks/results/calibration/calibrate.json
 
 # The full coverage study (7 experiments × n = 1e4, 1e5, 1e6, R = 200): about 0.5-1 h on 2 cores;
 # rerunning resumes where it stopped.

@@ -16,7 +16,7 @@ the old rule by patching ``plans_at`` in this process), α = 0.05:
 
     PYTHONPATH=. python benchmarks/calibration/betting_plans.py --reps 200 --power-reps 30
 
-Writes ``benchmarks/results/betting_plans.json``.
+Writes ``benchmarks/results/calibration/betting_plans.json``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from scipy import stats
 from rdpjax.claims import gdp, pure_dp
 from rdpjax.rejection import betting
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 Q_SUB = 0.3
 
 

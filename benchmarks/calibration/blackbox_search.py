@@ -29,8 +29,8 @@ sampler and, as a baseline, with random search on the same budget.
     python benchmarks/calibration/blackbox_search.py --trials 50 --restarts 1   # a smaller search
         budget
 
-Writes ``benchmarks/results/blackbox_search.json`` and ``.md`` (``_quick``, ``_trials50`` … in
-the name when the budget is changed).
+Writes ``benchmarks/results/calibration/blackbox_search.json`` and ``.md`` (``_quick``,
+``_trials50`` … in the name when the budget is changed).
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ def main(argv=None) -> int:
     parser.add_argument("--methods", nargs="+", default=["tpe", "random"])
     parser.add_argument("--trials", type=int, default=None, help="trials per restart")
     parser.add_argument("--restarts", type=int, default=None, help="optuna studies per search")
-    parser.add_argument("--out", default="benchmarks/results", help="output directory")
+    parser.add_argument("--out", default="benchmarks/results/calibration", help="output directory")
     args = parser.parse_args(argv)
     if args.quick:
         settings = dict(trials=40, restarts=2, n=20_000, search_n=2048, select_n=8192)

@@ -19,7 +19,7 @@ dominating its first-order error): ``gaussian_null`` (N(0, 25) vs itself), ``uni
 Reproduce the README table:
 
     .venv/bin/python benchmarks/calibration/calibrate.py --reps 200 --out
-        benchmarks/results/calibrate.json
+        benchmarks/results/calibration/calibrate.json
 
 Explore other settings (standardized units, see ``rdpjax.Defaults``):
 

@@ -13,7 +13,7 @@ sum and the Laplace vector sum (a product law). Coverage is simultaneous over λ
 compilation.
 
     python benchmarks/calibration/calibrate_multid.py [--reps 200] [--n 1e4] [--out FILE]
-        # results/calibrate_multid.{json,md}
+        # results/calibration/calibrate_multid.{json,md}
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import rdpjax  # noqa: E402
 from rdpjax.estimator import grid as grid_module  # noqa: E402
 from rdpjax.studies import coverage, wilson_interval  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 ORDERS = (2.0, 5.0, 7.0)
 # (name, dimension, factory): exact divergences on paper_pair(dim=d) come from the zoo.
 CELLS = (

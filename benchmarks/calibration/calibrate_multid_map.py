@@ -4,7 +4,7 @@
         ...]
         [--out FILE] [--resume]
     python benchmarks/calibration/calibrate_multid_map.py --table
-        benchmarks/results/calibrate_multid_map.json
+        benchmarks/results/calibration/calibrate_multid_map.json
 
 This study measures what ``transform="quantile"`` (a map per axis, fitted on the pilot rows)
 does to 2-D and 3-D outputs, against the outputs' own KDE (``transform=None``), both on the same
@@ -16,10 +16,10 @@ Askin, Dunsche, arXiv:2212.04739v3, at the true densities) are those of ``X + s`
 whose integrals ∫ p^a q^b are products of the axes' 1-D quadratures
 (``calibrate_offzoo.exact_and_oracle``); the oracle deficit is ``−Φ⁻¹(α/3) σ*/√n``. The
 Gaussian with shift 0.2 a side is issue 22's 2-D cell (σ = 1, shift (0.2, 0.2)). λ = 2, 5, 7,
-α = 0.05, simultaneous. Writes ``benchmarks/results/calibrate_multid_map.json`` unless ``--out``
-says otherwise, after every cell (``meta.complete`` is false until the last); ``--resume`` keeps
-the cells that file already holds (same reps and seed, run by the same code: the flag cannot
-check that) and runs the rest.
+α = 0.05, simultaneous. Writes ``benchmarks/results/calibration/calibrate_multid_map.json`` unless
+``--out`` says otherwise, after every cell (``meta.complete`` is false until the last);
+``--resume`` keeps the cells that file already holds (same reps and seed, run by the same code:
+the flag cannot check that) and runs the rest.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from calibrate_offzoo import ALPHA, LAWS, ORDERS, Law, exact_and_oracle  # noqa:
 import rdpjax  # noqa: E402
 from rdpjax.estimator.transform import auto_transform  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 
 
 @dataclasses.dataclass(frozen=True)

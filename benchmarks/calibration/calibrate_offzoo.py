@@ -5,7 +5,7 @@ the pilot quantile map (``transform="quantile"``), and with the rule that choose
         [--out FILE]
                                           [--transforms none quantile auto]
     python benchmarks/calibration/calibrate_offzoo.py --table
-        benchmarks/results/calibrate_offzoo.json
+        benchmarks/results/calibration/calibrate_offzoo.json
 
 Each cell draws ``reps`` replications of n outputs a side (numpy, seeded per cell) and bounds
 each with ``rdpjax.lower_bound`` exactly as a user calls it (λ = 2, 5, 7, α = 0.05, simultaneous
@@ -15,7 +15,7 @@ arXiv:2212.04739v3 at the true densities, no floor) come from adaptive quadratur
 Reported per cell and transform: simultaneous coverage with its Wilson 95% interval, mean
 lower/exact per order, mean deficit / oracle deficit per order, the seconds for R bounds, and
 for ``auto`` in how many replications it applied the map. Each transform bounds the same draws.
-Writes ``benchmarks/results/calibrate_offzoo.json`` unless ``--out`` says otherwise.
+Writes ``benchmarks/results/calibration/calibrate_offzoo.json`` unless ``--out`` says otherwise.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import rdpjax  # noqa: E402
 ORDERS = (2.0, 5.0, 7.0)
 ALPHA = 0.05
 TRANSFORMS = (None, "quantile", "auto")
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 
 
 @dataclass(frozen=True)

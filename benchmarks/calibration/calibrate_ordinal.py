@@ -2,7 +2,7 @@
 
     python benchmarks/calibration/calibrate_ordinal.py [--reps 200] [--n 1e3 1e4 1e5] [--out FILE]
     python benchmarks/calibration/calibrate_ordinal.py --table
-        benchmarks/results/calibrate_ordinal.json
+        benchmarks/results/calibration/calibrate_ordinal.json
 
 Cells: discrete Laplace (two-sided geometric, pmf ∝ e^(−|k|/s)) and the rounded Gaussian
 (round of N(0, s²)), each with Q shifted by an integer δ ≈ s/3, scales s = 1, 3, 10, 30, 200, at
@@ -16,7 +16,7 @@ Reported per cell and estimator: simultaneous coverage (Wilson 95% interval, sci
 lower/exact per order, and the ratio of the mean deficit (exact − lower) to the oracle deficit
 ``−Φ⁻¹(α/3) σ*/√n``, σ*² = σ_p² + σ_q² the delta-method variance of eq. (18) at the true pmfs
 (Kutta, Askin, Dunsche, arXiv:2212.04739v3), computed here in numpy from its closed form.
-Writes ``benchmarks/results/calibrate_ordinal.json`` unless ``--out`` says otherwise.
+Writes ``benchmarks/results/calibration/calibrate_ordinal.json`` unless ``--out`` says otherwise.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ ALPHA = 0.05
 SCALES = (1.0, 3.0, 10.0, 30.0, 200.0)
 FAMILIES = ("discrete_laplace", "rounded_gaussian")
 ESTIMATORS = {"frequencies": True, "kde": False, "auto": None}
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 
 
 def shift_for(scale: float) -> int:

@@ -7,8 +7,8 @@ of 2^16 points cost more than the draws (``python benchmarks/performance/through
 points cost
 a sixteenth of that, and 2^10 points a third of 2^12's (33 against 95 µs a sort of float64 bit
 patterns). This study runs the same draws (same keys and seeds) under each number of points
-(``--points``; the first run compared 2^16 with 2^12, ``results/calibrate_scale.md``, the second
-2^12 with 2^10, ``results/calibrate_scale_1024.md``):
+(``--points``; the first run compared 2^16 with 2^12, ``results/calibration/calibrate_scale.md``,
+the second 2^12 with 2^10, ``results/calibration/calibrate_scale_1024.md``):
 
 * paper 000's zoo through ``benchmarks/calibration/calibrate.py``'s cells (Gaussian, Laplace,
   Gaussian null;
@@ -43,7 +43,7 @@ import rdpjax  # noqa: E402
 from rdpjax.estimator import settings  # noqa: E402
 from rdpjax.estimator.sharding import draw_mesh, replication_batch_size  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 POINTS = (2**12, 2**10)
 ZOO = ("gaussian", "laplace", "gaussian_null")
 OFFZOO = ("bimodal", "spike_slab", "cauchy", "student_t3", "lognormal")

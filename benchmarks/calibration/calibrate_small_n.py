@@ -12,8 +12,8 @@ its direction — with its Wilson 95% interval (scipy), the per-order coverage, 
 (nulls: the truth is 0) or the mean lower/exact (leaks, against the larger direction).
 
 ``--floor-counts c`` sets ``Defaults.discrete_floor_counts`` (the floor is never below c/n;
-``0`` is the rule before it existed). Writes ``benchmarks/results/calibrate_small_n_c<c>.json``
-unless ``--out`` says otherwise.
+``0`` is the rule before it existed). Writes
+``benchmarks/results/calibration/calibrate_small_n_c<c>.json`` unless ``--out`` says otherwise.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from rdpjax.estimator.api import plan_bound
 ORDERS = (2.0, 5.0, 7.0)
 SIZES = (200, 500, 1_000, 2_000, 5_000, 10_000, 100_000)
 SUPPORTS = (10, 100, 1000)
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 
 
 def _laws(k: int, leak: bool) -> tuple[np.ndarray, np.ndarray]:

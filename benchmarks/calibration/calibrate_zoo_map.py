@@ -3,7 +3,7 @@
     python benchmarks/calibration/calibrate_zoo_map.py [--reps 200] [--n 1e3 1e4 1e5 1e6 1e7]
         [--mechanisms laplace subsampled-laplace gaussian] [--out FILE]
     python benchmarks/calibration/calibrate_zoo_map.py --table
-        benchmarks/results/calibrate_zoo_map.json
+        benchmarks/results/calibration/calibrate_zoo_map.json
 
 ``benchmarks/calibration/calibrate.py`` (the README's calibration table) runs its replications
 inside one
@@ -15,8 +15,8 @@ which maps a sample whose pilot tail ratio lies outside ``AUTO_TAIL_RANGE``). λ
 α = 0.05, simultaneous. Reported per cell: simultaneous coverage (Wilson 95% interval), mean
 lower/exact per order against the closed-form D_λ, in how many replications ``auto`` mapped,
 and seconds. Replication r draws from ``jax.random.key(r)`` split in two (P side, Q side), so
-every n and transform sees the same keys. Writes ``benchmarks/results/calibrate_zoo_map.json``
-unless ``--out`` says otherwise.
+every n and transform sees the same keys. Writes
+``benchmarks/results/calibration/calibrate_zoo_map.json`` unless ``--out`` says otherwise.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from rdpjax.mechanisms import registry  # noqa: E402
 ORDERS = (2.0, 5.0, 7.0)
 ALPHA = 0.05
 TRANSFORMS = (None, "auto")
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 
 
 def run_cell(name: str, n: int, reps: int) -> dict:

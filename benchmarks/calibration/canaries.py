@@ -4,8 +4,8 @@
         [--m 1000 10000] [--eps 2 4 8] [--reps R]
 
 (``PYTHONPATH=.``: the checkout's rdpjax.) Merges its cells into
-``benchmarks/results/canaries.json`` (so parts and sizes can be run separately) and prints a
-table. The idealized one-run Gaussian: m canaries, inclusion bits b_i ~ Bernoulli(½), score
+``benchmarks/results/calibration/canaries.json`` (so parts and sizes can be run separately) and
+prints a table. The idealized one-run Gaussian: m canaries, inclusion bits b_i ~ Bernoulli(½), score
 ``N(μ b_i, 1)`` with μ = 1/σ for the σ at which the Gaussian mechanism is (ε, 10⁻⁵)-DP
 (dp_accounting.get_sigma_gaussian), so the truth is ε at δ = 10⁻⁵, μ-GDP and μ²/2-zCDP.
 
@@ -47,7 +47,7 @@ from rdpjax.claims import approx_dp, from_dp_accounting, gdp, pure_dp, rdp, zcdp
 
 ALPHA = 0.05
 DELTA = 1e-5
-OUT = Path(__file__).resolve().parents[1] / "results" / "canaries.json"
+OUT = Path(__file__).resolve().parents[1] / "results" / "calibration" / "canaries.json"
 
 
 def _rate(hits: int, reps: int) -> dict:

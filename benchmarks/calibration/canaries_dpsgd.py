@@ -37,8 +37,8 @@ way: R training runs with it and R without it (no other canary; fresh noise keys
 each, and the two-sample rejection-set test :func:`rdpjax.rejection.set_test` on the R + R
 scores with the μ-GDP claim of the accountant. The runs use :func:`train_runs`, the same DP-SGD
 with the softmax layer's per-example gradients in closed form (φ_i ⊗ (p_i − t_i)), vmapped over
-runs. Writes ``benchmarks/results/canaries_dpsgd.json`` (``canaries_dpsgd_mislabelled.json``
-for the black box).
+runs. Writes ``benchmarks/results/calibration/canaries_dpsgd.json``
+(``canaries_dpsgd_mislabelled.json`` for the black box).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ from rdpjax.rejection import set_test
 
 DELTA = 1e-5
 CLIP = 1.0
-OUT = Path(__file__).resolve().parents[1] / "results" / "canaries_dpsgd.json"
+OUT = Path(__file__).resolve().parents[1] / "results" / "calibration" / "canaries_dpsgd.json"
 
 
 def _data(width: int, rng: np.random.Generator):
@@ -237,7 +237,9 @@ def main(argv=None) -> int:
     parser.add_argument("--lr", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=int, default=1000, help="many-run baseline; 0 skips it")
-    parser.add_argument("--out", type=Path, default=None, help="default: results/<json> by mode")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default: results/calibration/<json> by mode"
+    )
     args = parser.parse_args(argv)
     black_box = args.canaries == "mislabelled"
     if args.m is None:

@@ -1,7 +1,7 @@
 """Is jax_privacy's one-run bound valid? Rates of bounds above the truth, both libraries.
 
     PYTHONPATH=. python benchmarks/calibration/canaries_peer_validity.py --part null \
-        [--m 1000 10000] [--reps 200] [--block 0] [--out benchmarks/results/X.json]
+        [--m 1000 10000] [--reps 200] [--block 0] [--out benchmarks/results/calibration/X.json]
     PYTHONPATH=. python benchmarks/calibration/canaries_peer_validity.py --part gaussian \
         [--m 1000] [--eps 2 4 8] [--reps 200]
     PYTHONPATH=. python benchmarks/calibration/canaries_peer_validity.py --part rr|laws ...
@@ -32,7 +32,7 @@ Parts (bits b_i ~ Bernoulli(½), α = 0.05, δ = 10⁻⁵, R = ``--reps`` per ce
 
 * **null**: in and out from one law, truth ε = 0 (rate: ε > 0): ``normal`` N(0, 1) with
   canaries.py's null seeds ``[2, m, r]``; ``rounded`` round(N(0, 1)) with its ``ties`` seeds
-  ``[6, m, r]`` (the same scores, so ours reproduces ``results/canaries.json``).
+  ``[6, m, r]`` (the same scores, so ours reproduces ``results/calibration/canaries.json``).
 * **gaussian**: N(μ b_i, 1), μ the Gaussian mechanism's at (ε, 10⁻⁵)-DP, canaries.py's
   validity seeds ``[3, m, 100ε, r]``; truth ε (and μ).
 * **rr**: randomized response, score b_i XOR Bernoulli(1/(1 + e^ε)) (ties: scores 0 and 1),
@@ -43,8 +43,8 @@ Parts (bits b_i ~ Bernoulli(½), α = 0.05, δ = 10⁻⁵, R = ``--reps`` per ce
   divergence on a grid (:func:`true_epsilon`).
 
 ``--block k`` takes replications r = kR … (k + 1)R − 1 (a second seed block: ``--block 1``).
-Cells merge into ``--out`` (default ``benchmarks/results/canaries_peer_validity.json``) by
-(part, law, ε, m, block), with each rate's exact (Clopper–Pearson) 95% interval.
+Cells merge into ``--out`` (default ``benchmarks/results/calibration/canaries_peer_validity.json``)
+by (part, law, ε, m, block), with each rate's exact (Clopper–Pearson) 95% interval.
 """
 
 from __future__ import annotations
@@ -65,7 +65,9 @@ from canary_split import LAWS, MU4, _law  # noqa: E402
 
 from rdpjax.canaries import one_run_bits  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "results" / "canaries_peer_validity.json"
+OUT = (
+    Path(__file__).resolve().parents[1] / "results" / "calibration" / "canaries_peer_validity.json"
+)
 METHODS = (
     "jax_steinke",
     "jax_fdp",

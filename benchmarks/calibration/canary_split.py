@@ -28,7 +28,7 @@ counts with f-DP tests only, each pair's at 0.95·w·α (the f_{ε,δ} tests' 95
 5% share is left out, it rarely gives the maximum). ``even`` (w = 1/G) is then the library's
 ``epsilon_fdp``; its ``epsilon`` is the larger of that and Steinke's bound.
 
-Writes ``benchmarks/results/canary_split.json`` (cells merged by part, law and m).
+Writes ``benchmarks/results/calibration/canary_split.json`` (cells merged by part, law and m).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from rdpjax.canaries.guesses import DEFAULT_FRACTIONS, correct_guesses, guess_gr
 
 ALPHA = 0.05
 DELTA = 1e-5
-OUT = Path(__file__).resolve().parents[1] / "results" / "canary_split.json"
+OUT = Path(__file__).resolve().parents[1] / "results" / "calibration" / "canary_split.json"
 COARSE = (0.01, 0.03, 0.1, 0.3, 1.0)
 MU4 = 1.0 / dp_accounting.get_sigma_gaussian(4.0, DELTA)
 

@@ -155,7 +155,7 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="n = 1e4 only, for a smoke run")
-    parser.add_argument("--out", default="benchmarks/results/claim_orders.json")
+    parser.add_argument("--out", default="benchmarks/results/calibration/claim_orders.json")
     args = parser.parse_args(argv)
     if args.quick:
         sizes_true, sizes_false = [10**4], [10**4]

@@ -85,8 +85,10 @@ def main(argv=None) -> int:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--fraction", type=float, default=0.2)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10**4, 10**5])
-    parser.add_argument("--out", default="benchmarks/results/claim_pilot.json")
-    parser.add_argument("--grid-results", default="benchmarks/results/claim_orders.json")
+    parser.add_argument("--out", default="benchmarks/results/calibration/claim_pilot.json")
+    parser.add_argument(
+        "--grid-results", default="benchmarks/results/calibration/claim_orders.json"
+    )
     args = parser.parse_args(argv)
     grid_rates = {}
     if Path(args.grid_results).exists():

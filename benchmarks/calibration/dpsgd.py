@@ -16,7 +16,7 @@ Rows: the learned projection (``rdpjax.audit(..., project="learn")``: no knowled
 the oracle projection onto Δ (all n certify) and the exact value, at λ = 2, 5, 7; and a broken
 variant whose noise is N(0, σ²) instead of N(0, (σC)²) (the clipping norm forgotten in the noise
 scale: actual D_λ = C² times the claim), which the audit must refute. Writes
-``benchmarks/results/dpsgd.json``.
+``benchmarks/results/calibration/dpsgd.json``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from _summary import write_json  # noqa: E402
 
 import rdpjax  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 D, B, CLIP, SIGMA = 10, 10, 4.0, 2.0
 ORDERS = (2.0, 5.0, 7.0)
 

@@ -17,7 +17,7 @@ record whose gradient is clipped to norm C, x' holds none.
   false refutations, with a Clopper–Pearson 95% interval (α = 0.05).
 
 Each audit runs with its own key (``jax.random.key(seed)``); one process, so compilation is
-shared. Writes JSON (default benchmarks/results/learned_looks.json).
+shared. Writes JSON (default benchmarks/results/calibration/learned_looks.json).
 """
 
 from __future__ import annotations
@@ -109,7 +109,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--validity-reps", type=int, default=200)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/learned_looks.json")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks/results/calibration/learned_looks.json"
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
     result = run(args.reps, args.validity_reps)

@@ -27,7 +27,7 @@ on the same key, with the fixed projection ``v ↦ v_0·v_1``. ``--cells`` picks
 
 ``--split``: the learned/oracle ratio at d = 100 for first training shares 0.1, 0.2, 0.3, 0.5
 (``--fixed-share``: with ``training_size``'s growth turned off, as the shares were first measured).
-Writes ``benchmarks/results/learned_projection.json`` (``--split``: ``…_split.json``).
+Writes ``benchmarks/results/calibration/learned_projection.json`` (``--split``: ``…_split.json``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from rdpjax.auditing import Training  # noqa: E402
 from rdpjax.auditing.learn import learn_projection  # noqa: E402
 from rdpjax.mechanisms import Gaussian  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 N = 10**5
 
 

@@ -14,8 +14,8 @@ Each cell draws ``reps`` replications of n outputs a side (numpy, one seed per c
 draws for every transform) and bounds them with ``rdpjax.lower_bound`` as a user calls it
 (λ = 2, 5, 7, α = 0.05, simultaneous over the three orders). Exact D_λ by adaptive quadrature
 (scipy). Reported: simultaneous coverage (Wilson 95% interval), mean lower/exact per order, and
-the seconds for the R bounds. Writes ``benchmarks/results/low_mass_leak.json`` unless ``--out``
-says otherwise.
+the seconds for the R bounds. Writes ``benchmarks/results/calibration/low_mass_leak.json`` unless
+``--out`` says otherwise.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import rdpjax  # noqa: E402
 ORDERS = (2.0, 5.0, 7.0)
 ALPHA = 0.05
 WEIGHT, LOC, SCALE, SHIFT = 0.01, 10.0, 0.1, 0.1
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 
 
 def _logpdf(x: float, loc: float) -> float:

@@ -11,7 +11,7 @@ reported with a Clopper-Pearson 95% interval, and the mean outputs drawn per sid
 
     PYTHONPATH=. python benchmarks/calibration/one_pass.py --reps 200 --n 20000
 
-Writes ``benchmarks/results/one_pass.json``.
+Writes ``benchmarks/results/calibration/one_pass.json``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from scipy import stats
 import rdpjax
 from rdpjax.claims import gdp, pure_dp
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 
 
 def gaussian(rng, db, m):

@@ -45,7 +45,8 @@ Parts:
 
 The false-refutation rate carries a Wilson 95% interval; "same as drawn" counts the replications
 whose result equals the ``as drawn`` one on the same draws. Writes
-``benchmarks/results/order_<part>[_<law>].json``; prints the command and a markdown table.
+``benchmarks/results/calibration/order_<part>[_<law>].json``; prints the command and a markdown
+table.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ import rdpjax  # noqa: E402
 from rdpjax.claims import gdp, pure_dp  # noqa: E402
 from rdpjax.rejection import betting  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 ALPHA = 0.05
 BATCH = 1024
 R_GEO = np.exp(-0.5)  # the geometric's ratio: P(D = k) ∝ r^|k|, ε = 1/2

@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/calibration/rejection_sets.py [--part all|jax|validity|libraries]
 
 (``PYTHONPATH=.``: the checkout's rdpjax; the JSON records which.) Writes
-``benchmarks/results/rejection_sets.json``. Three parts:
+``benchmarks/results/calibration/rejection_sets.json``. Three parts:
 
 * **jax** (the Gaussian alone; the panel of laws is ``set_panel.py``): N(1,1) vs N(0,1)
   (the Gaussian mechanism at μ = 1; true ε(δ = 10⁻⁵) = 4.38). On the
@@ -253,7 +253,7 @@ def main(argv=None) -> int:
     parser.add_argument("--library-n", type=int, default=10**6)
     parser.add_argument("--keys", type=int, default=1, help="audit keys per library and claim")
     parser.add_argument("--stream-n", type=int, default=10**9)
-    parser.add_argument("--out", default="benchmarks/results/rejection_sets.json")
+    parser.add_argument("--out", default="benchmarks/results/calibration/rejection_sets.json")
     args = parser.parse_args(argv)
     print(f"rdpjax from {Path(rdpjax.__file__).parent}", flush=True)
     out = Path(args.out)

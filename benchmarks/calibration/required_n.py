@@ -10,7 +10,7 @@ a mechanism of about that size of leak reads off the draws an audit needs; a law
 shape (heavy tails, many discrete values) needs more (docs/calibration.md).
 
     python benchmarks/calibration/required_n.py [--reps 200] [--out FILE]
-        # writes results/required_n.{json,md}
+        # writes results/calibration/required_n.{json,md}
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from _summary import write_json, write_table  # noqa: E402
 import rdpjax  # noqa: E402
 from rdpjax.studies import coverage  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 ORDERS = (2.0, 5.0, 7.0)
 NS = (500, 1_000, 2_000, 5_000, 10_000, 30_000, 100_000, 300_000)
 FRACTIONS = (0.5, 0.9)

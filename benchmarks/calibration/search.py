@@ -360,12 +360,12 @@ def markdown(rows, skipped, checks, command, elapsed, settings) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="n = 2e4, 30 steps × 2 restarts")
-    parser.add_argument("--out", default="benchmarks/results", help="output directory")
+    parser.add_argument("--out", default="benchmarks/results/calibration", help="output directory")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default=None, help="run only mechanisms whose label has this")
     args = parser.parse_args(argv)
     command = "python benchmarks/calibration/search.py" + (" --quick" if args.quick else "")
-    if args.out != "benchmarks/results":
+    if args.out != "benchmarks/results/calibration":
         command += f" --out {args.out}"
     if args.seed:
         command += f" --seed {args.seed}"

@@ -12,7 +12,7 @@ standard error, the share of seeds with z ≥ −1 at every λ, and how often th
 
 Seed s runs exactly what ``python benchmarks/calibration/search.py --seed s`` runs for that
 mechanism (same
-settings, same keys), so seed 0 reproduces the row in ``results/search.md``.
+settings, same keys), so seed 0 reproduces the row in ``results/calibration/search.md``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mechanism", default="Laplace b=5", help="exact label in search.py")
     parser.add_argument("--seeds", type=int, nargs=2, default=(0, 20), metavar=("FIRST", "END"))
-    parser.add_argument("--out", default="benchmarks/results", help="output directory")
+    parser.add_argument("--out", default="benchmarks/results/calibration", help="output directory")
     args = parser.parse_args(argv)
     cases, _ = search.cases()
     labels = [c.label for c in cases]

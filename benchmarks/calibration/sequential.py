@@ -19,7 +19,7 @@ stopped (pilot included; R replications, ``max_n`` = 1e6, for each schedule of
 up to the first n that refutes in ≥ 95% of them. The double-spending case's two releases are
 summed (``project=``) in both audits: its 2-D grid at every look would cost seconds a look.
 
-Writes ``benchmarks/results/sequential.json`` and prints the markdown tables of
+Writes ``benchmarks/results/calibration/sequential.json`` and prints the markdown tables of
 ``docs/sequential.md``.
 """
 
@@ -53,7 +53,7 @@ from rdpjax.mechanisms import (  # noqa: E402
     from_sampler,
 )
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 ALPHA = 0.05
 OFFSET = 1000  # discrete Laplace outputs are shifted to non-negative codes (a fixed map)
 DL_SCALE = 1.0  # discrete Laplace: P(k) ∝ exp(−|k − Σx| / t)

@@ -3,7 +3,7 @@
     python benchmarks/calibration/sequential_ceiling.py [--ratio 3] [--results FILE]
 
 ``FILE``: ``benchmarks/calibration/sequential.py``'s JSON (default
-``benchmarks/results/sequential.json``).
+``benchmarks/results/calibration/sequential.json``).
 
 Issue 25 asks that the sequential audit's median sample size be at least ``ratio`` = 3× below
 n95, the smallest fixed n whose audit refutes in 95% of runs, on three false claims. Two ceilings,
@@ -32,7 +32,7 @@ For reference, the best case for any sequential test: the likelihood-ratio test 
 laws (a Gaussian shift θ), stopping when the likelihood ratio reaches 1/α (level α by Ville's
 inequality), against the z-test's n95 — its median stopping time by Monte Carlo.
 
-Writes ``benchmarks/results/sequential_ceiling.json``.
+Writes ``benchmarks/results/calibration/sequential_ceiling.json``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from scipy.stats import norm
 sys.path[:0] = [str(p) for p in Path(__file__).resolve().parents[:2]]  # here; benchmarks/
 from _summary import write_json  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 ALPHA = 0.05
 
 

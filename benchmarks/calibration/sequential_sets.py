@@ -18,7 +18,7 @@
   mechanism of scale 1/ε (sensitivity 1) against ε-DP at ε = 1, and binary randomized response
   (integer codes) against its ε = 1.
 
-Writes ``benchmarks/results/sequential_sets.json``; prints a markdown table.
+Writes ``benchmarks/results/calibration/sequential_sets.json``; prints a markdown table.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from _summary import write_json  # noqa: E402
 from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp  # noqa: E402
 from rdpjax.rejection.betting import SCALES, log_wealth_paths  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 ALPHA = 0.05
 SUM = 10.0  # the sum of the 10 records on x; x' differs by 1
 

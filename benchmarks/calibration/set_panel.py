@@ -3,7 +3,8 @@
     PYTHONPATH=. python benchmarks/calibration/set_panel.py [--part power|validity|refute|all]
         [--reps R] [--n 1e3 1e4 ...] [--laws gaussian laplace ...]
 
-Writes ``benchmarks/results/set_panel.json`` (``set_panel_<part>.json`` per part). Parts:
+Writes ``benchmarks/results/calibration/set_panel.json`` (``set_panel_<part>.json`` per part).
+Parts:
 
 * **power**: certified ε(δ = 10⁻⁵) at α = 0.05 of :func:`rdpjax.rejection.set_test` and of
   ``jax_privacy.auditing.CanaryScoreAuditor(p, q).epsilon_clopper_pearson(0.05, delta=1e-5,
@@ -38,7 +39,7 @@ from rdpjax.rejection import set_test
 
 ALPHA, DELTA = 0.05, 1e-5
 SEED = 1051  # draws of the power part (the defaults were tuned on seed 51: benchmarks/LOG.md)
-OUT = Path("benchmarks/results")
+OUT = Path("benchmarks/results/calibration")
 
 
 def _geometric(rng, eps, n):

@@ -27,7 +27,7 @@ the median bound and the deficit = exact − median bound.
 
 Prints, per cell, the default's coverage, median bound and deficit, the oracle's, its setting and
 the ratio default deficit / oracle deficit (the issue's target: ≤ 1.5). Writes
-``benchmarks/results/small_n_tightness.json`` unless ``--out`` says otherwise.
+``benchmarks/results/calibration/small_n_tightness.json`` unless ``--out`` says otherwise.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ TAU_MULTS = (0.1, 0.3, 1.0, 3.0, 10.0)
 MAP_H_MULTS = (0.7, 1.0, 1.4)
 MAP_TAU_MULTS = (1.0, 3.0)
 TARGET_COVERAGE = 0.95
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 X, X_PRIME = np.array([1.0]), np.array([0.0])
 
 

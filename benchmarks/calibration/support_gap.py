@@ -22,8 +22,8 @@ draws and ≥ 20 of them). Laws:
   gap, but a ratio beyond what these n resolve).
 
 Reported per cell: the share of replications noted by each rule (with its Wilson 95% interval),
-and the median ratio the new rule shows. Writes ``benchmarks/results/support_gap.json`` unless
-``--out`` says otherwise.
+and the median ratio the new rule shows. Writes ``benchmarks/results/calibration/support_gap.json``
+unless ``--out`` says otherwise.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from rdpjax.estimator.support import (  # noqa: E402
 )
 
 ALPHA = 0.05
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 SHARES = (0.01, 0.05, 0.10, 0.22, 0.50)
 
 

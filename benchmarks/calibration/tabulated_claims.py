@@ -152,7 +152,7 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=10**4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", type=int, nargs="*", default=None, help="cell indices")
-    parser.add_argument("--out", default="benchmarks/results/tabulated_claims.json")
+    parser.add_argument("--out", default="benchmarks/results/calibration/tabulated_claims.json")
     args = parser.parse_args(argv)
     print(f"rdpjax from {Path(rdpjax.__file__).parent}", flush=True)
     result = run(args.reps, args.n, args.seed, args.only)

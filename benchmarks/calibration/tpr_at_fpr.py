@@ -2,7 +2,8 @@
 
     PYTHONPATH=. python benchmarks/calibration/tpr_at_fpr.py [--reps 1000] [--out PATH]
 
-(``PYTHONPATH=.``: the checkout's rdpjax.) Writes ``benchmarks/results/tpr_at_fpr.json``.
+(``PYTHONPATH=.``: the checkout's rdpjax.) Writes
+``benchmarks/results/calibration/tpr_at_fpr.json``.
 
 The statistic is :func:`rdpjax.rejection.operating.cell_operating_point`, which
 :func:`rdpjax.rejection.set_test` and :func:`rdpjax.audit` run with ``tpr_at_fpr=``. Each law of
@@ -86,7 +87,9 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--laws", nargs="+", default=sorted(LAWS))
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "tpr_at_fpr.json"))
+    parser.add_argument(
+        "--out", default=str(ROOT / "benchmarks" / "results" / "calibration" / "tpr_at_fpr.json")
+    )
     args = parser.parse_args()
     rows, start = [], time.perf_counter()
     print(f"{'law':20} {'n':>7} {'FPR':>6} {'miss':>6} {'95% CI':>16} {'TPR ≥':>8} {'best':>8}")

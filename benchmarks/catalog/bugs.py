@@ -29,7 +29,7 @@ from _summary import write_json  # noqa: E402
 
 import rdpjax  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "catalog"
 sys.path.insert(0, str(Path(__file__).resolve().parent / "libraries"))
 
 import cases_bugs  # noqa: E402

@@ -47,7 +47,7 @@ from rdpjax.studies.reproduction import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = ROOT / "benchmarks" / "results" / "coverage.json"
+DEFAULT_OUT = ROOT / "benchmarks" / "results" / "papers" / "coverage.json"
 # Modules that do not change the numbers (presentation only) stay out of the fingerprint.
 NOT_NUMERICAL = {"plots.py", "demo.py", "report.py"}
 NOT_NUMERICAL_PACKAGES = {"cli"}

@@ -425,11 +425,11 @@ def main(argv=None) -> int:
         help="multinomial counts everywhere, "
         "sampled cross-check on the paper's rows with runs × n ≤ 2e6 (a few minutes)",
     )
-    parser.add_argument("--out", default="benchmarks/results", help="output directory")
+    parser.add_argument("--out", default="benchmarks/results/papers", help="output directory")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)  # fmt: skip
     command = "python benchmarks/papers/paper_001.py" + (" --quick" if args.quick else "")
-    if args.out != "benchmarks/results":
+    if args.out != "benchmarks/results/papers":
         command += f" --out {args.out}"
     if args.seed:
         command += f" --seed {args.seed}"

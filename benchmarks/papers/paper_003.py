@@ -34,7 +34,7 @@ caught (lower bound above α), the tie-split one must not.
     python benchmarks/papers/paper_003.py                    # the full grid (R = 200; not yet run)
     python benchmarks/papers/paper_003.py --quick --audits   # only the privacy audits
 
-Outputs: ``benchmarks/results/paper_003.{json,md}`` and ``paper_003_*.png`` (``--audits``:
+Outputs: ``benchmarks/results/papers/paper_003.{json,md}`` and ``paper_003_*.png`` (``--audits``:
 ``paper_003_audits.{json,md}``); ``--out PREFIX`` changes the prefix.
 """
 
@@ -63,7 +63,7 @@ from rdpjax.mechanisms import (
 )
 from rdpjax.mechanisms.series import trigonometric_basis
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "papers"
 TOLERANCE = 0.15  # the issue's acceptance band for |measured − theory| slopes
 
 
@@ -900,7 +900,9 @@ def main(argv=None) -> int:
     parser.add_argument("--audits", action="store_true", help="only the privacy audits")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--out", default=None, help="output prefix (default benchmarks/results/paper_003[_audits])"
+        "--out",
+        default=None,
+        help="output prefix (default benchmarks/results/papers/paper_003[_audits])",
     )
     args = parser.parse_args(argv)
     mode = "quick" if args.quick else "full"

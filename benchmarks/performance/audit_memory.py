@@ -26,7 +26,8 @@ is its own:
     python benchmarks/performance/audit_memory.py           # full (≈ 4 min on 2 cores)
     python benchmarks/performance/audit_memory.py --quick   # n = 1e7 / 1e6 / 1e6, a smoke run
 
-Writes ``benchmarks/results/audit_memory.json`` (``audit_memory_quick.json`` with ``--quick``).
+Writes ``benchmarks/results/performance/audit_memory.json`` (``audit_memory_quick.json`` with
+``--quick``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "performance"
 ORDERS = (2.0, 5.0, 7.0)
 SCALE = 5.0
 SIZES = {  # n per side, full and quick

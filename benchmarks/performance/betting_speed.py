@@ -11,7 +11,7 @@ plan schedule back (bets planned at every batch); it is run only where it takes 
     PYTHONPATH=. python benchmarks/performance/betting_speed.py [--sizes 10000 100000 1000000]
         [--batches 1024 1000000]
 
-Writes ``benchmarks/results/betting_speed.json``.
+Writes ``benchmarks/results/performance/betting_speed.json``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from rdpjax.auditing.sets import numpy_sampler
 from rdpjax.claims import gdp
 from rdpjax.rejection import betting
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "performance"
 
 
 def numpy_gauss(rng, db, m):

@@ -13,7 +13,7 @@ bins them in one ``lax.scan``, so the cost beyond the draws is what the stream p
 process; both layouts must give the same counts (checked; in 1-D up to the rounding of each
 cell fraction to ``fraction_bits(chunk)`` bits, see :mod:`rdpjax.estimator.binning`).
 
-    python benchmarks/performance/binning_layouts.py    # writes results/binning_layouts.json
+    python benchmarks/performance/binning_layouts.py   # results/performance/binning_layouts.json
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.packed import FIRST, SPLIT, packing
 from rdpjax.stream._fusion import materialized
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "performance"
 SHAPES = {1: (4096,), 2: (256, 256), 3: (64, 64, 64)}
 
 

@@ -8,7 +8,7 @@ grid layout compiles. This times its XLA compilation (``jit(...).lower(...).comp
 compiled program holds (fusions and FFTs in its entry computation).
 
     python benchmarks/performance/bound_compile.py [--repeats 3]
-        [--out benchmarks/results/bound_compile.json]
+        [--out benchmarks/results/performance/bound_compile.json]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from _summary import write_json  # noqa: E402
 
 import rdpjax  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "performance"
 ORDERS = (2.0, 5.0, 7.0)
 # (name, P sampler, Q sampler): P vs Q shifted by 0.3 sd; n = 1e4 and 1e5 give two grid sizes.
 CASES = {

@@ -41,7 +41,9 @@ def _time(argv: list[str]) -> tuple[float, int, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/cli_mistakes.json")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks/results/performance/cli_mistakes.json"
+    )
     args = parser.parse_args()
 
     rows = {}

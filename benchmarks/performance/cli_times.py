@@ -1,6 +1,6 @@
 """Wall time of one-off ``rdpjax`` commands: cache off, cold cache, warm cache.
 
-    python benchmarks/performance/cli_times.py [--out benchmarks/results/cli_times.json]
+    python benchmarks/performance/cli_times.py [--out benchmarks/results/performance/cli_times.json]
 
 Each command runs as a user types it (a fresh ``python -m rdpjax.cli`` process, so the import of
 jax and rdpjax is included) three times: with ``RDPJAX_NO_CACHE=1``; then with an empty
@@ -65,7 +65,7 @@ def _run(argv: list[str], env: dict) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="benchmarks/results/cli_times.json")
+    parser.add_argument("--out", default="benchmarks/results/performance/cli_times.json")
     parser.add_argument("--commands", nargs="+", choices=list(COMMANDS), default=list(COMMANDS))
     args = parser.parse_args(argv)
     rows = []

@@ -1,7 +1,7 @@
 """The second-order terms on a coarser grid (rdpjax.estimator.coarse): coverage, change, speed.
 
     python benchmarks/performance/coarse_terms.py [--reps 200] [--cells 6 4]
-        [--out benchmarks/results/coarse_terms.json]
+        [--out benchmarks/results/performance/coarse_terms.json]
 
 For each cell (law, n per side) the same R replications (one pilot plan, fixed keys) are bounded
 three or more ways in one process: with the terms on the full grid (the computation before the
@@ -29,7 +29,7 @@ import rdpjax  # noqa: E402
 from rdpjax.estimator import coarse  # noqa: E402
 from rdpjax.mechanisms._exact import gaussian_renyi, laplace_renyi  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "performance"
 ORDERS = (2.0, 5.0, 7.0)
 FULL = 1e9  # cells per bandwidth no grid has: the full grid
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Throughput suite (benchmarks/performance/throughput.py) on one GPU, in under 5 minutes; writes
-# benchmarks/results/throughput_<platform>.json and prints the table.
+# benchmarks/results/performance/throughput_<platform>.json and prints the table.
 #
 #   bash benchmarks/performance/gpu.sh            # full sizes (KDE 1e7, stream 1e9 per side, R = 1000)
 #   bash benchmarks/performance/gpu.sh --quick    # small sizes
@@ -41,5 +41,5 @@ PY
     binning=$(echo "$binning" | tail -n 1)
 fi
 echo "gpu.sh: platform=$platform chunk=$chunk binning=$binning"
-exec timeout 600 "$PYTHON" benchmarks/performance/throughput.py --out "benchmarks/results/throughput_${platform}.json" \
+exec timeout 600 "$PYTHON" benchmarks/performance/throughput.py --out "benchmarks/results/performance/throughput_${platform}.json" \
     --chunk "$chunk" --binning "$binning" "$@"

@@ -106,7 +106,9 @@ def main() -> None:
     parser.add_argument("--interrupts", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-delay", type=float, default=6.0, help="seconds (default 6)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/interrupts.json")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks/results/performance/interrupts.json"
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
     result = run(args.interrupts, args.seed, args.max_delay)

@@ -10,7 +10,8 @@ sets the process's memory-map count (``/proc/self/maps``), its peak resident mem
 of XLA compilations so far (``jax.monitoring``) and the time so far. ``--budget`` sets
 ``rdpjax.estimator.api.PROGRAM_BUDGET`` (``0``: no budget). ``--compilation-cache`` runs with the
 compilation cache on (``rdpjax.enable_compilation_cache`` on an empty temporary folder, as the
-command line has it). Writes ``benchmarks/results/many_datasets_<layout>_<budget>[_cached].json``.
+command line has it). Writes
+``benchmarks/results/performance/many_datasets_<layout>_<budget>[_cached].json``.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def main(argv=None) -> int:
         shutil.rmtree(folder, ignore_errors=True)
     cached = "_cached" if folder is not None else ""
     name = f"many_datasets_{args.layout}_{args.budget}{cached}.json"
-    out = Path(__file__).resolve().parents[1] / "results" / name
+    out = Path(__file__).resolve().parents[1] / "results" / "performance" / name
     command = "python benchmarks/performance/many_datasets.py " + " ".join(
         [f"--count {args.count}", f"--layout {args.layout}", f"--budget {args.budget}"]
         + (["--compilation-cache"] if folder is not None else [])

@@ -1,7 +1,7 @@
 """Where a replication's time goes: R bounds at n per side, cut after each stage, in one process.
 
     python benchmarks/performance/replication_parts.py [--n 1e5] [--reps 1000] [--repeats 5]
-        [--out benchmarks/results/replication_parts.json]
+        [--out benchmarks/results/performance/replication_parts.json]
 
 Each variant is the same compiled study (the replications split over the CPU devices and vmapped in
 batches, ``rdpjax.estimator.sharding.map_over_devices``, as ``throughput.py``'s ``vmap_section`` and
@@ -32,7 +32,7 @@ sys.path[:0] = [str(p) for p in Path(__file__).resolve().parents[:2]]  # here; b
 from _summary import write_json  # noqa: E402
 from throughput import ORDERS, best_times, block, sample_p, sample_q  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "performance"
 
 
 def _best_interleaved(programs: dict, arg, repeats: int) -> dict:

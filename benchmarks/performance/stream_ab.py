@@ -5,7 +5,7 @@ each, best over the rounds).
     git worktree add /tmp/base52 f1015e6
     python benchmarks/performance/stream_ab.py /tmp/base52 [rounds]
 
-Writes ``benchmarks/results/stream_ab.json``.
+Writes ``benchmarks/results/performance/stream_ab.json``.
 """
 
 import json
@@ -55,4 +55,4 @@ for k in res["new"][0]:
     rows[k] = {"old_seconds": old, "new_seconds": new, "new_over_old": new / old}
     print(f"{k:16s} old {old * 1e3:8.1f} ms  new {new * 1e3:8.1f} ms  new/old {new / old:.3f}")
 out = {"command": f"python benchmarks/performance/stream_ab.py {BASE} {ROUNDS}", "rows": rows}
-Path(HERE, "benchmarks/results/stream_ab.json").write_text(json.dumps(out, indent=1))
+Path(HERE, "benchmarks/results/performance/stream_ab.json").write_text(json.dumps(out, indent=1))

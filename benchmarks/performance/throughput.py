@@ -10,7 +10,8 @@ the best of a few warm runs; compilation is reported separately.
     python benchmarks/performance/throughput.py --quick  # small: stream 1e8 per side, R=100
     bash benchmarks/performance/gpu.sh [--quick]         # the same on one GPU
 
-Writes ``benchmarks/results/throughput.json`` (``throughput_quick.json`` with ``--quick``).
+Writes ``benchmarks/results/performance/throughput.json`` (``throughput_quick.json`` with
+``--quick``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from rdpjax.stream import DEFAULT_STREAM_CHUNK, bound_of_draws, streamed_bound
 
 ORDERS = (2.0, 5.0, 7.0)
 SCALE = 5.0  # paper 000's Gaussian mechanism: P = N(1, 25), Q = N(0, 25)
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "performance"
 
 
 def sample_p(key, m):

@@ -7,7 +7,7 @@ partitionable Threefry PRNG); CPU unless JAX finds an accelerator.
 
     python benchmarks/performance/zoo_sampling_speed.py [--n 10000000] [--reps 3]
 
-Writes ``benchmarks/results/zoo_sampling_speed.json``.
+Writes ``benchmarks/results/performance/zoo_sampling_speed.json``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--out", default="benchmarks/results/zoo_sampling_speed.json")
+    parser.add_argument("--out", default="benchmarks/results/performance/zoo_sampling_speed.json")
     args = parser.parse_args()
     print("command:", " ".join([sys.executable, *sys.argv]))
     n, key = args.n, jax.random.key(0)

@@ -87,7 +87,7 @@ def add_command(sub, listed: Catalog):
         examples=[
             "rdpjax reproduce --quick                      # about 2 minutes on 2 CPU cores",
             "rdpjax reproduce --quick --n 1e4 1e5 --out results/",
-            "rdpjax reproduce --out benchmarks/results/paper_000   # n = 1e7, R = 200",
+            "rdpjax reproduce --out benchmarks/results/papers/paper_000   # n = 1e7, R = 200",
         ],
     )
     add_sizes(

@@ -2,10 +2,10 @@
 
 ``benchmarks/calibration/small_n_tightness.py`` measured the default bound against an oracle
 that searches the bandwidth, floor and map knowing the truth (R = 200 a cell;
-``benchmarks/results/small_n_tightness.json``, table in ``docs/calibration.md``). The cell here:
-the Gaussian mechanism with σ = 1 on a sum with shift 1 (D_2 = 1), n = 200 a side, λ = 2, both
-directions. There the default's median bound was 0.409 with coverage 0.990, the oracle's deficit
-0.587 (its median 0.413): the default's deficit is 1.01 times the oracle's.
+``benchmarks/results/calibration/small_n_tightness.json``, table in ``docs/calibration.md``). The
+cell here: the Gaussian mechanism with σ = 1 on a sum with shift 1 (D_2 = 1), n = 200 a side,
+λ = 2, both directions. There the default's median bound was 0.409 with coverage 0.990, the
+oracle's deficit 0.587 (its median 0.413): the default's deficit is 1.01 times the oracle's.
 
 At n = 200 ``transform="auto"`` never maps, and the bound of each replication is computed by one
 plan vmapped over the replications, as the benchmark does (equal to ``rdpjax.lower_bound``'s to
