@@ -98,7 +98,7 @@ def test_vmap_equals_loop():
 @pytest.mark.slow
 def test_samples_drawn_in_the_program_give_the_same_bound_behind_the_fusion_boundary():
     """bound_of_draws writes samples drawn in the same program to memory first (a conditional,
-    rdpjax.stream._fusion): the bounds of a vmapped study are those of the fused program."""
+    rdpjax._internal.fusion): the bounds of a vmapped study are those of the fused program."""
     keys = jax.random.split(jax.random.key(5), 4)
     with rdpjax.float64():
         plan, _, _ = plan_bound(*_gauss(keys[0], 3000, 3000), ORDERS)
@@ -364,35 +364,35 @@ def test_large_host_buffers_are_reused_only_once_jax_let_them_go(x64):
     released buffer is taken again instead of a new one (at most KEEP_BYTES kept)."""
     import gc
 
-    from rdpjax.estimator import inputs
+    from rdpjax._internal import buffers
 
     rows = 2**21  # 8 MiB of float32 a copy
     x = [np.full(rows - 5, float(k), np.float32) for k in range(4)]
-    held = inputs.to_device(x[0], np.float32, rows, fill=np.nan)
-    second = inputs.to_device(x[1], np.float32, rows, fill=np.nan)
+    held = buffers.to_device(x[0], np.float32, rows, fill=np.nan)
+    second = buffers.to_device(x[1], np.float32, rows, fill=np.nan)
     assert np.asarray(held)[0] == 0.0 and np.asarray(second)[0] == 1.0  # not the same memory
-    kept = len(inputs._kept)
+    kept = len(buffers._kept)
     del second
     gc.collect()
-    third = inputs.to_device(x[2], np.float32, rows, fill=np.nan)  # second's buffer, again
-    assert len(inputs._kept) == kept
+    third = buffers.to_device(x[2], np.float32, rows, fill=np.nan)  # second's buffer, again
+    assert len(buffers._kept) == kept
     np.testing.assert_array_equal(np.asarray(held)[: rows - 5], x[0])
     assert np.isnan(np.asarray(held)[rows - 5 :]).all()
     np.testing.assert_array_equal(np.asarray(third)[: rows - 5], x[2])
-    assert sum(b.nbytes for b in inputs._kept) <= inputs.KEEP_BYTES
+    assert sum(b.nbytes for b in buffers._kept) <= buffers.KEEP_BYTES
     # The bound is the same whether its copies come from kept buffers or fresh ones.
     p = np.random.default_rng(6).normal(0.3, 1.0, 2**21).astype(np.float32)
     q = np.random.default_rng(7).normal(0.0, 1.0, 2**21).astype(np.float32)
     first = rdpjax.lower_bound(p, q, [2.0, 5.0])
     # The default bound copies each side once per family it bounds (the map's and, where
     # transform="auto" maps, the outputs' own KDE: docs/methods.md §2.1), two or four buffers.
-    after_first = len(inputs._kept)
+    after_first = len(buffers._kept)
     assert after_first <= kept + 4
     gc.collect()
     again = rdpjax.lower_bound(p, q, [2.0, 5.0])
     np.testing.assert_array_equal(again.lower, first.lower)
-    assert len(inputs._kept) == after_first  # the second bound's copies reuse the first's
-    assert sum(b.nbytes for b in inputs._kept) <= inputs.KEEP_BYTES
+    assert len(buffers._kept) == after_first  # the second bound's copies reuse the first's
+    assert sum(b.nbytes for b in buffers._kept) <= buffers.KEEP_BYTES
 
 
 def test_floor_must_be_a_single_number():
@@ -407,7 +407,7 @@ def test_samples_reach_jax_through_a_private_copy(x64):
     """plan_bound hands samples to jax through one aligned copy (zero-copy device_put on the
     CPU): the values and dtype are kept, ints become float64, and changing the caller's array
     afterwards does not change the array jax holds."""
-    from rdpjax.estimator.inputs import to_device
+    from rdpjax._internal.buffers import to_device
 
     x = np.random.default_rng(3).standard_normal((1001, 2))
     j = to_device(x, np.float64)
@@ -436,6 +436,7 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
     sets whose sizes each fall into a new bucket never leave more than 4 programs of a kind
     (jax's own count), the memory maps stop growing, and results after the drops equal the
     first ones."""
+    from rdpjax._internal import programs as programs_module
     from rdpjax.estimator import api as bounds
     from rdpjax.estimator import grid
 
@@ -445,8 +446,8 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
 
     from rdpjax.estimator import from_samples
 
-    monkeypatch.setattr(bounds, "PROGRAM_BUDGET", 4)
-    monkeypatch.setattr(bounds, "_seen_programs", set())
+    monkeypatch.setattr(programs_module, "PROGRAM_BUDGET", 4)
+    monkeypatch.setattr(programs_module, "_seen_programs", set())
     monkeypatch.setattr(from_samples, "MIN_PADDED_ROWS", 1)  # every size bucket its own binning
     programs = (bounds.padded_settings, bounds.bin_program, bounds.bound_program)
     for fn in programs:  # whatever earlier tests compiled

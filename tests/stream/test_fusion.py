@@ -1,4 +1,4 @@
-"""rdpjax.stream._fusion.materialized: the values pass unchanged, and on the CPU it is a fusion
+"""rdpjax._internal.fusion.materialized: the values pass unchanged, and on the CPU it is a fusion
 boundary
 (a conditional in the compiled program) that the compiler does not fold away."""
 
@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rdpjax.stream._fusion import materialized
+from rdpjax._internal.fusion import materialized
 
 
 @pytest.mark.parametrize(

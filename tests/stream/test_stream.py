@@ -456,7 +456,7 @@ def _fixed_from(pilot):
 
 def test_trim_programs_drops_the_compiled_programs_past_the_budget():
     """A stream compiles programs for every grid and size; past the budget they are dropped."""
-    from rdpjax.estimator.api import trim_programs
+    from rdpjax._internal.programs import trim_programs
 
     double = jax.jit(lambda v: 2 * v)
     for size in (1, 2, 3):
