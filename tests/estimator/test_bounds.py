@@ -98,7 +98,8 @@ def test_vmap_equals_loop():
 @pytest.mark.slow
 def test_samples_drawn_in_the_program_give_the_same_bound_behind_the_fusion_boundary():
     """bound_of_draws writes samples drawn in the same program to memory first (a conditional,
-    rdpjax._internal.fusion): the bounds of a vmapped study are those of the fused program."""
+    rdpjax._internal.fusion): the bounds of a vmapped study are those of the fused program.
+    (That the boundary is in the compiled program: benchmarks/performance/compiled_programs.py.)"""
     keys = jax.random.split(jax.random.key(5), 4)
     with rdpjax.float64():
         plan, _, _ = plan_bound(*_gauss(keys[0], 3000, 3000), ORDERS)
@@ -107,14 +108,11 @@ def test_samples_drawn_in_the_program_give_the_same_bound_behind_the_fusion_boun
             def draw_and_bound(k):
                 return bound_of_draws(plan, *_gauss(k, 3000, 3000), materialize_rows=rows).lower
 
-            compiled = jax.jit(jax.vmap(draw_and_bound)).lower(keys).compile()
-            return np.asarray(compiled(keys)), compiled.as_text().count("conditional(")
+            return np.asarray(jax.jit(jax.vmap(draw_and_bound))(keys))
 
-        behind, boundaries = study(rdpjax.stream.replicate.MATERIALIZE_ROWS)
-        fused, no_boundaries = study(0)
+        behind = study(rdpjax.stream.replicate.MATERIALIZE_ROWS)
+        fused = study(0)
     np.testing.assert_allclose(behind, fused, rtol=1e-12, atol=0)
-    if jax.default_backend() == "cpu":  # the boundary is CPU-only
-        assert boundaries > no_boundaries
 
 
 def _replicate(plan, draw, reps, seed):
@@ -433,9 +431,9 @@ def test_samples_reach_jax_through_a_private_copy(x64):
 @pytest.mark.slow
 def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(monkeypatch):
     """Past the budget the compiled programs are dropped (issue 20): with a budget of 4, data
-    sets whose sizes each fall into a new bucket never leave more than 4 programs of a kind
-    (jax's own count), the memory maps stop growing, and results after the drops equal the
-    first ones."""
+    sets whose sizes each fall into a new bucket leave the memory maps level, and results after
+    the drops equal the first ones. (jax's own count of the programs kept, at most 4 of a kind:
+    benchmarks/performance/compiled_programs.py.)"""
     from rdpjax._internal import programs as programs_module
     from rdpjax.estimator import api as bounds
     from rdpjax.estimator import grid
@@ -458,10 +456,8 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
     data = [(1 + rng.standard_normal(n), rng.standard_normal(n)) for n in sizes]
     first = rdpjax.lower_bound(*data[0], [2.0])
     counts = []
-    for i, (p, q) in enumerate(data):
+    for p, q in data:
         rdpjax.lower_bound(p, q, [2.0])
-        cached = [fn._cache_size() for fn in programs]
-        assert max(cached) <= 4, (i, cached)
         counts.append(maps())
     # A sawtooth: each drop frees the programs; its peaks stay level (without a budget and
     # without buckets, the count grew by ~280 a new size: 16 sizes here would add ~4,500).
@@ -471,12 +467,13 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
 
 
 @pytest.mark.slow
-def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_programs(monkeypatch):
+def test_samples_up_to_the_padding_floor_compile_nothing_on_a_repeat(monkeypatch):
     """Every sample of up to MIN_PADDED_ROWS outputs is padded to that length and the scale's
-    subsample to SCALE_POINTS rows, so data sets of sizes in many buckets compile one settings
-    program and one binning program per grid layout (issue 20), and nothing on a repeat. A
-    layout is the plan's grid shape, margin and kernel half-width (two sizes may share a shape
-    with different margins)."""
+    subsample to SCALE_POINTS rows (issue 20): data sets of sizes in many buckets, planned on
+    several layouts, compile nothing on a repeat and give the same bounds. A layout is the plan's
+    grid shape, margin and kernel half-width (two sizes may share a shape with different
+    margins). That they compile one settings program and one binning and bound program a layout
+    (jax's own count): benchmarks/performance/compiled_programs.py."""
     from references import compilations
 
     from rdpjax.estimator import api as bounds
@@ -499,10 +496,7 @@ def test_samples_up_to_the_padding_floor_share_their_binning_and_settings_progra
     data = [(1.0 + 5.0 * rng.standard_normal(n), 5.0 * rng.standard_normal(n)) for n in sizes]
     # The outputs' own KDE (transform=None): the map would plan on the rows left by the pilot.
     first = [rdpjax.lower_bound(p, q, [2, 5, 7], transform=None) for p, q in data]
-    settings, binning, bound = (fn._cache_size() for fn in programs)
-    layouts = len(planned)
-    assert layouts >= len({b.grid_shape for b in first}) > 1
-    assert (settings, binning, bound) == (1, layouts, layouts), (settings, binning, layouts)
+    assert len(planned) >= len({b.grid_shape for b in first}) > 1
     with compilations() as compiled:
         again = [rdpjax.lower_bound(p, q, [2, 5, 7], transform=None) for p, q in data]
     assert compiled == [], compiled
