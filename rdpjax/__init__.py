@@ -9,10 +9,10 @@ so the ``rdpjax`` command answers a mistake in its arguments before paying for j
 
 import importlib as _importlib
 
+from rdpjax._internal.workarounds import cpu_pool_hang_workaround
 from rdpjax._version import __version__ as __version__
-from rdpjax._workarounds import cpu_pool_hang_workaround
 
-cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_workarounds.py
+cpu_pool_hang_workaround()  # jaxlib 0.11.1-0.11.2 on the CPU: see rdpjax/_internal/workarounds.py
 del cpu_pool_hang_workaround
 
 # Submodules reachable as ``rdpjax.NAME`` after a plain ``import rdpjax``.

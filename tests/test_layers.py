@@ -1,16 +1,24 @@
 """The package's shape: no module over about 450 lines, no private name (or private module)
-imported across subpackages, no import cycle among modules (every import, wherever it stands)."""
+imported across subpackages, no import cycle among modules (every import, wherever it stands).
+
+One private package is meant to be shared: ``rdpjax._internal`` (the compiler and runtime tricks,
+issue 52). Any package may import its modules, but not their private names; and it sits below
+every other package: it imports only itself and the shared top-level internals (:data:`SHARED`).
+"""
 
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "rdpjax"
 # Shared internals every layer may use (rdpjax/_*.py): scoped precision, the pytree decorator,
-# argument checks, JSON helpers, version workarounds, array aliases for annotations, the table
-# printer, the CPU fusion boundary, PRNG keys and the orders drawn from them.
+# argument checks, JSON helpers, array aliases for annotations, the table printer, the version,
+# PRNG keys and the orders drawn from them.
 SHARED = {"rdpjax._precision", "rdpjax._pytree", "rdpjax._validation", "rdpjax._json"}
-SHARED |= {"rdpjax._workarounds", "rdpjax._typing", "rdpjax._table", "rdpjax._version"}
+SHARED |= {"rdpjax._typing", "rdpjax._table", "rdpjax._version"}
 SHARED |= {"rdpjax._keys"}
+INTERNAL = "rdpjax._internal"
+"""The tricks' package (buffers, program budget, packed binning, fusion boundary, progress,
+sharding, version workarounds): every package may import its modules' public names."""
 
 
 def _modules():
@@ -57,10 +65,30 @@ def test_no_private_import_across_subpackages():
             theirs = source if source in packages else _package(source, False)
             if source in SHARED or theirs == mine or source not in names:
                 continue
-            private_module = any(p.startswith("_") for p in source.split(".")[1:])
+            # rdpjax._internal.* is private to rdpjax, not to a package: its modules are shared
+            private_module = theirs != INTERNAL and any(
+                p.startswith("_") for p in source.split(".")[1:]
+            )
             private_names = [a.name for a in node.names if a.name.startswith("_")]
             if private_module or private_names:
                 bad.append(f"{name} ← {source} {private_names or ''}")
+    assert not bad, bad
+
+
+def test_the_internal_package_imports_nothing_above_it():
+    """``rdpjax._internal`` is the bottom layer: its modules import only each other and the
+    shared top-level internals (function-level imports included), so that any package may use
+    them without a cycle. (A docstring's example, such as the multi-host one of ``sharding``, is
+    not an import.)"""
+    names = {name for name, _, _ in _modules()}
+    bad = []
+    for name, path, is_init in _modules():
+        if not name.startswith(INTERNAL):
+            continue
+        tree = ast.parse(path.read_text())
+        for module in _imported_modules(name, is_init, tree, names):
+            if not (module.startswith(INTERNAL) or module in SHARED):
+                bad.append(f"{name} → {module}")
     assert not bad, bad
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from rdpjax._workarounds import CPU_POOL_FLAG, cpu_pool_hang_workaround
+from rdpjax._internal.workarounds import CPU_POOL_FLAG, cpu_pool_hang_workaround
 
 
 @pytest.mark.parametrize("version", ["0.11.1", "0.11.2"])

@@ -3,9 +3,9 @@ int64 scatter-add a sample) against the flat-grid ``(2,)*d`` window scatter it r
 d = 1, 2, 3; in 1-D also against the packed scatter as it was up to d6523db (cell and fraction
 rounded apart: a floor, a subtraction and two conversions a sample, where rdpjax now rounds once).
 Every variant bins each chunk as the stream does, written to memory first
-(:func:`rdpjax.stream._fusion.materialized`), but one: the pair rows binning the draws as XLA fuses
-them, which recomputes the draws' tail in both scatter operands. "Draw only" sums the draws as XLA
-fuses them (nothing written out).
+(:func:`rdpjax._internal.fusion.materialized`), but one: the pair rows binning the draws as XLA
+fuses them, which recomputes the draws' tail in both scatter operands. "Draw only" sums the draws
+as XLA fuses them (nothing written out).
 
 Each variant draws chunks of ``N(0, 25)`` samples (float32, as the stream's samplers do) and
 bins them in one ``lax.scan``, so the cost beyond the draws is what the stream pays per sample;
@@ -28,10 +28,10 @@ import jax.numpy as jnp
 from jax import lax
 
 import rdpjax
+from rdpjax._internal.fusion import materialized
+from rdpjax._internal.packed import FIRST, SPLIT, packing
 from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, fraction_bits
 from rdpjax.estimator.grid import Grid
-from rdpjax.estimator.packed import FIRST, SPLIT, packing
-from rdpjax.stream._fusion import materialized
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "performance"
 SHAPES = {1: (4096,), 2: (256, 256), 3: (64, 64, 64)}

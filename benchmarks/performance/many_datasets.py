@@ -8,8 +8,8 @@ Draws ``count`` pairs of samples N(1, 25) vs N(0, 25) with sizes uniform in [100
 (seed 0), bounds each with :func:`rdpjax.lower_bound` at λ = 2, 5, 7, and prints every 10 data
 sets the process's memory-map count (``/proc/self/maps``), its peak resident memory, the number
 of XLA compilations so far (``jax.monitoring``) and the time so far. ``--budget`` sets
-``rdpjax.estimator.api.PROGRAM_BUDGET`` (``0``: no budget). ``--compilation-cache`` runs with the
-compilation cache on (``rdpjax.enable_compilation_cache`` on an empty temporary folder, as the
+``rdpjax._internal.programs.PROGRAM_BUDGET`` (``0``: no budget). ``--compilation-cache`` runs with
+the compilation cache on (``rdpjax.enable_compilation_cache`` on an empty temporary folder, as the
 command line has it). Writes
 ``benchmarks/results/performance/many_datasets_<layout>_<budget>[_cached].json``.
 """
@@ -29,7 +29,7 @@ import jax
 import numpy as np
 
 import rdpjax
-from rdpjax.estimator import api as bounds
+from rdpjax._internal import programs
 
 
 def _maps() -> int:
@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=250)
     parser.add_argument("--layout", choices=("bucketed", "exact"), default="bucketed")
-    parser.add_argument("--budget", type=int, default=bounds.PROGRAM_BUDGET)
+    parser.add_argument("--budget", type=int, default=programs.PROGRAM_BUDGET)
     parser.add_argument("--compilation-cache", action="store_true")
     args = parser.parse_args(argv)
     folder = None
@@ -51,7 +51,7 @@ def main(argv=None) -> int:
         os.environ["RDPJAX_CACHE_DIR"] = folder
         if rdpjax.enable_compilation_cache() is None:
             raise SystemExit("the compilation cache could not be turned on")
-    bounds.PROGRAM_BUDGET = args.budget if args.budget > 0 else 10**12
+    programs.PROGRAM_BUDGET = args.budget if args.budget > 0 else 10**12
     compiles = []
 
     def listen(event, duration, **kw):

@@ -9,7 +9,7 @@ batches, ``rdpjax.estimator.sharding.map_over_devices``, as ``throughput.py``'s 
 elided), then the pooled span, the settings (robust scale, bandwidth, floor), the binning, the whole
 bound. Differences of best-of-``repeats`` times (the variants' runs interleaved, so that a change of
 machine load hits all alike) are the stages' costs. One more variant is the whole study compiled
-without the fusion boundary in front of the binning (``rdpjax.stream._fusion``;
+without the fusion boundary in front of the binning (``rdpjax._internal.fusion``;
 ``bound_of_draws(..., materialize_rows=0)``), the samples fused into their readers as XLA does by
 default. Then the bound
 alone on binned replications, at several batch sizes, with and without the second-order terms. Issue
@@ -53,11 +53,11 @@ def main(argv=None) -> int:
     jax.config.update("jax_num_cpu_devices", args.cpu_devices)  # before the first computation
 
     import rdpjax
+    from rdpjax._internal.fusion import materialized
     from rdpjax.estimator.bound_plan import _pooled_span
     from rdpjax.estimator.settings import continuous_settings
     from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
     from rdpjax.stream import bound_of_draws
-    from rdpjax.stream._fusion import materialized
 
     n, reps = int(args.n), args.reps
     with rdpjax.float64():

@@ -57,11 +57,11 @@ class OutputDimensionError(ValueError):
 
 
 def progress_bar(total: int, progress: bool | None, desc: str):
-    """:func:`rdpjax.stream.progress.progress_bar`, imported on first use.
+    """:func:`rdpjax._internal.progress.progress_bar`, imported on first use.
 
     ``import rdpjax`` does not load :mod:`rdpjax.stream`.
     """
-    from rdpjax.stream.progress import progress_bar as bar
+    from rdpjax._internal.progress import progress_bar as bar
 
     return bar(total, progress, desc)
 

@@ -95,7 +95,7 @@ def cpu_devices(text: str) -> int:
     """``auto`` (one per core this process may run on) or a whole number ≥ 1."""
     if text.strip().lower() != "auto":
         return whole(text, 1)
-    from rdpjax.estimator.sharding import cpu_cores  # imports jax, but starts no backend
+    from rdpjax._internal.sharding import cpu_cores  # imports jax, but starts no backend
 
     return cpu_cores()
 

@@ -26,13 +26,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 import jax
 import numpy as np
 from jax.sharding import Mesh
 
+from rdpjax._internal.programs import (
+    PROGRAM_BUDGET,
+    keep_program_budget,
+    program_key,
+    trim_programs,
+)
+from rdpjax._internal.sharding import draw_mesh  # pyright: ignore[reportUnknownVariableType]  # jax.Device is Unknown to the checker
 from rdpjax._keys import key_rng, random_order
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike, typed_jit
@@ -41,7 +48,6 @@ from rdpjax.estimator.from_samples import Planned, plan_samples
 from rdpjax.estimator.options import BoundOptions, resolve_options
 from rdpjax.estimator.orders import DEFAULT_ORDERS
 from rdpjax.estimator.settings import DEFAULTS, Defaults, padded_settings
-from rdpjax.estimator.sharding import draw_mesh  # pyright: ignore[reportUnknownVariableType]  # jax.Device is Unknown to the checker
 
 __all__ = [
     "BoundOptions",
@@ -52,6 +58,7 @@ __all__ = [
     "BoundPlan",
     "plan_bound",
     "lower_bound",
+    "PROGRAM_BUDGET",
     "trim_programs",
 ]
 
@@ -124,68 +131,6 @@ def plan_bound(
 
 _PLAN_DEFAULTS = BoundOptions(transform=None)
 """:func:`plan_bound`'s options when none are given: a plan's map is fixed in advance or absent."""
-
-PROGRAM_BUDGET = 64
-"""Compiled programs of one kind (settings, binning, bound) that :func:`lower_bound` keeps.
-
-jax keeps every compiled program for the life of the process. Before sizes were bucketed, every
-new sample size compiled a new binning and every new grid layout a new bound: a process bounding
-data set after data set grew by about 380 memory maps and 17 MB of peak memory each and died after
-182 data sets (the system allows 65,530 maps). Now samples are padded to at least 2^15 rows
-(:data:`rdpjax.estimator.from_samples.MIN_PADDED_ROWS`), beyond that to one of four sizes per
-octave, and layouts are bucketed, so the programs of a study saturate: 250 data sets of random sizes
-1,000–20,000 a side compiled 1 settings, 7 binning and 7 bound programs in all, within the first 60,
-then nothing more (3,083 maps, 497 MB; ``python benchmarks/performance/many_datasets.py --budget
-0``). The budget is the safety net for what buckets do not bound (e.g. every pair of unequal sizes):
-past it :func:`lower_bound` drops its own compiled programs and starts afresh (the next calls
-compile again; results are unchanged; ``tests/estimator/test_bounds.py`` checks it)."""
-
-_seen_programs: set[tuple[Any, ...]] = set()
-
-
-def _program_key(plan: BoundPlan, p: Array, q: Array) -> tuple[Any, ...]:
-    """What decides the compiled programs of one call.
-
-    That is the plan's static fields, every leaf's shape and dtype, and the samples'.
-    """
-    leaves, tree = cast(tuple[list[Any], Any], jax.tree.flatten((plan, p, q)))
-    return tree, tuple((np.shape(x), str(getattr(x, "dtype", type(x).__name__))) for x in leaves)
-
-
-def _keep_program_budget(key: tuple[Any, ...]) -> None:
-    """Before a call whose compiled-program combination is ``key``: past the budget, drop them all.
-
-    The count is jax's own (each jitted function's ``_cache_size()``, so programs compiled for
-    other callers, e.g. :mod:`rdpjax.stream` reusing ``bound_program``, count too); where a jax
-    version lacks it, the distinct keys seen since the last drop.
-    """
-    programs = (padded_settings, bin_program, bound_program)
-    if all(callable(getattr(fn, "_cache_size", None)) for fn in programs):
-        sizes: list[int] = [fn._cache_size() for fn in programs]  # pyright: ignore[reportFunctionMemberAccess]
-        full = max(sizes) >= PROGRAM_BUDGET
-    else:
-        full = key not in _seen_programs and len(_seen_programs) >= PROGRAM_BUDGET
-    if full:
-        for fn in programs:
-            fn.clear_cache()  # pyright: ignore[reportFunctionMemberAccess]
-        _seen_programs.clear()
-    _seen_programs.add(key)
-
-
-def trim_programs(programs: Sequence[Callable[..., Any]], budget: int = PROGRAM_BUDGET) -> None:
-    """Drop the compiled programs of these jitted functions once one of them holds ``budget``.
-
-    For loops whose shapes change every call (a stream's grid and Poisson sizes): compiled
-    programs are never freed otherwise, and some thousand of them exhaust the process's memory
-    maps (LLVM's "Cannot allocate memory", seen after about 1,100 streamed audits in one
-    process). Functions without jax's ``_cache_size`` are left alone.
-    """
-    sizes = [fn._cache_size() for fn in programs if callable(getattr(fn, "_cache_size", None))]  # pyright: ignore[reportFunctionMemberAccess]
-    if sizes and max(sizes) >= budget:
-        for fn in programs:
-            clear = getattr(fn, "clear_cache", None)
-            if callable(clear):
-                clear()
 
 
 @typed_jit(static_argnames=("mesh",))
@@ -284,7 +229,8 @@ def lower_bound(
         compiled once per grid layout and the binning once per padded sample size (samples
         are padded with rows that are not binned to at least 2^15 rows, beyond that to one of
         four sizes per octave, :func:`rdpjax.estimator.grid.bucket_size`); bucketed layouts make
-        calls on new data or a new n reuse both compiled programs (:data:`PROGRAM_BUDGET`).
+        calls on new data or a new n reuse both compiled programs
+        (:data:`rdpjax._internal.programs.PROGRAM_BUDGET`).
       transform: ``"quantile"``: continuous outputs are mapped by a quantile map fitted on a
         pilot split (every 16th row, every 8th below 2,048 rows, at most 4,096 a side, set aside and
         not bounded), so that multimodal, spiky and heavy-tailed laws are near-uniform before the
@@ -379,7 +325,7 @@ measured; Gaussian, Laplace and the issue-47 mixture need 3·10³–10⁴ points
 def _bound_of(planned: Planned, mesh: Mesh | None) -> Bound:
     """Bin and bound the samples ``planned`` placed (host numpy float64 leaves)."""
     plan, p, q = planned.plan, planned.p, planned.q
-    _keep_program_budget(_program_key(plan, p, q))
+    keep_program_budget((padded_settings, bin_program, bound_program), program_key(plan, p, q))
     binned: Binned = bin_program(
         plan, p, q, planned.n_p, planned.n_q, planned.settings, planned.span,
         None if plan.discrete else mesh,

@@ -21,7 +21,7 @@ end (the accumulator takes twice the grid's memory). A sample thus costs ``2^(d-
 two weights each, with one index per row.
 
 The 1-D case (one real output per draw, the common one) scatters one int64 per sample, its count
-and its rounded cell fraction packed together (:mod:`rdpjax.estimator.packed`).
+and its rounded cell fraction packed together (:mod:`rdpjax._internal.packed`).
 
 Two formulations of the accumulation, selectable by ``method``:
 
@@ -43,11 +43,11 @@ import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh
 
+from rdpjax._internal.packed import EDGE_SLACK, FIRST, SPLIT, bin_1d, fraction_bits, packing
+from rdpjax._internal.sharding import sum_over_blocks  # pyright: ignore[reportUnknownVariableType]  # sharding is outside the strict scope
 from rdpjax._precision import require_float64
 from rdpjax._typing import Array, typed_jit
 from rdpjax.estimator.grid import Grid
-from rdpjax.estimator.packed import EDGE_SLACK, FIRST, SPLIT, bin_1d, fraction_bits, packing
-from rdpjax.estimator.sharding import sum_over_blocks  # pyright: ignore[reportUnknownVariableType]  # sharding is outside the strict scope
 
 __all__ = [
     "DEFAULT_CHUNK",

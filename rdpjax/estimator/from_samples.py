@@ -19,6 +19,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from rdpjax._internal.buffers import to_device
+from rdpjax._internal.sharding import AXIS
 from rdpjax._typing import ArrayLike
 from rdpjax.estimator import support as _discrete
 from rdpjax.estimator.bound_plan import BoundPlan
@@ -28,12 +30,10 @@ from rdpjax.estimator.inputs import (
     check_bandwidth,
     check_grid_size,
     finite_extremes,
-    to_device,
     to_device_with_extremes,
 )
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.settings import padded_settings, scale_subsample
-from rdpjax.estimator.sharding import AXIS
 from rdpjax.estimator.transform import TRANSFORMS, auto_transform, quantile_transform
 
 MIN_PADDED_ROWS = 2**15

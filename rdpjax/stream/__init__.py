@@ -38,7 +38,8 @@ Non-finite draws always raise.
 **Progress.** ``progress=`` (a callable ``progress(done, total)``) is called from inside the
 scan through one fixed host callback, so the compiled stream depends only on whether progress is
 on; about 128 reports over a long run, no more often than every 2^22 draws of a device, and the
-same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
+same counts and bound as without progress (:mod:`rdpjax._internal.progress`, with the fusion
+boundary, the sharding and the program budget among the internal tricks: :mod:`rdpjax._internal`).
 
 **Modules**, in the order of the data flow:
 
@@ -52,7 +53,6 @@ same counts and bound as without progress (:mod:`rdpjax.stream.progress`).
 * :mod:`rdpjax.stream.from_counts`: the counts → bound step (``bound_from_counts``);
 * :mod:`rdpjax.stream.driver`: :func:`bound_of_source`, the one driver every streamed bound
   runs: checks, kind, settings from the pilot, counts, bound;
-* :mod:`rdpjax.stream.progress`: progress reports from inside the scan;
 * :mod:`rdpjax.stream.scan`: the compiled draw-and-bin scan over chunks;
 * :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`mechanism_streamed_bound`
   (JAX sources), :func:`streamed_samples`;

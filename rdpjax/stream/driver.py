@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rdpjax._internal.programs import trim_programs
 from rdpjax._precision import float64
-from rdpjax.estimator.api import bound_program, trim_programs
+from rdpjax.estimator.api import bound_program
 from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.inputs import check_grid_size

@@ -16,14 +16,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rdpjax._internal.fusion import materialized
+from rdpjax._internal.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax._keys import as_key
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.estimator.api import plan_bound
 from rdpjax.estimator.bound_plan import Bound, BoundPlan
-from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.stream._fusion import materialized
 from rdpjax.stream.samplers import mechanism_samplers, pilot_draw
 
 MATERIALIZE_ROWS = 2**21
@@ -36,7 +36,7 @@ def bound_of_draws(
     """``plan(p, q)`` for samples drawn in the same compiled program (a replication study).
 
     Continuous samples of up to ``materialize_rows`` rows are first written to memory on the
-    CPU (:func:`rdpjax.stream._fusion.materialized`): otherwise XLA fuses the sampler into each
+    CPU (:func:`rdpjax._internal.fusion.materialized`): otherwise XLA fuses the sampler into each
     step that reads them and recomputes it (R = 1000 bounds at 1e5 a side: 0.98-1.01 s against
     1.13-1.15 s, identical bounds). Larger ones are not: given in memory, their copy cost more
     than it saves (10^7 a side: 39 against 26 ms). The values, and so the bound, are unchanged.

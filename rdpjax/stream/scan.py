@@ -16,11 +16,11 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from rdpjax._internal.fusion import materialized
+from rdpjax._internal.progress import report_every, scan_with_reports
+from rdpjax._internal.sharding import sum_over_devices
 from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts, count_chunk
 from rdpjax.estimator.grid import Grid
-from rdpjax.estimator.sharding import sum_over_devices
-from rdpjax.stream._fusion import materialized
-from rdpjax.stream.progress import _report_every, _scan_with_reports
 
 
 @functools.partial(
@@ -41,8 +41,8 @@ def _stream_side(
     around the draw would skip them, but it also kept XLA from spreading the draws over the CPU
     cores (about 2 ns more per sample on two CPU devices, measured). Non-finite draws, which carry
     no mass, are counted as ``n − Σ counts`` at the end. With ``progress``, each device reports its
-    real chunks done to the host (:func:`rdpjax.stream.progress._scan_with_reports`, ``tag`` naming
-    the run and side) every :func:`rdpjax.stream.progress._report_every` steps.
+    real chunks done to the host (:func:`rdpjax._internal.progress.scan_with_reports`, ``tag``
+    naming the run and side) every :func:`rdpjax._internal.progress.report_every` steps.
 
     Two statistics can share the draws: ``layout`` (the Rényi bound's grid or support; ``None``
     for none) and ``cells`` (the number of the rejection sets' cells, ``None`` for none; their
@@ -83,7 +83,7 @@ def _stream_side(
         init = _empty(layout, grid), jnp.zeros((), jnp.float64), _no_cells(cells)
         if not progress:
             return lax.scan(step, init, ids)[0]
-        return _scan_with_reports(step, init, ids, tag, full, every=_report_every(ids, chunk, mesh))
+        return scan_with_reports(step, init, ids, tag, full, every=report_every(ids, chunk, mesh))
 
     grid = Grid(low=low, spacing=spacing, shape=shape)
     edges = jnp.zeros(1) if edges is None else edges

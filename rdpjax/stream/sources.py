@@ -25,9 +25,10 @@ from typing import Any, NamedTuple, Protocol
 import jax
 import numpy as np
 
+from rdpjax._internal.progress import progress_run
+from rdpjax._internal.sharding import draw_mesh
 from rdpjax._keys import as_key, sorted_rows
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.sharding import draw_mesh
 from rdpjax.stream.batches import (
     batch_counts,
     bin_batch,
@@ -37,7 +38,6 @@ from rdpjax.stream.batches import (
 )
 from rdpjax.stream.options import StreamOptions
 from rdpjax.stream.pilot import Fixed
-from rdpjax.stream.progress import _progress_run
 from rdpjax.stream.rows import RowBook
 from rdpjax.stream.samplers import Sampler, mechanism_samplers, output_kind, pilot_draw
 from rdpjax.stream.scan import _stream_side
@@ -166,7 +166,7 @@ class JaxSource:
             )
         mesh = draw_mesh(stream.devices)
         impl = str(jax.random.key_impl(self.key))
-        with _progress_run(progress, (n_p, n_q), chunk) as run_id:
+        with progress_run(progress, (n_p, n_q), chunk) as run_id:
             results = []
             for side, (k, s, a, m) in enumerate(
                 zip((self.k_p, self.k_q), self.samplers, self.args, sizes, strict=True)

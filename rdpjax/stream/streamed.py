@@ -4,7 +4,7 @@
 a pair) make a :class:`~rdpjax.stream.sources.JaxSource` and run the one driver
 (:func:`rdpjax.stream.driver.bound_of_source`): the samplers are probed, the pilot fixes the
 settings (:mod:`rdpjax.stream.pilot`), each side is drawn and binned in one compiled scan
-(:mod:`rdpjax.stream.scan`, with progress reports from :mod:`rdpjax.stream.progress`), and the
+(:mod:`rdpjax.stream.scan`, with progress reports from :mod:`rdpjax._internal.progress`), and the
 bound comes from the counts. :func:`streamed_samples` gives the same draws in memory; overview
 in :mod:`rdpjax.stream`.
 """

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
+from rdpjax._internal.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._table import markdown_table
@@ -35,7 +36,6 @@ from rdpjax._validation import check_int, check_orders
 from rdpjax.auditing.draws import exact_divergences
 from rdpjax.estimator.api import plan_bound
 from rdpjax.estimator.options import BoundOptions, or_default, resolve_options
-from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.mechanisms.base import Mechanism, identity_code
 from rdpjax.stream.samplers import Sampler, mechanism_fn
 

@@ -142,7 +142,7 @@ def test_a_gdp_report_folder_has_the_tradeoff_figure(reports, tmp_path):
 
 
 def test_progress_in_a_log_is_whole_lines():
-    from rdpjax.stream.progress import _Lines
+    from rdpjax._internal.progress import _Lines
 
     log = io.StringIO()
     lines = _Lines(log)

@@ -288,7 +288,7 @@ def test_streamed_progress_is_monotone_ends_at_total_and_changes_nothing(monkeyp
     2^22 draws lifted, so that this small run reports often): progress(done, total) comes with
     increasing done (real chunks only), ends at done = total = 2n, and the bound is the one
     without progress, to the bit; a new callable on a second call compiles nothing."""
-    monkeypatch.setattr(rdpjax.stream.progress, "_PROGRESS_MIN_DRAWS", 1)  # read at trace time
+    monkeypatch.setattr(rdpjax._internal.progress, "_PROGRESS_MIN_DRAWS", 1)  # read at trace time
     key, (x, x_prime) = jax.random.key(5), GAUSS.reference_pair()
     plain = mechanism_streamed_bound(key, GAUSS, x, x_prime, LAM, **STREAM)
     first, second = [], []

@@ -17,6 +17,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from rdpjax._internal.progress import progress_bar
 from rdpjax._json import json_floats
 from rdpjax._keys import as_key
 from rdpjax.auditing.draws import exact_divergences, mechanism_source_sha256, user_function
@@ -31,7 +32,6 @@ from rdpjax.estimator.options import changed_fields
 from rdpjax.estimator.orders import default_orders
 from rdpjax.estimator.support import split_counts, support_gap
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.stream.progress import progress_bar
 
 __all__ = ["OPTIONS", "from_audit", "sequential_audit"]
 

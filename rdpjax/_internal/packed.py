@@ -104,8 +104,8 @@ def packed_pairs(row: Array, position: Array, bits: int, size: int, copies: int 
     fraction 0 of the next cell, the same split of the sample's mass.
     One float64 → int64 conversion a sample, instead of a floor, a subtraction and two
     conversions: the same counts. Inside the stream's scan on the 2-core CPU, with the draws fused
-    into the binning (as before :mod:`rdpjax.stream._fusion`), 1.4–1.7 ns a sample beyond the draws
-    against 1.6–2.0 ns in chunks of 2^16–2^18 (four runs of ``python
+    into the binning (as before :mod:`rdpjax._internal.fusion`), 1.4–1.7 ns a sample beyond the
+    draws against 1.6–2.0 ns in chunks of 2^16–2^18 (four runs of ``python
     benchmarks/performance/binning_layouts.py [--chunk …]``, both in one process); with each chunk
     written out first the two are within noise (0.14–0.7 against 0.20–0.93 ns).
 

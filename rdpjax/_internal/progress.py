@@ -2,12 +2,12 @@
 
 ``progress=`` (a callable ``progress(done, total)``) is called from inside the scan through one
 module-level host callback (:func:`_forward_progress`) that forwards to the callables of the
-runs under way (:class:`_ProgressRun`, registered by :func:`_progress_run`), so the compiled
+runs under way (:class:`_ProgressRun`, registered by :func:`progress_run`), so the compiled
 stream depends only on whether progress is on. Reports come every ``⌈b/u⌉`` of a device's ``b``
 scan steps (``u = 64 / D`` updates per side and device, D devices), about 128 over a long run,
 but no more often than every 2^22 draws of a device (:data:`_PROGRESS_MIN_DRAWS`), which keeps
-their cost small on short runs (:func:`_report_every`). The scan is then split into groups of
-steps with a report after each (:func:`_scan_with_reports`): the same steps in the same order,
+their cost small on short runs (:func:`report_every`). The scan is then split into groups of
+steps with a report after each (:func:`scan_with_reports`): the same steps in the same order,
 so the same counts and bound as without progress.
 """
 
@@ -84,14 +84,14 @@ def _forward_progress(tag, first, chunks, _after=None) -> None:
 
     It is one callback so that a new ``progress`` callable never recompiles it; it forwards a
     device's report to the run that ``tag // 2`` names. ``_after`` is only a data dependency
-    (see :func:`_scan_with_reports`).
+    (see :func:`scan_with_reports`).
     """
     run = _PROGRESS_RUNS.get(int(tag) // 2)
     if run is not None:
         run.update(int(tag) % 2, int(first), int(chunks))
 
 
-def _report_every(ids, chunk: int, mesh) -> int:
+def report_every(ids, chunk: int, mesh) -> int:
     """Scan steps of a device between two reports (static).
 
     That is ``⌈b / u⌉`` of its ``b`` steps, ``u = max(1, _PROGRESS_UPDATES // D)``, but at least
@@ -103,7 +103,7 @@ def _report_every(ids, chunk: int, mesh) -> int:
     )
 
 
-def _scan_with_reports(step, carry, ids, tag, full: int, *, every: int):
+def scan_with_reports(step, carry, ids, tag, full: int, *, every: int):
     """``lax.scan(step, carry, ids)[0]`` with a progress report after every ``every`` steps.
 
     It is an outer scan over groups of ``every`` ids, each an inner scan of ``step`` followed by one
@@ -132,7 +132,7 @@ def _scan_with_reports(step, carry, ids, tag, full: int, *, every: int):
 
 
 @contextlib.contextmanager
-def _progress_run(progress: Callable | None, sizes: tuple[int, int], chunk: int):
+def progress_run(progress: Callable | None, sizes: tuple[int, int], chunk: int):
     """Registers a run for the duration of the block; yields its id (0 without ``progress``).
 
     On leaving, it reports ``done = total`` once and re-raises what ``progress`` raised.
