@@ -110,7 +110,7 @@ def describe(report, verbose: bool = False) -> str:
     tails = ["", *(f"  {row[6]}" if row[6] else "" for row in cells)]
     lines += text_table(columns, [row[:keep] for row in cells], tails=tails)
     if report.sets is not None:  # the TPR lines, asked for by name, always
-        lines.extend(report.sets.details() if verbose else report.sets.operating_lines())
+        lines.extend(report.sets.details() if verbose else report.sets.extra_lines())
     lines.extend(report.notes)
     lines.append(report.verdict())
     return "\n".join(lines)

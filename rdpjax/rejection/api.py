@@ -12,7 +12,6 @@ points; :mod:`.certification`), the level split between them by :data:`PRIMARY_S
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -21,9 +20,9 @@ import numpy as np
 from rdpjax._keys import key_rng, random_order
 from rdpjax.claims import SET_KINDS, as_claim
 from rdpjax.estimator.options import or_default
+from rdpjax.rejection import operating  # noqa: F401  (registers its statistic)
 from rdpjax.rejection.cells import MAX_CELLS, cell_codes, cell_edges, cell_scores, default_cells
 from rdpjax.rejection.certification import certify, choose_candidates
-from rdpjax.rejection.operating import cell_operating_point
 from rdpjax.rejection.options import SMOOTH_SHARE, SetOptions, set_options
 from rdpjax.rejection.pooled import (
     ORDERINGS,
@@ -36,6 +35,7 @@ from rdpjax.rejection.pooled import (
     predict,
 )
 from rdpjax.rejection.result import SetTest
+from rdpjax.rejection.statistics import Counts, Selection, wanted
 
 __all__ = [
     "PRIMARY_SHARE",
@@ -50,23 +50,6 @@ PRIMARY_SHARE = 0.9
 """Share of α for the statistic the claim is about: the pooled-guess bound on ε(δ) for ε-DP,
 (ε, δ) or no claim, the certified masses (μ) for a GDP claim; the other gets the rest, so that
 everything reported holds together at 1 − α."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Counts:
-    """Certification counts per cell: all draws, and the Poissonized ones of the pooled test.
-
-    Attributes:
-        p, q: counts of every certification draw of P and of Q (binomial, for the masses).
-        poisson: counts of ``Poisson(rate)`` draws a side (the pooled-guess test), or ``None``
-            when more were needed than there were (in memory, probability ≤ ``pooled.MISS``).
-        rate: λ.
-    """
-
-    p: np.ndarray
-    q: np.ndarray
-    poisson: tuple[np.ndarray, np.ndarray] | None
-    rate: float
 
 
 SELECTION_ORDER_TAG = 0x0D3F
@@ -206,6 +189,11 @@ def counted_set_test(
         target=target, delta=delta, m=(float(sel_p.size), float(sel_q.size)),
     )  # fmt: skip
     cell_orders = orderings(edges, scores, float(np.median(pooled)))
+    selection = Selection(
+        edges=edges, scores=scores, prob_p=prob_p, prob_q=prob_q,
+        n_select=(int(sel_p.size), int(sel_q.size)), n_certify=n_certify, options=options,
+    )  # fmt: skip
+    plans = [(s, s.plan(selection)) for s in wanted(options)]  # before any count exists
     counts = count(edges)
     certified = certify(candidates, np.asarray(counts.p), np.asarray(counts.q), alpha=a_mass,
                         delta=delta, claim=claim)  # fmt: skip
@@ -218,13 +206,8 @@ def counted_set_test(
         guess = pooled_bound(rng, counts.poisson, counts.rate, cell_orders, freqs, delta=delta,
                              alpha=a_pooled, honest=honest)  # fmt: skip
     pooled_eps = -np.inf if guess is None else guess.epsilon
-    points = ()
-    if options.tpr_at_fpr:  # its own family at α, after every other use of rng
-        level = float(alpha) / len(options.tpr_at_fpr)
-        c_p, c_q = np.asarray(counts.p), np.asarray(counts.q)
-        points = tuple(
-            cell_operating_point(rng, c_p, c_q, scores, f, level) for f in options.tpr_at_fpr
-        )
+    # Registered statistics: each its own family at α, after every other use of rng.
+    extras = {s.name: s.result(plan, counts, float(alpha), rng) for s, plan in plans}
     refuted = any(c.refutes for c in certified)
     if claim is not None and claim.kind in ("pure_dp", "approx_dp"):
         refuted = refuted or bool(pooled_eps > float(claim.params["epsilon"]))
@@ -242,7 +225,7 @@ def counted_set_test(
         streamed=streamed,
         pooled=guess,
         levels=(a_pooled, a_mass),
-        operating_points=points,
+        extras=extras,
     )
 
 

@@ -24,6 +24,9 @@ audit keeps them: the draws of the cell that holds the threshold are placed in a
 order drawn from a Generator (the jitter), which only needs how many of each side the cell holds.
 That is the same randomized distinguisher as jittering every draw, so the argument above holds
 unchanged, at any n the stream counts. Host numpy, O(C) for C cells.
+
+The set test runs it as a registered statistic of its cells (:mod:`rdpjax.rejection.statistics`,
+:data:`OPERATING_POINTS`): ``SetOptions(tpr_at_fpr=…)`` asks for it.
 """
 
 from __future__ import annotations
@@ -35,8 +38,10 @@ from typing import Any
 import numpy as np
 
 from rdpjax.rejection.binomial import clopper_pearson
+from rdpjax.rejection.statistics import CellStatistic, Counts, Selection, register
 
 __all__ = [
+    "OPERATING_POINTS",
     "OperatingPoint",
     "cell_operating_point",
     "fpr_count",
@@ -194,3 +199,44 @@ def cell_operating_point(
     tp = before_p + int(labels[:at].sum())
     cut = (int(cell), at, int(labels.size))
     return operating_point(tp, k, n_p, n_q, k, target, alpha, float(scores[cell]), cut)
+
+
+def _plan(selection: Selection) -> tuple[np.ndarray, tuple[float, ...]]:
+    """The ranking of the cells and the targets: both fixed by the selection and the options."""
+    return selection.scores, tuple(selection.options.tpr_at_fpr)
+
+
+def _result(
+    plan: tuple[np.ndarray, tuple[float, ...]],
+    counts: Counts,
+    level: float,
+    rng: np.random.Generator,
+) -> tuple[OperatingPoint, ...]:
+    """One point per target, each at ``level / len(targets)``: together at 1 − level."""
+    scores, targets = plan
+    each = float(level) / len(targets)
+    c_p, c_q = np.asarray(counts.p), np.asarray(counts.q)
+    return tuple(cell_operating_point(rng, c_p, c_q, scores, f, each) for f in targets)
+
+
+def _lines(points: tuple[OperatingPoint, ...]) -> list[str]:
+    conf = f"{100 * (1 - sum(p.alpha for p in points)):.3g}%"
+    head = (
+        f"TPR at FPR, telling x from x' on the same cells (intervals together at {conf}, "
+        "apart from the verdict):"
+    )
+    return [head, *(f"  {p.describe()}" for p in points)]
+
+
+OPERATING_POINTS = register(
+    CellStatistic(
+        name="operating_points",
+        asked=lambda options: bool(options.tpr_at_fpr),
+        plan=_plan,
+        result=_result,
+        lines=_lines,
+        to_json=lambda points: [p.to_dict() for p in points],
+    )
+)
+"""The registered statistic: ``SetOptions(tpr_at_fpr=…)`` asks for it; ``SetTest.extras``
+holds its points under ``"operating_points"``."""

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from rdpjax._table import Column, text_table
 from rdpjax.rejection.certification import Certified
-from rdpjax.rejection.operating import OperatingPoint
+from rdpjax.rejection.operating import OPERATING_POINTS, OperatingPoint
 from rdpjax.rejection.pooled import Pooled
+from rdpjax.rejection.statistics import registered
 
 __all__ = ["SetTest"]
 
@@ -38,9 +40,9 @@ class SetTest:
         pooled: the pooled-guess bound on ε(δ) (:mod:`rdpjax.rejection.pooled`), or ``None``
             when its Poisson draw asked for more draws than there were.
         levels: the shares of α of the pooled-guess bound and of the certified masses.
-        operating_points: the certified TPR at each FPR of ``SetOptions.tpr_at_fpr``
-            (:class:`~rdpjax.rejection.operating.OperatingPoint`, P the positives), together
-            at 1 − α on their own; not part of :attr:`refuted`.
+        extras: the registered statistics asked for (:mod:`rdpjax.rejection.statistics`), by
+            name, each at α on its own and not part of :attr:`refuted`; e.g.
+            ``"operating_points"`` (:attr:`operating_points`).
     """
 
     claim: Any
@@ -56,7 +58,16 @@ class SetTest:
     streamed: bool = False
     pooled: Pooled | None = None
     levels: tuple[float, float] = (float("nan"), float("nan"))
-    operating_points: tuple[OperatingPoint, ...] = ()
+    extras: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def operating_points(self) -> tuple[OperatingPoint, ...]:
+        """The certified TPR at each FPR of ``SetOptions.tpr_at_fpr`` (``()`` if none asked).
+
+        :class:`~rdpjax.rejection.operating.OperatingPoint` s, P the positives, together at
+        1 − α on their own (:mod:`rdpjax.rejection.operating`).
+        """
+        return tuple(self.extras.get(OPERATING_POINTS.name, ()))
 
     @property
     def is_refuted(self) -> bool:
@@ -185,18 +196,12 @@ class SetTest:
             f"rejection sets chosen on {self.n_select:,} draws per side, certified on "
             f"{self.n_certify:,} (exact binomial bounds, {len(self.sets)} sets, {self.cells} cells)"
         )
-        return [head, *self.table(), self.guess_line(), *self.operating_lines()]
+        return [head, *self.table(), self.guess_line(), *self.extra_lines()]
 
-    def operating_lines(self) -> list[str]:
-        """One line per certified TPR at a target FPR (none unless asked for)."""
-        if not self.operating_points:
-            return []
-        conf = f"{100 * (1 - sum(p.alpha for p in self.operating_points)):.3g}%"
-        head = (
-            f"TPR at FPR, telling x from x' on the same cells (intervals together at {conf}, "
-            "apart from the verdict):"
-        )
-        return [head, *(f"  {p.describe()}" for p in self.operating_points)]
+    def extra_lines(self) -> list[str]:
+        """The text of the registered statistics asked for (none unless asked for)."""
+        return [line for st in registered() if st.name in self.extras
+                for line in st.lines(self.extras[st.name])]  # fmt: skip
 
     def __str__(self) -> str:
         return "\n".join([*self.details(), self.verdict()])
@@ -227,7 +232,11 @@ class SetTest:
                 if self.pooled.guess is None
                 else dataclasses.asdict(self.pooled.guess),
             },
-            "operating_points": [p.to_dict() for p in self.operating_points],
+            **{
+                st.name: st.to_json(self.extras[st.name])
+                for st in registered()
+                if st.name in self.extras
+            },  # fmt: skip
             "sets": [
                 {
                     "favours": "P" if s.forward else "Q",

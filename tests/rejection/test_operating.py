@@ -104,3 +104,37 @@ def test_too_few_negatives_certify_nothing():
         0.01, 0.05,
     )  # fmt: skip
     assert not point.certified and point.tpr_interval == (0.0, 0.0) and point.cut is None
+
+
+def test_a_new_statistic_is_a_module_and_its_registration(monkeypatch):
+    """A statistic registered from outside the package runs on every route's counts: here the
+    certification totals, which must equal the test's own n_certify, with its plan made from the
+    selection before any count existed."""
+    from rdpjax.rejection import statistics
+
+    monkeypatch.setattr(statistics, "_REGISTRY", dict(statistics._REGISTRY))
+    seen = {}
+
+    def plan(selection):
+        seen["cells"] = selection.scores.size
+        return selection.n_select
+
+    def result(plan, counts, level, rng):
+        return {"select": plan, "certify": (int(counts.p.sum()), int(counts.q.sum()))}
+
+    totals = statistics.register(
+        statistics.CellStatistic(
+            name="totals", asked=lambda options: True, plan=plan, result=result,
+            lines=lambda r: [f"totals {r['certify']}"], to_json=lambda r: r,
+        )
+    )  # fmt: skip
+    rng = np.random.default_rng(1)
+    p, q = rng.normal(0.5, 1.0, 5_000), rng.normal(0.0, 1.0, 4_000)
+    out = set_test(jax.random.key(2), p, q)
+    assert out.extras["totals"]["certify"] == (5_000 - 400, 4_000 - 320)  # 8% select
+    assert out.extras["totals"]["select"] == (400, 320) and seen["cells"] == out.cells
+    assert "totals (4600, 3680)" in str(out) and out.to_dict()["totals"]["select"] == (400, 320)
+    plain = set_test(jax.random.key(2), p, q, tpr_at_fpr=0.1)
+    assert plain.epsilon == out.epsilon and set(plain.extras) == {"totals", "operating_points"}
+    with pytest.raises(ValueError, match="registered already"):
+        statistics.register(totals._replace(plan=lambda s: None))
