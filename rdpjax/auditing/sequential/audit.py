@@ -24,22 +24,16 @@ from rdpjax.auditing.draws import exact_divergences, mechanism_source_sha256, us
 from rdpjax.auditing.options import AuditOptions, audit_options
 from rdpjax.auditing.report import AuditReport, Look, json_ready
 from rdpjax.auditing.sequential.engine import add_batch, empty_counts, look_bound
+from rdpjax.auditing.sequential.options import OPTIONS, look_options
 from rdpjax.auditing.sequential.schedule import Schedule, geometric_schedule
 from rdpjax.auditing.sequential.setup import setup_looks
 from rdpjax.auditing.sequential.sources import make_source
 from rdpjax.auditing.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
-from rdpjax.estimator.options import changed_fields
 from rdpjax.estimator.orders import default_orders
 from rdpjax.estimator.support import split_counts, support_gap
 from rdpjax.mechanisms.base import Mechanism
 
 __all__ = ["OPTIONS", "from_audit", "sequential_audit"]
-
-OPTIONS = ("bandwidth", "floor", "beta", "variance", "second_order", "margin", "pilot", "discrete")
-"""Estimator options a sequential audit takes (``pilot``: outputs per side of the pilot of
-continuous outputs, default :data:`rdpjax.auditing.sequential.setup.DEFAULT_PILOT`; ``margin``:
-widening of its range, in multiples of its width per side, default 0.5; the others as in
-:func:`rdpjax.lower_bound`)."""
 
 
 def _fingerprint(name, kind, x, x_prime, lam, claim, schedule, key, project, options, extra):
@@ -113,7 +107,7 @@ def sequential_audit(
             return exact_divergences(mechanism, x, x_prime, orders, both_directions)
 
     name = getattr(mechanism, "name", None) or getattr(mechanism, "__name__", "mechanism")
-    options = _sequential_options(options)
+    options = look_options(options, both_directions)
     if schedule is None:
         if max_n is None:
             raise ValueError("a sequential audit needs max_n (or a schedule).")
@@ -126,9 +120,8 @@ def sequential_audit(
         raise ValueError(f"max_n={max_n} differs from the schedule's last look {schedule.max_n}.")
     if resume and checkpoint is None:
         raise ValueError("resume=True needs the checkpoint folder to resume from.")
-    discrete = options.pop("discrete", None)
-    source = make_source(mechanism, x, x_prime, key, project, discrete)
-    recorded = json_ready(dict(options, discrete=discrete))
+    source = make_source(mechanism, x, x_prime, key, project, options.discrete)
+    recorded = json_ready({**options.chosen(), "discrete": options.discrete})
     fingerprint = _fingerprint(
         name,
         source.kind,
@@ -143,7 +136,6 @@ def sequential_audit(
         {"both_directions": bool(both_directions), "batch_size": batch_size},
     )
     state = _start(source, schedule, options, fingerprint, checkpoint, resume)
-    options = dict(options, both_directions=bool(both_directions))
 
     def bound_at(k: int):
         """Look k's bound from the totals (its orders: ``lam``, or the defaults at n_k)."""
@@ -187,22 +179,6 @@ def sequential_audit(
         {} if function is None else {"mechanism_source_sha256": mechanism_source_sha256(function)}
     )
     return _report(state, bound, schedule, claim, exact, name, project, options, checkpoint, extra)
-
-
-def _sequential_options(options: AuditOptions) -> dict:
-    """The estimator options a sequential audit takes (:data:`OPTIONS`), those that were set.
-
-    Raises:
-      ValueError: when another option of the estimator or the stream was set.
-    """
-    chosen = {**changed_fields(options.bound), **changed_fields(options.stream)}
-    chosen.pop("batch_size", None)  # the looks' batches: read from options.stream
-    unknown = sorted(set(chosen) - set(OPTIONS))
-    if unknown:
-        raise ValueError(
-            f"{', '.join(unknown)}: not an option of a sequential audit (it takes {OPTIONS})."
-        )
-    return chosen
 
 
 def from_audit(mechanism, x, x_prime, lam, *, n, key, alpha, both_directions, claim, options):
@@ -313,7 +289,7 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
         else "user",
         "n_asked": int(schedule.max_n),
         "alpha": schedule.alpha,
-        "both_directions": options["both_directions"],
+        "both_directions": options.both_directions,
         "sequential": {
             "schedule": schedule.to_dict(),
             "looks_taken": len(state.looks),

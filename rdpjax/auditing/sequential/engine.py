@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
+from rdpjax.auditing.sequential.options import LookOptions
 from rdpjax.auditing.sequential.setup import LookSetup
 from rdpjax.estimator.api import DEFAULTS
 from rdpjax.estimator.bound_plan import Bound, BoundPlan
@@ -177,7 +178,9 @@ def add_batch(setup: LookSetup, counts: np.ndarray, outside: float, out: np.ndar
     return np.asarray(acc), float(off)
 
 
-def look_bound(setup: LookSetup, counts, outside, k: int, n: int, orders, alpha: float, options):
+def look_bound(
+    setup: LookSetup, counts, outside, k: int, n: int, orders, alpha: float, options: LookOptions
+):
     """The bound of look ``k`` (``n`` outputs per side, orders, level ``alpha``) from the totals.
 
     It is :meth:`rdpjax.BoundPlan.bound` with the look's scheduled settings.
@@ -187,12 +190,12 @@ def look_bound(setup: LookSetup, counts, outside, k: int, n: int, orders, alpha:
         common = plan_options(
             orders,
             alpha=alpha,
-            floor=options.get("floor"),
-            beta=options.get("beta"),
+            floor=options.floor,
+            beta=options.beta,
             discrete=discrete,
-            both_directions=options["both_directions"],
-            variance=options.get("variance", "autodiff"),
-            second_order=options.get("second_order", True),
+            both_directions=options.both_directions,
+            variance=options.variance,
+            second_order=options.second_order,
             defaults=DEFAULTS,
         )
         floor = jnp.asarray(setup.floor[k], jnp.float64)

@@ -19,6 +19,7 @@ import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
+from rdpjax.auditing.sequential.options import LookOptions
 from rdpjax.auditing.sequential.schedule import Schedule
 from rdpjax.estimator.api import DEFAULTS
 from rdpjax.estimator.grid import (
@@ -133,22 +134,22 @@ def grid_layout_for_looks(lo, hi, h_fine, h_wide):
     return tuple(shape), tuple(pad), np.asarray(new_lo), np.asarray(new_hi)
 
 
-def setup_looks(source, schedule: Schedule, options: dict) -> tuple[LookSetup, int]:
+def setup_looks(source, schedule: Schedule, options: LookOptions) -> tuple[LookSetup, int]:
     """The settings of every look, fixed before the certifying draws, and the pilot size.
 
     The settings (:mod:`rdpjax.auditing.sequential.engine`, "Settings fixed in advance") come as
     a :class:`LookSetup`, with the pilot size per side that was drawn for them (0: discrete).
     """
     sizes = np.asarray(schedule.sizes, np.float64)
-    floor, beta = options.get("floor"), options.get("beta")
+    floor, beta = options.floor, options.beta
     if source.discrete:
         setup = _discrete_setup(sizes, options)
         if getattr(source, "vectors", False):  # vectors of codes: a table of the rows seen
             setup.rows = []
         return setup, 0
-    pilot = options.get("pilot")
+    pilot = options.pilot
     pilot = DEFAULT_PILOT if pilot is None else check_int(pilot, "pilot", 8)
-    margin = float(options.get("margin", 0.5))
+    margin = float(options.margin)
     p, q = (np.asarray(a, np.float64) for a in source.pilot(pilot))
     p, q = p.reshape(pilot, -1), q.reshape(pilot, -1)
     if p.shape[1] == 1 and getattr(source, "auto_discrete", False) and looks_discrete(p, q):
@@ -161,7 +162,7 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[LookSetup, i
         from rdpjax.auditing.draws import OutputDimensionError
 
         raise OutputDimensionError(d, "on the pilot, before the looks")
-    bandwidth = check_bandwidth(options.get("bandwidth"), d)
+    bandwidth = check_bandwidth(options.bandwidth, d)
     lo, hi = np.minimum(p.min(0), q.min(0)), np.maximum(p.max(0), q.max(0))
     if np.any(hi <= lo):
         raise ValueError(
@@ -196,11 +197,11 @@ def setup_looks(source, schedule: Schedule, options: dict) -> tuple[LookSetup, i
     return setup, pilot
 
 
-def _discrete_setup(sizes: np.ndarray, options: dict) -> LookSetup:
+def _discrete_setup(sizes: np.ndarray, options: LookOptions) -> LookSetup:
     """The settings of every look of relative frequencies: the floor and β at each n_k."""
-    if options.get("bandwidth") is not None:
+    if options.bandwidth is not None:
         raise ValueError("bandwidth applies to continuous outputs only.")
-    floor, beta = options.get("floor"), options.get("beta")
+    floor, beta = options.floor, options.beta
     with float64():
         settings = [discrete_settings(float(n), floor, beta, DEFAULTS) for n in sizes]
     return LookSetup(
