@@ -33,6 +33,7 @@ _SUBMODULES = (
 # The headline names, and the module each comes from.
 _NAMES = {
     "AuditReport": "rdpjax.auditing",
+    "Looks": "rdpjax.auditing",
     "audit": "rdpjax.auditing",
     "write_report": "rdpjax.auditing",
     "Claim": "rdpjax.claims",
@@ -88,6 +89,7 @@ __all__ = [
     "DEFAULTS",
     "Defaults",
     "Grid",
+    "Looks",
     "audit",
     "check_claim",
     "claims",

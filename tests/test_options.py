@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import rdpjax
-from rdpjax.auditing import AuditOptions, Training
+from rdpjax.auditing import AuditOptions, Looks, Training
 from rdpjax.auditing.options import audit_options
 from rdpjax.estimator.options import changed_fields, resolve_options
 from rdpjax.stream import StreamOptions, streamed_bound
@@ -38,8 +38,8 @@ def test_the_objects_are_frozen():
         (lambda: StreamOptions(binning="fft"), "binning must be one of"),
         (lambda: StreamOptions(progress=3), "progress must be None or callable"),
         (lambda: AuditOptions(progress="yes"), "progress must be None, True or False"),
-        (lambda: AuditOptions(max_n=1000), "max_n= is for a sequential audit"),
-        (lambda: AuditOptions(resume=True), "resume=True is for a sequential audit"),
+        (lambda: Looks(max_n=1.5), "max_n must be a whole number"),
+        (lambda: Looks(resume=True), "resume=True needs the checkpoint"),
         (lambda: AuditOptions(stream=StreamOptions(project=abs)), "sets the stream's project"),
         (lambda: StudyOptions(batch_size=0), "batch_size must be an int"),
         (lambda: Training(fraction=1.5), "fraction must be a number in"),

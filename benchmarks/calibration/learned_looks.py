@@ -7,7 +7,7 @@ The step releases a clipped gradient sum plus Gaussian noise, d = 10. Claimed: n
 record's clipped gradient. The bug: noise σ instead of σ·C, so ρ = C²/(2σ²) = 0.281. x holds one
 record whose gradient is clipped to norm C, x' holds none.
 
-* **Sequential**: ``audit(…, project="learn", sequential=True, max_n=MAX_N)`` (``rdpjax audit
+* **Sequential**: ``audit(…, project="learn", n=Looks(max_n=MAX_N))`` (``rdpjax audit
   … --project learn --until-refuted``) on the buggy step, ``--reps`` keys: how often it refutes
   and how many outputs a side it drew (training included), median and quartiles.
 * **Fixed n**: ``audit(…, project="learn", n=N)`` for each N of ``SIZES``, ``--reps`` keys: its
@@ -72,7 +72,7 @@ def _cp(k: int, n: int) -> list[float]:
 def run(reps: int, validity_reps: int, seed: int = 5400) -> dict:
     seq_refuted, seq_drawn = [], []
     for r in range(reps):
-        rep = _audit(BUGGY, seed + r, project="learn", sequential=True, max_n=MAX_N)
+        rep = _audit(BUGGY, seed + r, project="learn", n=rdpjax.Looks(max_n=MAX_N))
         seq_refuted.append(rep.refuted)
         seq_drawn.append(rep.sizes()["drawn"])
     power_seq = float(np.mean(seq_refuted))
@@ -83,7 +83,7 @@ def run(reps: int, validity_reps: int, seed: int = 5400) -> dict:
         print(f"fixed n = {n:>5,}: power {fixed[n]:.2f}", flush=True)
     equal = next((n for n in SIZES if fixed[n] >= power_seq), None)
     false = sum(
-        _audit(CORRECT, seed + 10_000 + r, project="learn", sequential=True, max_n=MAX_N).refuted
+        _audit(CORRECT, seed + 10_000 + r, project="learn", n=rdpjax.Looks(max_n=MAX_N)).refuted
         for r in range(validity_reps)
     )
     q1, med, q3 = (float(v) for v in np.percentile(seq_drawn, [25, 50, 75]))

@@ -26,9 +26,9 @@ Parts:
 
 * ``betting``: ``rdpjax.rejection.betting.log_wealth_paths`` on R replications at once, each
   batch of :func:`~rdpjax.rejection.betting.batch_ends` (``batch`` 1024) drawn and reordered as
-  the sampler would return it — the same test as ``audit(…, sequential=True)`` for these claims
+  the sampler would return it — the same test as ``audit(…, n=Looks(…))`` for these claims
   with ``test="both"`` (GDP: ``"auto"``);
-* ``renyi``: ``rdpjax.audit(…, sequential=True, test="renyi")`` (the Rényi looks of
+* ``renyi``: ``rdpjax.audit(…, n=rdpjax.Looks(…), test="renyi")`` (the Rényi looks of
   :mod:`rdpjax.auditing.sequential`), one audit per replication, key ``seed·10⁴ + r``;
 * ``bound``: ``rdpjax.lower_bound`` on arrays a user passes (λ = 2, 5, ``max_n`` a side, one
   batch): as drawn, sorted without a key (the quantile map's pilot is then a fixed set of ranks;
@@ -234,7 +234,7 @@ def renyi_part(law_name: str, reps: int, max_n: int, seed: int) -> list[dict]:
                 warnings.simplefilter("ignore")  # outputs clamped onto the pilot's grid edge
                 report = rdpjax.audit(
                     sample, [1], [0], key=jax.random.key(seed * 10_000 + r), claim=law["claim"],
-                    sequential=True, test="renyi", max_n=max_n, progress=False,
+                    n=rdpjax.Looks(max_n=max_n), test="renyi", progress=False,
                 )  # fmt: skip
             results.append((bool(report.is_refuted), report.n, np.asarray(report.lower)))
         seconds = time.perf_counter() - t0

@@ -4,10 +4,10 @@
 
 **Validity.** Four mechanisms whose exact curves are known, each audited against a claim equal
 to its exact curve (``rdpjax.claims.rdp(exact)``: the tightest true claim), with
-``rdpjax.audit(…, sequential=True)`` on looks 100, 200, …, 32,000 per side, for every α-spending
-rule of :data:`rdpjax.auditing.sequential.SPENDING`, R replications each (fresh keys). A refutation
-is a
-bound above the truth at some order of some look: it must happen in at most α = 0.05 of them.
+``rdpjax.audit(…, n=rdpjax.Looks(schedule=…))`` on looks 100, 200, …, 32,000 per side, for every
+α-spending rule of :data:`rdpjax.auditing.sequential.SPENDING`, R replications each (fresh
+keys). A refutation is a bound above the truth at some order of some look: it must happen in
+at most α = 0.05 of them.
 
 **Power.** Three false claims: the incorrect sparse-vector variant ``chen`` (claim ε = 1), a
 Laplace mechanism with half the noise it claims (b = 0.5 for ε = 1 at sensitivity 1: truly 2-DP),
@@ -144,8 +144,7 @@ def _sequential(mech, x, xp, claim, schedule, key, project=None):
             xp,
             key=key,
             claim=claim,
-            sequential=True,
-            schedule=schedule,
+            n=rdpjax.Looks(schedule=schedule),
             project=project,
             progress=False,
         )

@@ -18,13 +18,14 @@ The layer above the estimator, the samplers and the claims:
 
 from rdpjax.auditing.dispatch import DEFAULT_MEMORY_BUDGET, audit
 from rdpjax.auditing.draws import draw_outputs, exact_divergences
-from rdpjax.auditing.options import AuditOptions, Training
+from rdpjax.auditing.options import AuditOptions, Looks, Training
 from rdpjax.auditing.report import AuditReport, Look
 from rdpjax.auditing.writer import write_report
 
 __all__ = [
     "DEFAULT_MEMORY_BUDGET",
     "AuditOptions",
+    "Looks",
     "AuditReport",
     "Look",
     "Training",

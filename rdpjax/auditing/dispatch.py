@@ -47,7 +47,7 @@ from rdpjax.auditing.draws import (
     user_function,
     with_projection,
 )
-from rdpjax.auditing.options import DEFAULT_MEMORY_BUDGET, AuditOptions, audit_options
+from rdpjax.auditing.options import DEFAULT_MEMORY_BUDGET, AuditOptions, Looks, audit_options
 from rdpjax.auditing.report import AuditReport, json_ready
 from rdpjax.auditing.sets import (
     betting_audit,
@@ -72,7 +72,7 @@ def audit(
     lam: float | Sequence[float] | None = None,
     *,
     key: jax.Array,
-    n: int | float | None = None,
+    n: int | float | Looks | None = None,
     claim: Any = None,
     alpha: float = 0.05,
     both_directions: bool = True,
@@ -98,22 +98,23 @@ def audit(
         (:func:`rdpjax.estimator.orders.default_orders`: 2, 5, 7 without a claim, a wide grid
         with one).
       key: a JAX PRNG key (the only source of randomness).
-      n: outputs per database (an integer ≥ 2; ``1e6`` is accepted; default 10⁶). Not with
-        ``sequential``.
+      n: outputs per database (an integer ≥ 2; ``1e6`` is accepted; default 10⁶), or a
+        :class:`~rdpjax.auditing.Looks`: a sequential audit, in looks of growing size up to
+        ``Looks.max_n``, that stops at the first look refuting the claim
+        (:mod:`rdpjax.auditing.sequential`): every look's statements hold together at 1 − α, so
+        a true claim is refuted with probability ≤ α however early it stops; its report's
+        ``n`` is the last look's and ``looks`` lists them.
       claim: an :class:`rdpjax.claims.Claim` (or what :func:`rdpjax.claims.as_claim` takes);
         default the zoo mechanism's own (``None`` for a black box: then nothing is checked).
       alpha: family-wise error level of the reported bounds.
       both_directions: also bound ``D_λ(Q‖P)`` (ε(λ) is a supremum over *ordered* pairs).
       options: an :class:`~rdpjax.auditing.options.AuditOptions`: the projection, the memory
-        budget, progress, densities, the sequential schedule and checkpoint, the estimator's
-        :class:`rdpjax.BoundOptions` and the stream's :class:`rdpjax.stream.StreamOptions`.
-      **fields: any field of those three by name (``project=…``, ``progress=False``,
-        ``sequential=True, max_n=…``, ``bandwidth=…``, ``batch_size=…``), replacing that of
-        ``options``; any other name is a ``TypeError``. A sequential audit draws in looks of
-        growing size up to ``max_n`` and stops at the first look whose bound refutes the claim
-        (:mod:`rdpjax.auditing.sequential`): every look's bounds hold together at 1 − α, so a
-        true claim is refuted with probability ≤ α however early it stops; its report's ``n``
-        is the last look's and ``looks`` lists them.
+        budget, progress, densities, the tests, the estimator's :class:`rdpjax.BoundOptions`,
+        the stream's :class:`rdpjax.stream.StreamOptions` and the sets'
+        :class:`rdpjax.rejection.SetOptions`.
+      **fields: any field of those by name (``project=…``, ``progress=False``,
+        ``bandwidth=…``, ``batch_size=…``, ``tpr_at_fpr=…``), replacing that of ``options``;
+        any other name is a ``TypeError``.
 
     Returns:
       An :class:`rdpjax.AuditReport`.
@@ -131,24 +132,22 @@ def audit(
             f"sample(rng, database, n); got {type(mechanism).__name__}."
         )
     claim = _resolve_claim(claim, mechanism)
-    use_sets = uses_sets(options.test, claim, options.sequential)
-    check_operating_points(options, claim, use_sets or not options.sequential)
-    if options.sequential and isinstance(options.project, str):
-        return _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha,
+    looks = n if isinstance(n, Looks) else None
+    use_sets = uses_sets(options.test, claim, looks is not None)
+    check_operating_points(options, claim, use_sets, looks is not None)
+    if looks is not None and isinstance(options.project, str):
+        return _learned_looks(mechanism, x, x_prime, lam, looks, key, claim, alpha,
                               both_directions, options)  # fmt: skip
-    if use_sets and options.sequential:
-        if n is not None:
-            raise ValueError("n= is for a fixed-n audit; a sequential audit draws up to max_n=.")
+    if use_sets and looks is not None:
         dim, codes = _outputs(mechanism, x, options.project)
         if dim > 1 and not codes:
             raise OutputDimensionError(dim, most=1)
-        max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
-        return betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options)
-    if options.sequential:
+        return betting_audit(mechanism, key, x, x_prime, claim, alpha, looks, options)
+    if looks is not None:
         from rdpjax.auditing.sequential.audit import from_audit
 
         return from_audit(
-            mechanism, x, x_prime, lam, n=n, key=key, alpha=alpha,
+            mechanism, x, x_prime, lam, looks=looks, key=key, alpha=alpha,
             both_directions=both_directions, claim=claim, options=options,
         )  # fmt: skip
     n = n_asked = _whole_number(n)
@@ -172,7 +171,7 @@ def audit(
         # The sets need one number an output: integer rows in memory are coded jointly, real
         # vectors (or a stream of rows) keep the Rényi bounds alone (they take d ≤ 3).
         use_sets = not streamed and codes
-    check_operating_points(options, claim, use_sets)
+    check_operating_points(options, claim, use_sets, False)
     bound_options = _bound_options(options.bound, mechanism, x, project, learned, streamed)
     if streamed and bound_options.transform not in (None, "auto"):
         raise ValueError(
@@ -240,7 +239,7 @@ def audit(
     )
 
 
-def _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha, both_directions, options):
+def _learned_looks(mechanism, x, x_prime, lam, looks, key, claim, alpha, both_directions, options):
     """A sequential audit with ``project="learn"``: learn the score on a training batch first.
 
     The training batch is drawn from keys folded off ``key``
@@ -254,12 +253,12 @@ def _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha, both_direct
     """
     from rdpjax.auditing.learn import train_projection
 
-    if options.schedule is not None:
+    if looks.schedule is not None:
         raise ValueError(
             "project='learn' with a sequential audit takes max_n= (the looks get what the "
             "training leaves), not a schedule."
         )
-    max_n = _whole_number(options.max_n if options.max_n is not None else 10**5)
+    max_n = _whole_number(looks.max_n if looks.max_n is not None else 10**5)
     dim, _ = _outputs(mechanism, x, None)
     n_train = int(min(options.training.fraction * max_n, max(500, 50 * dim)))
     if max_n - n_train < 200:
@@ -274,10 +273,10 @@ def _learned_looks(mechanism, x, x_prime, lam, n, key, claim, alpha, both_direct
     learned, rest = train_projection(
         "learn", mechanism, key, x, x_prime, max_n, options.stream.batch_size, training
     )
-    looks = dataclasses.replace(options, project=learned, max_n=rest)
     report = audit(
-        mechanism, x, x_prime, lam, key=key, n=n, claim=claim, alpha=alpha,
-        both_directions=both_directions, options=looks,
+        mechanism, x, x_prime, lam, key=key, n=dataclasses.replace(looks, max_n=rest),
+        claim=claim, alpha=alpha, both_directions=both_directions,
+        options=dataclasses.replace(options, project=learned),
     )  # fmt: skip
     settings = json.loads(report.settings) | {"n_asked": max_n, "projection": learned.to_dict()}
     return dataclasses.replace(report, settings=json.dumps(settings))

@@ -3,10 +3,11 @@
 :class:`AuditOptions` gathers what :func:`rdpjax.audit` needs beyond *what* it checks (the
 mechanism, the pair, the orders, n, the key, the claim, α and the directions): the projection
 of the outputs, how the draws are made and kept (the memory budget that decides between memory
-and the stream, progress, the densities for the report), the sequential schedule and its
-checkpoint, the estimator's :class:`rdpjax.BoundOptions` and the stream's
-:class:`rdpjax.stream.StreamOptions`. :func:`audit_options` lets :func:`rdpjax.audit` take the
-object or any of these fields by name.
+and the stream, progress, the densities for the report), the estimator's
+:class:`rdpjax.BoundOptions`, the stream's :class:`rdpjax.stream.StreamOptions` and the sets'
+:class:`rdpjax.rejection.SetOptions`. :func:`audit_options` lets :func:`rdpjax.audit` take the
+object or any of these fields by name. How many draws is a value of its own: ``n=`` a whole
+number (fixed n) or a :class:`Looks` (a sequential audit).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rdpjax.estimator.options import BoundOptions, or_default
 from rdpjax.rejection.options import SetOptions
 from rdpjax.stream.options import BOUND_FIELDS, STREAM_FIELDS, StreamOptions, split_options
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "Training", "audit_options"]
+__all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "Looks", "Training", "audit_options"]
 
 DEFAULT_MEMORY_BUDGET = 2**29
 """Bytes the in-memory draws may take (512 MiB) before :func:`rdpjax.audit` streams them instead.
@@ -56,6 +57,49 @@ class Training:
         check_int(self.max_outputs, "max_outputs", 20)
 
 
+@dataclasses.dataclass(frozen=True)
+class Looks:
+    """A sequential plan of draws, the value :func:`rdpjax.audit` takes as ``n=`` for it.
+
+    ``rdpjax.audit(..., n=10**6)`` draws 10⁶ outputs a side once; ``n=Looks(max_n=10**6)``
+    draws in looks of growing size up to ``max_n`` and stops at the first look that refutes the
+    claim (:mod:`rdpjax.auditing.sequential`; for an (ε, δ) or GDP claim, by betting on sets,
+    :mod:`rdpjax.rejection.betting`). Every look's statements hold together at 1 − α, so a true
+    claim is refuted with probability ≤ α however early the audit stops.
+
+    Attributes:
+      max_n: outputs per database at the last look (a whole number; ``1e6`` is accepted).
+        ``None``: the schedule's, or 10⁵ for the betting test.
+      schedule: the looks and their levels
+        (:func:`rdpjax.auditing.sequential.geometric_schedule`; default from ``max_n`` and α);
+        Rényi looks only.
+      checkpoint: a folder where the draws so far (binned) and the looks are saved after every
+        batch.
+      resume: continue the audit saved in ``checkpoint``.
+    """
+
+    max_n: int | float | None = None
+    schedule: Any = None
+    checkpoint: str | Path | None = None
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_n is not None and (
+            isinstance(self.max_n, bool)
+            or not isinstance(self.max_n, int | float)
+            or not float(self.max_n).is_integer()
+            or self.max_n < 2
+        ):
+            raise ValueError(f"max_n must be a whole number ≥ 2; got {self.max_n!r}.")
+        if self.resume not in (True, False):
+            raise ValueError(f"resume must be True or False; got {self.resume!r}.")
+        if self.resume and self.checkpoint is None:
+            raise ValueError("resume=True needs the checkpoint folder to resume from.")
+
+
+REMOVED_FIELDS = ("sequential", "max_n", "schedule", "checkpoint", "resume")
+"""The flags a sequential audit took before it was a value: now :class:`Looks`."""
+
 TESTS = ("auto", "renyi", "both")
 """The values of :attr:`AuditOptions.test`."""
 
@@ -76,14 +120,6 @@ class AuditOptions:
         ``False``: never.
       densities: also keep the densities behind the bound (``AuditReport.densities``): one more
         pass over the draws; only for draws in memory with 1-D or discrete outputs.
-      sequential: draw in looks of growing size up to ``max_n`` per database and stop at the
-        first look whose bound refutes the claim (:mod:`rdpjax.auditing.sequential`).
-      max_n: outputs per database at the last look (sequential only).
-      schedule: the looks and their levels (sequential only;
-        :func:`rdpjax.auditing.sequential.geometric_schedule`, default from ``max_n`` and α).
-      checkpoint: sequential only: a folder where the draws so far (binned) and the looks are
-        saved after every batch.
-      resume: sequential only: continue the audit saved in ``checkpoint``.
       test: which statistics check the claim. ``"renyi"``: Rényi bounds only. ``"both"``:
         Rényi bounds and certified rejection sets (:mod:`rdpjax.rejection`) on the same draws,
         each at α/2, so that everything reported holds together at 1 − α. ``"auto"``:
@@ -107,11 +143,6 @@ class AuditOptions:
     memory_budget: int = DEFAULT_MEMORY_BUDGET
     progress: bool | None = None
     densities: bool = False
-    sequential: bool = False
-    max_n: int | float | None = None
-    schedule: Any = None
-    checkpoint: str | Path | None = None
-    resume: bool = False
     test: str = "auto"
     sets: SetOptions = SetOptions()
     training: Training = Training()
@@ -131,12 +162,6 @@ class AuditOptions:
                 "an audit sets the stream's project and progress itself: pass project= and "
                 "progress= to the audit."
             )
-        if not self.sequential:
-            for name in ("max_n", "schedule", "checkpoint"):
-                if getattr(self, name) is not None:
-                    raise ValueError(f"{name}= is for a sequential audit (sequential=True).")
-            if self.resume:
-                raise ValueError("resume=True is for a sequential audit (sequential=True).")
 
 
 AUDIT_FIELDS = tuple(
@@ -162,6 +187,12 @@ def audit_options(options: AuditOptions | None, fields: Mapping[str, Any]) -> Au
       TypeError: on any other name, or an ``options`` of another type.
       ValueError: on a bad value.
     """
+    removed = sorted(set(fields) & set(REMOVED_FIELDS))
+    if removed:
+        raise TypeError(
+            f"audit() takes no {removed[0]}=: a sequential audit is n=rdpjax.Looks(max_n=…, "
+            "schedule=…, checkpoint=…, resume=…) (rdpjax.auditing.Looks)."
+        )
     known = {*AUDIT_FIELDS, *BOUND_FIELDS, *_STREAM_ONLY, *SET_FIELDS}
     unknown = sorted(set(fields) - known)
     if "claimed_epsilon" in unknown:

@@ -61,7 +61,7 @@ def uses_sets(test: str, claim: Any, sequential: bool = False) -> bool:
     return kind in (("approx_dp", "gdp") if sequential else SET_KINDS)
 
 
-def check_operating_points(options: Any, claim: Any, use_sets: bool) -> None:
+def check_operating_points(options: Any, claim: Any, use_sets: bool, sequential: bool) -> None:
     """Refuse ``tpr_at_fpr=`` where the audit runs no fixed-n rejection-set test to report it.
 
     The certified TPR at a target FPR is counted on the sets' cells
@@ -71,9 +71,9 @@ def check_operating_points(options: Any, claim: Any, use_sets: bool) -> None:
     Raises:
         ValueError: naming what to change.
     """
-    if not options.sets.tpr_at_fpr or (use_sets and not options.sequential):
+    if not options.sets.tpr_at_fpr or (use_sets and not sequential):
         return
-    if options.sequential:
+    if sequential:
         why = "a sequential audit (betting or Rényi looks) keeps no cell counts"
     else:
         why = f"this audit runs Rényi bounds alone ({'no claim' if claim is None else claim})"
@@ -107,28 +107,28 @@ def set_test_of_audit(key, draws, claim, alpha, options):
     return set_test(k_sets, p, q, claim, alpha=alpha, options=options.sets)
 
 
-def betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options) -> AuditReport:
+def betting_audit(mechanism, key, x, x_prime, claim, alpha, looks, options) -> AuditReport:
     """A sequential audit of an (ε, δ), ε-DP or GDP claim by betting on rejection sets.
 
     Anytime-valid (:mod:`rdpjax.rejection.betting`): the claim is refuted at the first batch
     whose e-value reaches 1/α, and a true claim is ever refuted with probability ≤ α. The
     whole α goes to the betting test; no Rényi bounds are computed. With
-    ``options.checkpoint`` the test's state is kept there
-    (:mod:`rdpjax.auditing.sequential.betting_file`) and ``options.resume`` continues it.
+    ``looks.checkpoint`` the test's state is kept there
+    (:mod:`rdpjax.auditing.sequential.betting_file`) and ``looks.resume`` continues it;
+    ``looks.max_n`` defaults to 10⁵ outputs a side.
     """
     from rdpjax.rejection.betting import sequential_set_test
 
-    if options.schedule is not None:
+    if looks.schedule is not None:
         raise ValueError(
             f"{claim} is tested sequentially by betting, which has no schedule of looks; pass "
             "test='renyi' for Rényi looks (GDP claims)."
         )
-    if options.resume and options.checkpoint is None:
-        raise ValueError("resume=True needs the checkpoint folder to resume from.")
+    max_n = int(looks.max_n) if looks.max_n is not None else 10**5
     sample = mechanism if not isinstance(mechanism, Mechanism) else numpy_sampler(mechanism)
     project = options.project  # a function: rdpjax.audit learns a "learn" score before this
     checkpoint = None
-    if options.checkpoint is not None:
+    if looks.checkpoint is not None:
         from rdpjax.auditing.sequential.betting_file import BettingFile
 
         fingerprint = {
@@ -138,7 +138,7 @@ def betting_audit(mechanism, key, x, x_prime, claim, alpha, max_n, options) -> A
             "max_n": int(max_n), "batch": int(options.stream.batch_size),
             "project": None if project is None else getattr(project, "__name__", str(project)),
         }  # fmt: skip
-        checkpoint = BettingFile(options.checkpoint, fingerprint, bool(options.resume))
+        checkpoint = BettingFile(looks.checkpoint, fingerprint, bool(looks.resume))
     result = sequential_set_test(
         key, sample, x, x_prime, claim, alpha=alpha, max_n=max_n,
         batch=options.stream.batch_size, project=project, checkpoint=checkpoint,

@@ -147,7 +147,7 @@ def _say_how_long(mechanism, x, n: int, n_given: bool) -> None:
 def _sequential_options(args, report_dir):
     """``audit``'s size arguments and the report folder (``--resume DIR`` writes its report to DIR).
 
-    The size arguments are ``n=``, or ``sequential``/``max_n``/``checkpoint``/``resume``.
+    The size argument is ``n=``: a whole number, or a :class:`rdpjax.auditing.Looks` (sequential).
     """
     if args.resume is not None:
         if not args.until_refuted:
@@ -166,12 +166,11 @@ def _sequential_options(args, report_dir):
         return {"n": 10**6 if args.n is None else args.n}, report_dir
     if args.n is not None:
         raise CliError("--until-refuted draws up to --max-n outputs per database; drop --n")
-    return {
-        "sequential": True,
-        "max_n": 10**6 if args.max_n is None else args.max_n,
-        "checkpoint": report_dir,
-        "resume": args.resume is not None,
-    }, report_dir
+    from rdpjax.auditing import Looks
+
+    max_n = 10**6 if args.max_n is None else args.max_n
+    looks = Looks(max_n=max_n, checkpoint=report_dir, resume=args.resume is not None)
+    return {"n": looks}, report_dir
 
 
 def _kept(report_dir) -> str:

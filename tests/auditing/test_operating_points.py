@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import rdpjax
+from rdpjax.auditing import Looks
 from rdpjax.claims import approx_dp, zcdp
 from rdpjax.mechanisms import Gaussian
 
@@ -34,7 +35,7 @@ def test_audit_refuses_points_it_cannot_report():
         rdpjax.audit(gauss, X, X_PRIME, key=jax.random.key(0), n=1000, claim=zcdp(0.5),
                      tpr_at_fpr=0.01)  # fmt: skip
     with pytest.raises(ValueError, match="tpr_at_fpr= .* sequential audit"):
-        rdpjax.audit(gauss, X, X_PRIME, key=jax.random.key(0), sequential=True,
+        rdpjax.audit(gauss, X, X_PRIME, key=jax.random.key(0), n=Looks(max_n=10_000),
                      claim=approx_dp(1.0, 1e-5), tpr_at_fpr=0.01)  # fmt: skip
     with pytest.raises(ValueError, match="tpr_at_fpr must be"):
         rdpjax.audit(gauss, X, X_PRIME, key=jax.random.key(0), n=1000,

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import rdpjax
+from rdpjax.auditing import Looks
 from rdpjax.claims import approx_dp, from_dp_accounting, gdp, pure_dp, rdp, zcdp
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -58,8 +59,8 @@ KINDS = {
     "false RDP table": (rdp({2.0: 0.2, 4.0: 0.4}), {}, True),
     "false dp_accounting": (_gaussian_event(2.0), {}, True),
     "false (ε, δ) streamed": (approx_dp(1.0, 1e-5), {"memory_budget": 0, "n": 10_000}, True),
-    "false GDP by betting": (gdp(0.5), {"sequential": True, "max_n": 10_000, "n": None}, True),
-    "false zCDP by looks": (zcdp(0.2), {"sequential": True, "max_n": 10_000, "n": None}, True),
+    "false GDP by betting": (gdp(0.5), {"n": Looks(max_n=10_000)}, True),
+    "false zCDP by looks": (zcdp(0.2), {"n": Looks(max_n=10_000)}, True),
 }
 
 
@@ -162,7 +163,7 @@ def test_vector_outputs_are_refused_before_the_draws():
         calls.append(m)
         return np.sum(database) + rng.normal(0.0, 1.0, size=(m, 5))
 
-    for fields in ({"n": 10**5}, {"sequential": True, "max_n": 10**5}):
+    for fields in ({"n": 10**5}, {"n": Looks(max_n=10**5)}):
         calls.clear()
         with pytest.raises(OutputDimensionError, match="project='learn'") as err:
             rdpjax.audit(five, [1.0], [0.0], key=jax.random.key(0), claim=zcdp(0.1), **fields)
@@ -170,13 +171,13 @@ def test_vector_outputs_are_refused_before_the_draws():
     calls.clear()
     with pytest.raises(OutputDimensionError) as err:  # betting on sets takes one number
         rdpjax.audit(five, [1.0], [0.0], key=jax.random.key(0), claim=approx_dp(1.0, 1e-5),
-                     sequential=True, max_n=10**5)  # fmt: skip
+                     n=Looks(max_n=10**5))  # fmt: skip
     assert err.value.most == 1 and sum(calls) <= 2
 
 
 @pytest.mark.parametrize("claim", [zcdp(0.05), approx_dp(0.5, 1e-5)])
 def test_a_learned_score_in_a_sequential_audit(claim):
-    """`project="learn"` with `sequential=True`: a score learned on a training batch, frozen,
+    """`project="learn"` with `n=Looks(…)`: a score learned on a training batch, frozen,
     then the looks (or the betting test); the report counts the training in what was drawn."""
 
     def step(rng, database, m):  # 10-D, mean shift 1 along the first axis: ρ = 0.5 ≫ 0.05
@@ -185,7 +186,7 @@ def test_a_learned_score_in_a_sequential_audit(claim):
         return out
 
     r = rdpjax.audit(step, [1.0], [0.0], key=jax.random.key(3), claim=claim, project="learn",
-                     sequential=True, max_n=20_000, progress=False)  # fmt: skip
+                     n=Looks(max_n=20_000), progress=False)  # fmt: skip
     s = r.sizes()
     assert r.refuted and s["asked"] == 20_000 and s["training"] == 500
     assert s["training"] < s["drawn"] <= 20_000

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 import rdpjax
+from rdpjax.auditing import Looks
 from rdpjax.claims import pure_dp
 from rdpjax.estimator.support import gap_evidence, split_counts, split_rows, support_gap
 from rdpjax.mechanisms import RandomizedResponse
@@ -90,7 +91,7 @@ def test_zero_noise_bug_is_noted_and_its_bound_grows_with_n():
         lowers.append(float(report.lower[0]))
     assert lowers[0] < lowers[1] < lowers[2]  # log(1/τ) with the floor τ ∝ n^(−0.4)
     seq = rdpjax.audit(
-        zero_noise, X, X_PRIME, sequential=True, max_n=1_000, key=jax.random.key(0),
+        zero_noise, X, X_PRIME, n=Looks(max_n=1_000), key=jax.random.key(0),
         claim=pure_dp(1.0), progress=False,
     )  # fmt: skip
     assert seq.is_refuted and seq.bound.discrete and "may be infinite" in seq.notes[0]

@@ -9,6 +9,7 @@ import pytest
 
 import rdpjax
 from rdpjax import mechanisms
+from rdpjax.auditing import Looks
 from rdpjax.claims import approx_dp, gdp, zcdp
 
 
@@ -76,8 +77,8 @@ def test_integer_rows_are_coded_jointly_for_the_sets():
 
 def test_sequential_audits_bet_on_sets():
     report = rdpjax.audit(
-        noisy_sum, [1.0], [0.0], key=jax.random.key(2), claim=gdp(0.5), sequential=True,
-        max_n=20_000, progress=False,
+        noisy_sum, [1.0], [0.0], key=jax.random.key(2), claim=gdp(0.5),
+        n=Looks(max_n=20_000), progress=False,
     )  # fmt: skip
     assert report.bound is None and report.is_refuted and report.n < 5_000
     assert report.verdict().startswith("REFUTED") and "e-value" in report.verdict()
@@ -124,7 +125,7 @@ def test_approx_dp_with_delta_zero_is_audited_as_pure_dp(sequential):
     # alone ("claimed: none") while pure_dp(0.35) got the ε-DP Rényi curve.
     from rdpjax.claims import pure_dp
 
-    size = dict(sequential=True, max_n=4_000) if sequential else dict(n=4_000)
+    size = dict(n=Looks(max_n=4_000) if sequential else 4_000)
     common = dict(key=jax.random.key(11), progress=False, **size)
     claims = (approx_dp(0.35, 0.0), pure_dp(0.35))
     reports = [rdpjax.audit(_two_sided_geometric, [1], [0], claim=c, **common) for c in claims]
@@ -139,12 +140,12 @@ def test_approx_dp_with_delta_zero_is_audited_as_pure_dp(sequential):
 
 
 def test_a_sequential_betting_audit_is_the_same_for_sorted_batches():
-    # Issue 51: the betting route (audit(…, sequential=True) with a GDP claim) on a sampler
+    # Issue 51: the betting route (audit(…, n=Looks(…)) with a GDP claim) on a sampler
     # returning each batch sorted: the same test as on the same draws unsorted.
     def sorted_sum(rng, database, m):
         return np.sort(noisy_sum(rng, database, m))
 
-    kw = dict(key=jax.random.key(4), claim=gdp(0.8), sequential=True, max_n=5_000)
+    kw = dict(key=jax.random.key(4), claim=gdp(0.8), n=Looks(max_n=5_000))
     a = rdpjax.audit(noisy_sum, [1.0], [0.0], progress=False, **kw)
     b = rdpjax.audit(sorted_sum, [1.0], [0.0], progress=False, **kw)
     assert a.sets == b.sets and a.verdict() == b.verdict() and a.n == b.n

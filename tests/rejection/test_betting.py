@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from rdpjax.auditing import Looks
 from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp, zcdp
 from rdpjax.rejection import bets as bets_module
 from rdpjax.rejection.bets import SortedPast, epsilon_grid, log_multipliers, plan_bets
@@ -333,13 +334,14 @@ def test_an_interrupted_test_resumes_as_an_uninterrupted_one():
 def test_a_betting_audit_keeps_and_resumes_its_checkpoint(tmp_path):
     import rdpjax
 
-    common = dict(key=jax.random.key(3), sequential=True, max_n=5_000, claim=gdp(0.6),
-                  progress=False, checkpoint=tmp_path)  # fmt: skip
+    looks = Looks(max_n=5_000, checkpoint=tmp_path)
+    common = dict(key=jax.random.key(3), n=looks, claim=gdp(0.6), progress=False)
     first = rdpjax.audit(_noisy_sum, [1.0], [0.0], **common)
     assert (tmp_path / "betting.npz").exists() and first.refuted
     with pytest.raises(ValueError, match="holds a betting audit's draws"):
         rdpjax.audit(_noisy_sum, [1.0], [0.0], **common)
-    again = rdpjax.audit(_noisy_sum, [1.0], [0.0], resume=True, **common)
+    resumed = common | {"n": Looks(max_n=5_000, checkpoint=tmp_path, resume=True)}
+    again = rdpjax.audit(_noisy_sum, [1.0], [0.0], **resumed)
     assert again.sets == first.sets
     with pytest.raises(ValueError, match="belongs to another audit"):
-        rdpjax.audit(_noisy_sum, [1.0], [0.0], resume=True, **(common | {"claim": gdp(0.5)}))
+        rdpjax.audit(_noisy_sum, [1.0], [0.0], **(resumed | {"claim": gdp(0.5)}))

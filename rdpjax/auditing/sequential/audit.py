@@ -21,7 +21,7 @@ from rdpjax._internal.progress import progress_bar
 from rdpjax._json import json_floats
 from rdpjax._keys import as_key
 from rdpjax.auditing.draws import exact_divergences, mechanism_source_sha256, user_function
-from rdpjax.auditing.options import AuditOptions, audit_options
+from rdpjax.auditing.options import AuditOptions, Looks, audit_options
 from rdpjax.auditing.report import AuditReport, Look, json_ready
 from rdpjax.auditing.sequential.engine import add_batch, empty_counts, look_bound
 from rdpjax.auditing.sequential.options import OPTIONS, look_options
@@ -64,12 +64,13 @@ def sequential_audit(
     claim=None,
     alpha: float = 0.05,
     both_directions: bool = True,
+    looks: Looks | None = None,
     options: AuditOptions | None = None,
     **fields,
 ) -> AuditReport:
     """Audit ``mechanism`` in looks of growing size; stop at the first refutation of ``claim``.
 
-    Use it through :func:`rdpjax.audit` (``sequential=True, max_n=…``), which resolves the claim;
+    Use it through :func:`rdpjax.audit` (``n=rdpjax.Looks(max_n=…)``), which resolves the claim;
     the arguments are those of :func:`rdpjax.audit` (described there in full).
 
     Args:
@@ -83,22 +84,28 @@ def sequential_audit(
       claim: the :class:`rdpjax.claims.Claim` to refute, or ``None``.
       alpha: family-wise error level shared by every look's bounds (default schedule only).
       both_directions: also bound ``D_λ(Q‖P)``.
-      options: the :class:`~rdpjax.auditing.options.AuditOptions`; of its fields a sequential
-        audit reads ``max_n`` (outputs per side at the last look, with the default schedule),
-        ``schedule`` (:func:`rdpjax.auditing.sequential.geometric_schedule`; default
+      looks: the :class:`~rdpjax.auditing.Looks` (required in practice: its ``max_n`` or
+        ``schedule``): ``max_n`` (outputs per side at the last
+        look, with the default schedule), ``schedule``
+        (:func:`rdpjax.auditing.sequential.geometric_schedule`; default
         ``geometric_schedule(max_n, alpha=alpha)``; its levels replace ``alpha``),
         ``checkpoint`` (a folder for :data:`rdpjax.auditing.sequential.state.CHECKPOINT`),
-        ``resume`` (continue from it; without it an existing checkpoint is an error),
-        ``project``, ``progress``, the stream's ``batch_size``, and :data:`OPTIONS`.
+        ``resume`` (continue from it; without it an existing checkpoint is an error).
+      options: the :class:`~rdpjax.auditing.options.AuditOptions`; of its fields a sequential
+        audit reads ``project``, ``progress``, the stream's ``batch_size``, and
+        :data:`OPTIONS`.
       **fields: those fields by name, as in :func:`rdpjax.audit`.
 
     Returns:
       An :class:`rdpjax.AuditReport` of the last look taken, with
       :attr:`~rdpjax.AuditReport.looks`.
     """
-    options = audit_options(options, {**fields, "sequential": True})
-    max_n, schedule, checkpoint = options.max_n, options.schedule, options.checkpoint
-    resume, project, progress = options.resume, options.project, options.progress
+    options = audit_options(options, fields)
+    looks = Looks() if looks is None else looks
+    if not isinstance(looks, Looks):
+        raise ValueError(f"looks must be a rdpjax.auditing.Looks; got {looks!r}.")
+    max_n, schedule, checkpoint = looks.max_n, looks.schedule, looks.checkpoint
+    resume, project, progress = looks.resume, options.project, options.progress
     batch_size = options.stream.batch_size
     exact = None
     if isinstance(mechanism, Mechanism):
@@ -118,8 +125,6 @@ def sequential_audit(
         )
     elif max_n is not None and int(max_n) != schedule.max_n:
         raise ValueError(f"max_n={max_n} differs from the schedule's last look {schedule.max_n}.")
-    if resume and checkpoint is None:
-        raise ValueError("resume=True needs the checkpoint folder to resume from.")
     source = make_source(mechanism, x, x_prime, key, project, options.discrete)
     recorded = json_ready({**options.chosen(), "discrete": options.discrete})
     fingerprint = _fingerprint(
@@ -181,17 +186,13 @@ def sequential_audit(
     return _report(state, bound, schedule, claim, exact, name, project, options, checkpoint, extra)
 
 
-def from_audit(mechanism, x, x_prime, lam, *, n, key, alpha, both_directions, claim, options):
-    """``rdpjax.audit(…, sequential=True)``: checks, then :func:`sequential_audit`.
+def from_audit(mechanism, x, x_prime, lam, *, looks, key, alpha, both_directions, claim, options):
+    """``rdpjax.audit(…, n=Looks(…))``: checks, then :func:`sequential_audit`.
 
     The checks are those of the audit's arguments that a sequential audit does not take.
     """
-    if n is not None:
-        raise ValueError(
-            "a sequential audit draws up to max_n outputs per database; pass max_n= instead of n=."
-        )
     if options.densities:
-        raise ValueError("densities=True needs the draws in memory; not with sequential=True.")
+        raise ValueError("densities=True needs the draws in memory; not with n=Looks(…).")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         report = sequential_audit(
@@ -203,6 +204,7 @@ def from_audit(mechanism, x, x_prime, lam, *, n, key, alpha, both_directions, cl
             claim=claim,
             alpha=alpha,
             both_directions=both_directions,
+            looks=looks,
             options=options,
         )
     for w in caught:  # re-issued at the caller of rdpjax.audit
