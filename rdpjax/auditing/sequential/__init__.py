@@ -1,8 +1,8 @@
 """Sequential audits: stop as soon as a claim is refuted, valid under optional stopping.
 
-:func:`rdpjax.audit` with ``n=rdpjax.Looks(max_n=N)`` (``rdpjax audit … --until-refuted
---max-n N``) draws in growing batches, bounds ε(λ) at every look of a :class:`Schedule` fixed in advance at
-a level spent from α, and stops at the first look whose bound exceeds the claim. Because the looks'
+:func:`rdpjax.audit` with ``n=rdpjax.Looks(max_n=N)`` (``rdpjax audit … --until-refuted --max-n N``)
+draws in growing batches, bounds ε(λ) at every look of a :class:`Schedule` fixed in advance at a
+level spent from α, and stops at the first look whose bound exceeds the claim. Because the looks'
 levels sum to at most α, a true claim is refuted with probability ≤ α however many looks are taken
 (:mod:`rdpjax.auditing.sequential.schedule`); every setting of a look is fixed before the draws
 (:mod:`rdpjax.auditing.sequential.setup`); a checkpoint keeps every draw an interrupted audit made,
