@@ -13,9 +13,12 @@ number (fixed n) or a :class:`Looks` (a sequential audit).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from rdpjax._validation import check_int
 from rdpjax.estimator.options import BoundOptions, or_default
@@ -86,7 +89,8 @@ class Looks:
     def __post_init__(self) -> None:
         if self.max_n is not None and (
             isinstance(self.max_n, bool)
-            or not isinstance(self.max_n, int | float)
+            or not isinstance(self.max_n, int | float | np.integer | np.floating)
+            or not math.isfinite(float(self.max_n))
             or not float(self.max_n).is_integer()
             or self.max_n < 2
         ):

@@ -20,10 +20,15 @@ together at 1 − α.
 
 **On cells.** :func:`cell_operating_point` ranks cells (their order fixed by the selection draws,
 :mod:`rdpjax.rejection.cells`) and takes only the certification counts per cell, as a streamed
-audit keeps them: the draws of the cell that holds the threshold are placed in a uniformly random
-order drawn from a Generator (the jitter), which only needs how many of each side the cell holds.
-That is the same randomized distinguisher as jittering every draw, so the argument above holds
-unchanged, at any n the stream counts. Host numpy, O(C) for C cells.
+audit keeps them. Cells are ranked by their score (equal scores by cell index), and inside the
+cell that holds the threshold every draw gets an independent uniform jitter, drawn from a
+Generator: the threshold is the jitter of that cell's (a + 1)-th negative from the top, whose
+share of the cell above it is ``V ~ Beta(a + 1, c_q − a)`` (the (a + 1)-th largest of c_q
+uniforms is Beta(c_q − a, a + 1), David & Nagaraja §2.1), and the cell's positives above it are
+``Binomial(c_p, V)`` given V, their jitters being independent of the negatives'. Drawing V and
+that count is the same randomized distinguisher as jittering every draw ("positive" for the
+cells ranked higher, and for the cut cell with probability V), so the argument above holds
+unchanged, at any n the stream counts, in O(C) for C cells (host numpy).
 
 The set test runs it as a registered statistic of its cells (:mod:`rdpjax.rejection.statistics`,
 :data:`OPERATING_POINTS`): ``SetOptions(tpr_at_fpr=…)`` asks for it.
@@ -79,8 +84,10 @@ class OperatingPoint:
 
     Attributes:
         target_fpr: the FPR asked for.
-        threshold: "positive" iff score > threshold (+inf when no k certifies the target); on
-            cells, the selection's estimated log ratio of the cell that holds the threshold.
+        threshold: "positive" iff score > threshold (+inf when no k certifies the target; on raw
+            scores with ties among the negatives the FPR interval's lower end assumes none); on
+            cells, the selection's estimated log ratio of the cell that holds the threshold
+            (the distinguisher is the cell rank, then the jitter: ``cut``).
         fpr: the FPR reached, ``false_positives / n_out`` (≤ the target).
         fpr_interval: Clopper–Pearson interval for the true FPR of the distinguisher, at
             1 − α/2; its upper end is ≤ ``target_fpr`` whenever ``certified``.
@@ -91,11 +98,10 @@ class OperatingPoint:
             ``n_out ≥ log(α/4) / log(1 − target)``); if not, nothing is called positive and
             both rates are exactly 0 (intervals (0, 0)).
         true_positives, false_positives, n_in, n_out, alpha: the counts and level behind them.
-        cut: on cells, where the threshold fell: ``(cell, above, size)``, the cell holding it,
-            how many of that cell's draws (either side) lie above it, and the cell's draws; the
-            threshold's jitter is then the (above + 1)-th largest of ``size`` uniforms, so the
-            distinguisher's true rates are a law's masses of the cells ranked higher plus
-            ``1 − Beta(size − above, above + 1)`` of that cell's. ``None`` on raw scores.
+        cut: on cells, the distinguisher: ``(cell, share)``, the cell holding the threshold and
+            the share V of its outputs called positive (module docstring); its true rates under
+            a law are the masses of the cells ranked higher plus V times that cell's.
+            ``None`` on raw scores.
     """
 
     target_fpr: float
@@ -110,7 +116,7 @@ class OperatingPoint:
     n_in: int
     n_out: int
     alpha: float
-    cut: tuple[int, int, int] | None = None
+    cut: tuple[int, float] | None = None
 
     def describe(self) -> str:
         """One line, e.g. ``TPR 0.412 [0.38, 0.44] at FPR 0.0090 [0.005, 0.0099] (target 0.01)``."""
@@ -133,7 +139,7 @@ class OperatingPoint:
 
 def operating_point(
     tp: int, fp: int, n_in: int, n_out: int, k: int, target: float, alpha: float,
-    threshold: float, cut: tuple[int, int, int] | None = None,
+    threshold: float, cut: tuple[int, float] | None = None,
 ) -> OperatingPoint:  # fmt: skip
     """The :class:`OperatingPoint` of counts ``tp`` of ``n_in`` and ``fp`` of ``n_out`` at k."""
     f_lo, f_hi = interval(fp, n_out, alpha / 2)
@@ -192,12 +198,12 @@ def cell_operating_point(
     cell = order[j]
     before_q = int(above_q[j] - c_q[cell])
     before_p = int(c_p[order[:j]].sum())
-    # The cell's draws in a uniform random order (the jitter): positives above the
-    # (k − before_q + 1)-th negative of the cell from the top.
-    labels = rng.permutation(np.r_[np.ones(c_p[cell], bool), np.zeros(c_q[cell], bool)])
-    at = int(np.flatnonzero(~labels)[k - before_q])  # the threshold's place in the cell
-    tp = before_p + int(labels[:at].sum())
-    cut = (int(cell), at, int(labels.size))
+    # The threshold is the jitter of the cell's (a + 1)-th negative from the top: the share of
+    # the cell above it is Beta(a + 1, c_q − a), and the positives above it Binomial(c_p, V).
+    a = k - before_q
+    share = float(rng.beta(a + 1, int(c_q[cell]) - a))
+    tp = before_p + int(rng.binomial(int(c_p[cell]), share))
+    cut = (int(cell), share)
     return operating_point(tp, k, n_p, n_q, k, target, alpha, float(scores[cell]), cut)
 
 

@@ -49,19 +49,17 @@ def _laws():
 LAWS = _laws()
 
 
-def true_rates(rng, point, scores, p, q):
-    """The true (FPR, TPR) of the randomized distinguisher behind ``point``, one draw of its jitter.
+def true_rates(point, scores, p, q):
+    """The true (FPR, TPR) of the randomized distinguisher behind ``point`` under (P, Q) = (p, q).
 
-    The cells ranked above the cut count whole; of the cut's cell, the share of its mass whose
-    jitter exceeds the threshold's, ``1 − u``, with ``u`` the (above + 1)-th largest of ``size``
-    uniforms: Beta(size − above, above + 1) (the j-th smallest of n uniforms is Beta(j, n − j + 1)).
+    "Positive" on the cells ranked above the cut (by score, equal scores by index), and on the
+    cut cell with probability ``share`` (``OperatingPoint.cut``).
     """
     if not point.certified:
         return 0.0, 0.0
-    cell, above, size = point.cut
+    cell, share = point.cut
     order = np.argsort(-np.asarray(scores, np.float64), kind="stable")
     higher = order[: int(np.flatnonzero(order == cell)[0])]
-    share = 1.0 - rng.beta(size - above, above + 1)
     return (
         float(q[higher].sum() + share * q[cell]),
         float(p[higher].sum() + share * p[cell]),

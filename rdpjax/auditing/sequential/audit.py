@@ -218,7 +218,7 @@ def _start(source, schedule, options, fingerprint, checkpoint, resume) -> State:
         if state is not None and not resume:
             raise ValueError(
                 f"{Path(checkpoint) / CHECKPOINT} holds an audit's draws; continue it with "
-                "resume=True (--resume), or use another folder."
+                "Looks(…, resume=True) (--resume), or use another folder."
             )
         if state is None and resume:
             raise ValueError(f"no checkpoint to resume in {checkpoint} ({CHECKPOINT} is missing).")

@@ -58,8 +58,8 @@ class BettingFile:
             return None
         if not self.resume:
             raise ValueError(
-                f"{self.path} holds a betting audit's draws; continue it with resume=True "
-                "(--resume), or use another folder."
+                f"{self.path} holds a betting audit's draws; continue it with Looks(…, "
+                "resume=True) (--resume), or use another folder."
             )
         try:
             with np.load(self.path, allow_pickle=False) as data:
