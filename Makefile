@@ -19,9 +19,8 @@ demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
-# `make test`: the whole suite, every test (1,506 tests: 14.4 and 16.6 min in two runs on 2 cores
-# on 2026-12-06 with nothing else running, 24-27 min of CPU; the same suite beside other studies
-# took 29-35 min).
+# `make test`: the whole suite, every test (1,533 tests: 15.4 min on 2 cores on 2026-12-06 with
+# nothing else running; 17.8 min beside one benchmark; 29-35 min beside other studies).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
 # notebooks, the type check, multi-device runs, studies): 1.5 min on 2 cores, under 3 with the
 # machine shared (load 5-6); for the loop of editing and testing, `make test` before a commit.
