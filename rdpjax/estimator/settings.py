@@ -59,66 +59,27 @@ class Defaults:
     """Tuning rules for (h, τ, β), in standardized units (data divided by a pooled scale).
 
     Chosen by the calibration study ``benchmarks/calibration/calibrate.py`` (coverage of the 95%
-    bound and tightness, Gaussian and Laplace b = 5, n = 1e4 … 1e7, R = 200); the README shows its
-    table.
+    bound and tightness, Gaussian and Laplace b = 5, n = 1e4 … 1e7, R = 200) and the studies
+    after it; the evidence for each rule and constant, with its numbers, is in
+    ``docs/calibration.md`` ("Why the Defaults are what they are").
 
     Continuous (d dimensions, pooled robust scale ``s`` per axis, ``n = min(n_p, n_q)``):
-      * bandwidth ``h = bandwidth_factor · s · n^(−a_d)``, ``a_1 = bandwidth_exponent_1d``.
-        The plug-in ``∫ p̂^λ q̂_τ^{1−λ}`` is convex, so KDE noise biases it *upward* by
-        O(λ² · range / (n h)), which the first-order standard error O(n^(−1/2)) does not see;
-        the smoothing bias is downward (data processing). Measured before the second-order
-        correction existed: a = 1/3 left the Laplace mechanism's λ = 5, 7 bounds above the
-        truth in 30–60% of replications at n = 1e4–1e5; a = 1/4 with factor 1 kept coverage
-        ≥ 0.93 everywhere while the tightness still tends to one. The correction
-        (:mod:`rdpjax.estimator.second_order`, on by default) now removes that bias to second order;
-        the calibration was rerun with it (README table).
+      * bandwidth ``h = bandwidth_factor · s · n^(−a_d)``, ``a_1 = bandwidth_exponent_1d``,
+        ``a_d = a_1 · 3/(2d+1)`` (below 1/(2d)); undersmoothing, since the plug-in's KDE noise
+        biases it upward (removed to second order by :mod:`rdpjax.estimator.second_order`).
       * floor ``τ = floor_factor · n^(−floor_exponent) / ∏s`` (a density), times the peak
-        ratio (2π)^(−(d−1)/2) when d > 1. Factor 0.03 since the second-order correction (0.1
-        before): at n = 1e6 the floor cost the Poisson-subsampled Laplace 22% of D_2 with 0.1
-        and 6% with 0.03, and coverage stayed ≥ 0.98 at n = 1e4–1e5 (R = 100).
-        It is decoupled from h: a floor ∝ h ("τ slightly
-        larger than h", paper §III-B) costs far more than D itself at small λ (the floored tail
-        mass lowers D_λ by about that mass / (λ−1), while D_2 = 0.04 for the Gaussian).
+        ratio (2π)^(−(d−1)/2) when d > 1, decoupled from h.
       * ``β = 1/τ`` (paper: "fixing β = τ⁻¹ is a reasonable choice").
-    Discrete: ``τ = discrete_floor_factor · n^(−discrete_floor_exponent)`` (√n τ → ∞, as Assumption
-    2 asks), ``β = 1/τ``. Calibrated on randomized response (ε0 = 1.5) with m = 1 (2 outputs) and m
-    = 10 (1024 outputs). Before the second-order correction, factor 0.01 left the m = 10 bound at λ
-    = 7 above the truth in 37% of replications at n = 1e4 and 0.1 was chosen. With the correction (R
-    = 200, ``benchmarks/calibration/calibrate.py --mechanisms randomized_response --n 1e4 1e5
-    --discrete-floor-factor F``): 0.1 sits 4–37 standard errors below the truth (tightness
-    0.58–0.92) and lost 5% of D_2 at n = 1e7; 0.01 is valid but close to the edge (bias/se −0.38 at
-    λ = 7, n = 1e4, coverage 0.980); 0.03 keeps every order ≥ 2.4 s.e. below (coverage 1.000) with
-    tightness 0.79–0.96 at n = 1e4–1e5. At small n the floor is also never below
-    ``discrete_floor_counts / n`` (four samples' worth of probability): a cell expected to hold
-    fewer outputs than that cannot be told from an empty one, and where many cells were that sparse
-    (n/K of a few samples per value) the bias correction undershot and the bound lost its validity —
-    simultaneous coverage (λ = 2, 5, 7, both directions) of a uniform null on 100 values 0.718 at n
-    = 200, 0.820 at 500, 0.943 at 1,000. With 4 counts every cell of
-    ``benchmarks/calibration/calibrate_small_n.py`` (uniform nulls and leaks, K = 10 … 1000, n = 200
-    … 10⁵, R = 400) holds ≥ 0.990 (``docs/calibration.md``); in the same kind of cells 2 counts did
-    not (K = 100, n = 500: 0.953 for the null, 0.943 with a leak) and 3 held with less room (worst
-    0.965, K = 20, n = 200; 4 counts: 0.990 there). The term decides only below n ≈ 3,500 (where
-    ``4/n > 0.03 n^(−0.4)``), so the calibrated cells above are unchanged. d > 1 is not calibrated;
-    ``a_d = a_1 · 3/(2d+1)`` keeps the exponent below 1/(2d). In the units of the pilot quantile map
-    (1-D, :mod:`rdpjax.estimator.transform`; :meth:`for_map`) the bandwidth is ``h = 10^(1/4) · s ·
-    n^(−1/3) · c(n)``, ``c(n) = clip((n/10³)^(−0.35), 0.25, 1)`` (:meth:`taper`): the rule above at
-    n = 1,000, then narrower (c = 0.45 at 10⁴, and 0.25 from 5.2·10⁴ on). The map gives each mode of
-    a law a share of (0, 1) equal to its mass, so features are narrower there than the pooled scale
-    (≈ 0.29) says, and the smoothing bias, not the standard error, was what the two-mode and spike
-    laws lost past 10⁴: at λ = 2 their deficits were 1.7–3.0 times the oracle's at 10⁴–10⁶ with c =
-    1, and are 1.1–1.6 with the taper (``docs/calibration.md``). Below 10⁴ a narrower h cost the
-    bounds at λ = 5, 7 (variance, not bias, decides there), hence c(10³) = 1. Where the taper bites
-    the rate is n^(−0.68), faster than 1/2: the second-order correction removes the plug-in's O(1/(n
-    h)) bias, leaving O((n h)^(−2)) = O(n^(−0.63)) = o(n^(−1/2)); past 5.2·10⁴ the rate is n^(−1/3)
-    again, so the asymptotics are those of the n^(−1/3) rule. For 2 and 3 axes in the map's units
-    (``for_map(d)``) the bandwidth is the rule in data units (``a_d``) times ``c(n) =
-    clip((n/10³)^(−0.2), 0.5, 1)``: 0.64 at 10⁴ and 0.5 from 3.2·10⁴ on. With c = 1 the 2-D laws of
-    ``benchmarks/calibration/calibrate_multid_map.py`` lost 1.5–2.5 times the oracle's deficit at
-    10⁵ (smoothing bias again); of c = 0.35, 0.5, 0.7, 1 (R = 20–60 a cell, 2-D and 3-D Gaussian,
-    Laplace, Student-t₃) c = 1 was best at 10³, 0.5–0.7 at 10⁴ and 0.5 at 10⁵, where 0.35 let the
-    3-D bounds at λ = 7 fall apart (``docs/calibration.md``). The pooled scale is taken on strided
-    subsamples of at most ``scale_points`` points a sample (:data:`SCALE_POINTS`, chosen by
-    measurement).
+
+    Discrete: ``τ = discrete_floor_factor · n^(−discrete_floor_exponent)`` (√n τ → ∞, as
+    Assumption 2 asks), never below ``discrete_floor_counts / n`` (a cell expected to hold
+    fewer outputs cannot be told from an empty one), and ``β = 1/τ``.
+
+    In the units of the pilot quantile map (:mod:`rdpjax.estimator.transform`;
+    :meth:`for_map`): 1-D, ``h = 10^(1/4) · s · n^(−1/3) · c(n)`` with the taper
+    ``c(n) = clip((n/10³)^(−0.35), 0.25, 1)`` (:meth:`taper`); 2 and 3 axes, the rule in data
+    units (``a_d``) times ``c(n) = clip((n/10³)^(−0.2), 0.5, 1)``. The pooled scale is taken on
+    strided subsamples of at most ``scale_points`` points a sample (:data:`SCALE_POINTS`).
     """
 
     bandwidth_factor: float = 1.0

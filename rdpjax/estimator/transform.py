@@ -56,18 +56,14 @@ by their tail ratio ``(Q(0.999) − Q(0.001)) / (Q(0.75) − Q(0.25))``, per axi
   whose every axis has a bounded support keep their KDE); more than 3 axes are not measured and
   never mapped.
 
-Pilot ratios at 10⁴ a side: the zoo's Gaussian 3.9–5.4, Laplace 6.3–11.4 (50 keys each). With
-fewer pilot rows the ratio is noisier: of 4,000 Gaussian pilots at 10³ a side (250 pooled rows)
-0.1% fell below 3.0, of 4,000 uniform ones none rose above 2.55. At 10³ about 13% of Laplace
-pilots fall below 6; they land in (3, 6] and are mapped as Gaussian-tailed (200 of 200 Laplace,
-Student-t₃ and log-normal samples mapped at 10³ in the off-zoo study). The decision reads the
-pilot rows only; when it keeps the outputs, those rows are bounded too, as the pooled scale and
-the data range that set the bandwidth and the grid are read from the same data. When it maps,
-:func:`rdpjax.lower_bound` bounds the outputs' own KDE as well and keeps the larger bound per
-order, α split 0.9 / 0.1 between the two (``rdpjax.estimator.api.KEPT_SHARE``): the map gives a
-component of mass w only w of (0, 1), so a leak in a narrow low-mass component is smoothed away
-after it however many knots it has (issue 47). The coverage and
-tightness of the rule: ``docs/calibration.md``.
+How noisy the pilot's ratio is at small n: ``docs/calibration.md`` ("Why the Defaults are what they
+are"). The decision reads the pilot rows only; when it keeps the outputs, those rows are bounded
+too, as the pooled scale and the data range that set the bandwidth and the grid are read from the
+same data. When it maps, :func:`rdpjax.lower_bound` bounds the outputs' own KDE as well and keeps
+the larger bound per order, α split 0.9 / 0.1 between the two (``rdpjax.estimator.api.KEPT_SHARE``):
+the map gives a component of mass w only w of (0, 1), so a leak in a narrow low-mass component is
+smoothed away after it however many knots it has (issue 47). The coverage and tightness of the rule:
+``docs/calibration.md``.
 """
 
 from __future__ import annotations
