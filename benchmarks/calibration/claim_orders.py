@@ -3,9 +3,9 @@
     python benchmarks/calibration/claim_orders.py [--reps 200] [--quick] [--out FILE.json]
 
 With a claim and no orders, :func:`rdpjax.audit` bounds ε(λ) on
-``rdpjax.estimator.orders.CLAIM_ORDERS``
+``rdpjax.claims.orders.CLAIM_ORDERS``
 (``SMALL_N_CLAIM_ORDERS`` below ``SMALL_N`` outputs per side;
-:func:`rdpjax.estimator.orders.default_orders`),
+:func:`rdpjax.claims.orders.default_orders`),
 simultaneously over orders and both directions, and refutes the claim when any bound exceeds it.
 This study measures, with R replications per cell (each one a full audit's bound, vmapped by
 :func:`rdpjax.studies.coverage`):
@@ -32,7 +32,8 @@ import numpy as np
 
 from rdpjax import claims
 from rdpjax import mechanisms as m
-from rdpjax.estimator.orders import CLAIM_ORDERS, DEFAULT_ORDERS, default_orders
+from rdpjax.claims.orders import CLAIM_ORDERS, default_orders
+from rdpjax.estimator.orders import DEFAULT_ORDERS
 from rdpjax.studies import coverage, wilson_interval
 
 ALPHA = 0.05

@@ -3,7 +3,7 @@
     python benchmarks/calibration/claim_pilot.py [--reps 200] [--fraction 0.2] [--out FILE.json]
 
 For each audit of n outputs per side, the pilot variant spends ``fraction · n`` of them on a
-pilot: it bounds ε(λ) on ``rdpjax.estimator.orders.CLAIM_ORDERS`` and picks the order where
+pilot: it bounds ε(λ) on ``rdpjax.claims.orders.CLAIM_ORDERS`` and picks the order where
 (estimate − claim) / standard error is largest; the other ``(1 − fraction) · n`` draws, independent
 of the pilot, certify that one order (both directions, Bonferroni over 2 bounds). Because the
 order is chosen before the certifying draws exist, the certified bound keeps its level. The
@@ -27,7 +27,7 @@ import numpy as np
 
 from rdpjax import claims
 from rdpjax import mechanisms as m
-from rdpjax.estimator.orders import CLAIM_ORDERS
+from rdpjax.claims.orders import CLAIM_ORDERS
 from rdpjax.studies import coverage, wilson_interval
 
 SEED_PILOT, SEED_CERT = 101, 202

@@ -6,7 +6,7 @@
 
 An accountant such as Opacus reports ε(λ) at 151 orders (1.1, 1.2, …, 10.9 and 12, …, 63). Passed
 to :func:`rdpjax.audit` as ``rdpjax.claims.rdp(table)`` with ``lam=None``, such a claim is now
-bounded on the claim grid (:func:`rdpjax.estimator.orders.tabulated_claim_orders`: 9 orders
+bounded on the claim grid (:func:`rdpjax.claims.orders.tabulated_claim_orders`: 9 orders
 1.5 … 30 at n ≥ 10⁴, so 18 simultaneous bounds); it used to be bounded at all 151 of its own
 orders (302 bounds, each at α/302). Either way the bound at λ is compared with ``claim(λ)`` =
 the smallest tabulated value at an order ≥ λ (D_λ is non-decreasing in λ).
@@ -37,7 +37,7 @@ import rdpjax
 from rdpjax import claims
 from rdpjax import mechanisms as m
 from rdpjax.auditing.draws import exact_divergences
-from rdpjax.estimator.orders import default_orders
+from rdpjax.claims.orders import default_orders
 from rdpjax.studies import coverage, wilson_interval
 
 ALPHA = 0.05

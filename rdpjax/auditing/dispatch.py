@@ -20,7 +20,7 @@ grid.
 
 **Claims.** ``claim`` is an :class:`rdpjax.claims.Claim` (ε-DP, zCDP, GDP, an RDP curve, a
 dp_accounting event); without one a zoo mechanism's own claim is used. ``lam=None`` chooses the
-orders (:func:`rdpjax.estimator.orders.default_orders`): λ = 2, 5, 7 without a claim, a wide grid
+orders (:func:`rdpjax.claims.orders.default_orders`): λ = 2, 5, 7 without a claim, a wide grid
 with one.
 """
 
@@ -55,9 +55,9 @@ from rdpjax.auditing.sets import (
     set_test_of_audit,
     uses_sets,
 )
+from rdpjax.claims.orders import default_orders
 from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.options import BoundOptions, changed_fields
-from rdpjax.estimator.orders import default_orders
 from rdpjax.mechanisms.base import Mechanism
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "audit"]
@@ -95,7 +95,7 @@ def audit(
       x: the first of the two adjacent databases.
       x_prime: the second, adjacent to ``x``.
       lam: one order λ > 1 or several; ``None`` chooses them
-        (:func:`rdpjax.estimator.orders.default_orders`: 2, 5, 7 without a claim, a wide grid
+        (:func:`rdpjax.claims.orders.default_orders`: 2, 5, 7 without a claim, a wide grid
         with one).
       key: a JAX PRNG key (the only source of randomness).
       n: outputs per database (an integer ≥ 2; ``1e6`` is accepted; default 10⁶), or a
@@ -199,7 +199,7 @@ def audit(
             sets = set_test_of_audit(key, draws, claim, alpha / 2, options)
     settings = {
         "lam": orders,
-        "lam_chosen_by": "user" if lam is not None else "rdpjax.estimator.orders.default_orders",
+        "lam_chosen_by": "user" if lam is not None else "rdpjax.claims.orders.default_orders",
         "n_asked": n_asked,
         "alpha": float(alpha),
         "test": "both" if use_sets else "renyi",

@@ -28,6 +28,7 @@ plus one ``dp_accounting`` composition for :func:`from_dp_accounting`.
 Layout: :mod:`._claim` (the :class:`Claim` value type, :func:`as_claim`),
 :mod:`._kernels` (each kind's curve evaluated at orders), :mod:`.curves` (:func:`pure_dp`,
 :func:`zcdp`, :func:`gdp`, :func:`rdp`), :mod:`.accounting` (:func:`from_dp_accounting`),
+:mod:`.orders` (which orders λ to bound for a claim when the user names none),
 :mod:`.check` (:class:`ClaimCheck`, :func:`check_claim`), :mod:`.hypothesis` (the trade-off function
 f(a) and hockey-stick curve δ(ε) of ε-DP, (ε, δ)-DP and μ-GDP claims).
 """

@@ -144,7 +144,7 @@ class Claim:
         This is the one place that rule lives: :func:`rdpjax.claims.check_claim`,
         :func:`rdpjax.audit` and the sequential audit's looks all compare ``lower > claim(lam)``
         and report ``claim(lam)`` as "claimed"; which orders an audit bounds for a table is
-        :func:`rdpjax.estimator.orders.tabulated_claim_orders`.
+        :func:`rdpjax.claims.orders.tabulated_claim_orders`.
 
         Returns:
             a ``numpy.float64`` for a scalar λ, else a float64 array of ``lam``'s shape; +inf

@@ -370,8 +370,7 @@ def add_command(sub, listed: Catalog):
         a,
         parse=order,
         default=None,
-        note="2 5 7, or with a claim the wide grid 1.5 … 30 "
-        "of rdpjax.estimator.orders.CLAIM_ORDERS",
+        note="2 5 7, or with a claim the wide grid 1.5 … 30 of rdpjax.claims.orders.CLAIM_ORDERS",
     )
     a.add_argument("--n", type=count, default=None, help="outputs per database (default 1e6)")
     seq = a.add_argument_group("sequential audit (stop as soon as the claim is refuted)")

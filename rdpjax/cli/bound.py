@@ -63,7 +63,7 @@ def read_samples(path: str | Path) -> np.ndarray:
 def run(args) -> int:
     """Handler of ``rdpjax bound``; input errors raise :class:`CliError`."""
     import rdpjax
-    from rdpjax.estimator.orders import default_orders
+    from rdpjax.claims.orders import default_orders
 
     claim = claim_from_args(args)
     try:
@@ -140,9 +140,7 @@ def _report(args, bound, claim, n: int, sets=None):
 
     record = {
         "lam": [float(v) for v in np.asarray(bound.lam)],
-        "lam_chosen_by": "user"
-        if args.lam is not None
-        else "rdpjax.estimator.orders.default_orders",
+        "lam_chosen_by": "user" if args.lam is not None else "rdpjax.claims.orders.default_orders",
         "alpha": float(args.alpha),
         "test": "renyi" if sets is None else "both",
         "both_directions": bool(bound.both_directions),
@@ -183,8 +181,7 @@ def add_command(sub):
     add_lam(
         b,
         default=None,
-        note="2 5 7, or with a claim the wide grid 1.5 … 30 "
-        "of rdpjax.estimator.orders.CLAIM_ORDERS",
+        note="2 5 7, or with a claim the wide grid 1.5 … 30 of rdpjax.claims.orders.CLAIM_ORDERS",
     )
     b.add_argument(
         "--alpha",

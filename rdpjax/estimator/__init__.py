@@ -15,7 +15,8 @@ The data flow, in the order of the modules:
 * :mod:`~rdpjax.estimator.options` — ``BoundOptions``: the estimator's settings in one object;
 * :mod:`~rdpjax.estimator.from_samples` — the host-side planner: checks, decisions, layout;
 * :mod:`~rdpjax.estimator.api` — ``plan_bound`` and ``lower_bound``, from samples;
-* :mod:`~rdpjax.estimator.orders` — the default orders, with and without a claim;
+* :mod:`~rdpjax.estimator.orders` — the default orders without a claim (with one:
+  :mod:`rdpjax.claims.orders`);
 * :mod:`~rdpjax.estimator.sharding` — devices: meshes, sums and maps over them.
 """
 

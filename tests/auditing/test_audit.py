@@ -9,7 +9,8 @@ from scipy.special import logsumexp
 
 from rdpjax import claims
 from rdpjax.auditing import AuditReport, audit, draw_outputs, write_report
-from rdpjax.estimator.orders import CLAIM_ORDERS, DEFAULT_ORDERS, SMALL_N_CLAIM_ORDERS
+from rdpjax.claims.orders import CLAIM_ORDERS, SMALL_N_CLAIM_ORDERS
+from rdpjax.estimator.orders import DEFAULT_ORDERS
 from rdpjax.mechanisms import (
     Gaussian,
     Laplace,

@@ -419,7 +419,7 @@ OPACUS_ORDERS = np.array([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 
 
 
 def test_tabulated_claims_are_checked_on_the_claim_grid():
-    from rdpjax.estimator.orders import (
+    from rdpjax.claims.orders import (
         CLAIM_ORDERS,
         SMALL_N,
         SMALL_N_CLAIM_ORDERS,
@@ -449,7 +449,7 @@ def test_tabulated_claims_are_checked_on_the_claim_grid():
 def test_true_tabulated_claim_survives_and_a_false_one_is_refuted():
     """Gaussian b = √10 (D_λ = λ/20): its exact curve at Opacus' 151 orders, and 0.3 of it."""
     from rdpjax.auditing import audit
-    from rdpjax.estimator.orders import CLAIM_ORDERS
+    from rdpjax.claims.orders import CLAIM_ORDERS
     from rdpjax.mechanisms import Gaussian
 
     mech = Gaussian(10.0**0.5)

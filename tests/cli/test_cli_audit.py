@@ -215,7 +215,7 @@ def test_audit_checks_a_dpsgd_claim(capsys):
 def test_bound_with_a_claim_and_no_orders_uses_the_validated_grid(tmp_path, capsys):
     """No --lam: the claim grid for this n (λ ≤ 5 below 10⁴ a side) in both directions, the
     configuration whose error rates docs/claims.md reports; --lam keeps one direction."""
-    from rdpjax.estimator.orders import CLAIM_ORDERS, SMALL_N_CLAIM_ORDERS
+    from rdpjax.claims.orders import CLAIM_ORDERS, SMALL_N_CLAIM_ORDERS
 
     rng = np.random.default_rng(1)
     for n, grid in ((5_000, SMALL_N_CLAIM_ORDERS), (10_000, CLAIM_ORDERS)):

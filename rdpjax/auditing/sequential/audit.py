@@ -29,7 +29,7 @@ from rdpjax.auditing.sequential.schedule import Schedule, geometric_schedule
 from rdpjax.auditing.sequential.setup import setup_looks
 from rdpjax.auditing.sequential.sources import make_source
 from rdpjax.auditing.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
-from rdpjax.estimator.orders import default_orders
+from rdpjax.claims.orders import default_orders
 from rdpjax.estimator.support import split_counts, support_gap
 from rdpjax.mechanisms.base import Mechanism
 
@@ -78,7 +78,7 @@ def sequential_audit(
         ``sample(rng, database, n)``.
       x: the first of the two adjacent databases.
       x_prime: the second, adjacent to ``x``.
-      lam: one order λ > 1 or several; ``None``: :func:`rdpjax.estimator.orders.default_orders`
+      lam: one order λ > 1 or several; ``None``: :func:`rdpjax.claims.orders.default_orders`
         at each look's n.
       key: a JAX PRNG key (the only source of randomness).
       claim: the :class:`rdpjax.claims.Claim` to refute, or ``None``.
@@ -286,7 +286,7 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
     last = state.looks[-1]
     settings = {
         "lam": lam,
-        "lam_chosen_by": "rdpjax.estimator.orders.default_orders at each look"
+        "lam_chosen_by": "rdpjax.claims.orders.default_orders at each look"
         if state.fingerprint["lam"] is None
         else "user",
         "n_asked": int(schedule.max_n),

@@ -8,7 +8,7 @@ claim is refuted at some look with probability ≤ α however the audit stops.
 of ``n_k`` alone, both fixed before the certifying draws: the bandwidth, floor and β are the
 defaults of a fixed-n bound at ``n_k`` (:class:`rdpjax.Defaults`) with the pilot's pooled robust
 scale (:func:`rdpjax.estimator.settings.scheduled_settings`); the orders are
-:func:`rdpjax.estimator.orders.default_orders` at ``n_k`` unless given; the grid is fixed once, from
+:func:`rdpjax.claims.orders.default_orders` at ``n_k`` unless given; the grid is fixed once, from
 the pilot's range widened by ``margin`` widths, fine enough for the last look's bandwidth and with a
 margin wide enough for the first's. Look ``k``'s bound is therefore exactly a fixed-n bound (as
 :func:`rdpjax.stream.blackbox.blackbox_bound` computes it) on ``n_k`` outputs with data-independent
