@@ -6,14 +6,12 @@ so a given version of the code either passes or fails deterministically.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import subprocess
 import sys
 
-import jax
 import numpy as np
 
 B = 5.0  # noise scale of paper 000's additive mechanisms
@@ -37,22 +35,6 @@ def assert_within_se(estimate, truth, se, z=4.0):
     """|estimate − truth| < z · se; z = 4 gives a two-sided false-failure rate of 6e-5."""
     estimate, truth, se = (np.asarray(a, np.float64) for a in (estimate, truth, se))
     assert np.all(np.abs(estimate - truth) < z * se), (estimate, truth, se)
-
-
-@contextlib.contextmanager
-def compilations():
-    """Names of the functions XLA compiles inside the block (jax.monitoring events)."""
-    compiles = []
-
-    def listen(event, duration, **kw):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(kw.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        yield compiles
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
 
 
 def run_script(code: str, *args: str) -> dict:

@@ -16,7 +16,6 @@ CPU on 2 cores; ``--quick`` runs the program budget on 8 data sets instead of 16
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import sys
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from bound_compile import _entry_counts  # noqa: E402
 import rdpjax  # noqa: E402
 from rdpjax._internal import programs  # noqa: E402
 from rdpjax._internal.fusion import materialized  # noqa: E402
+from rdpjax._internal.programs import compiled_names  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "results" / "performance" / "compiled_programs.json"
 ORDERS = (2.0, 5.0, 7.0)
@@ -46,23 +46,6 @@ class Check(NamedTuple):
     expected: str
     seen: str
     ok: bool | None  # None: does not apply here (e.g. a CPU-only boundary on a GPU)
-
-
-@contextlib.contextmanager
-def compiled_names():
-    """The names of the programs XLA compiles inside the block (``jax.monitoring`` events)."""
-    names: list[str] = []
-
-    def on_event(event, duration, **kw):
-        del duration
-        if event == "/jax/core/compile/backend_compile_duration":
-            names.append(kw.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(on_event)
-    try:
-        yield names
-    finally:
-        jax.monitoring.unregister_event_duration_listener(on_event)
 
 
 def _hlo(f: Callable, *args) -> str:

@@ -11,13 +11,20 @@ importable as ``rdpjax.estimator.PROGRAM_BUDGET``, but the value read is this mo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, cast
 
 import jax
 import numpy as np
 
-__all__ = ["PROGRAM_BUDGET", "keep_program_budget", "program_key", "trim_programs"]
+__all__ = [
+    "PROGRAM_BUDGET",
+    "compiled_names",
+    "keep_program_budget",
+    "program_key",
+    "trim_programs",
+]
 
 PROGRAM_BUDGET = 64
 """Compiled programs of one kind (settings, binning, bound) that :func:`rdpjax.lower_bound` keeps.
@@ -37,6 +44,27 @@ compile again; results are unchanged; ``tests/estimator/test_bounds.py`` checks 
 ``rdpjax._internal.programs.PROGRAM_BUDGET`` to change it."""
 
 _seen_programs: set[tuple[Any, ...]] = set()
+
+
+@contextlib.contextmanager
+def compiled_names() -> Generator[list[str], None, None]:
+    """The names of the programs XLA compiles inside the block (``jax.monitoring`` events).
+
+    What the tests and ``benchmarks/performance/compiled_programs.py`` read to see that a program
+    was compiled, or was not compiled again. A name is listed once per backend compilation.
+    """
+    names: list[str] = []
+
+    def on_event(event: str, duration_secs: float, **kwargs: str | int) -> None:
+        del duration_secs
+        if event == "/jax/core/compile/backend_compile_duration":
+            names.append(str(kwargs.get("fun_name")))
+
+    jax.monitoring.register_event_duration_secs_listener(on_event)
+    try:
+        yield names
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_event)
 
 
 def program_key(*args: Any) -> tuple[Any, ...]:

@@ -474,8 +474,7 @@ def test_samples_up_to_the_padding_floor_compile_nothing_on_a_repeat(monkeypatch
     grid shape, margin and kernel half-width (two sizes may share a shape with different
     margins). That they compile one settings program and one binning and bound program a layout
     (jax's own count): benchmarks/performance/compiled_programs.py."""
-    from references import compilations
-
+    from rdpjax._internal.programs import compiled_names
     from rdpjax.estimator import api as bounds
     from rdpjax.estimator import grid
     from rdpjax.estimator.from_samples import MIN_PADDED_ROWS
@@ -497,7 +496,7 @@ def test_samples_up_to_the_padding_floor_compile_nothing_on_a_repeat(monkeypatch
     # The outputs' own KDE (transform=None): the map would plan on the rows left by the pilot.
     first = [rdpjax.lower_bound(p, q, [2, 5, 7], transform=None) for p, q in data]
     assert len(planned) >= len({b.grid_shape for b in first}) > 1
-    with compilations() as compiled:
+    with compiled_names() as compiled:
         again = [rdpjax.lower_bound(p, q, [2, 5, 7], transform=None) for p, q in data]
     assert compiled == [], compiled
     for a, b in zip(first, again, strict=True):
@@ -510,14 +509,14 @@ def test_a_new_size_in_a_seen_bucket_compiles_nothing():
     9,000 … 9,900 samples a side (bucket 10,240; the data's range fixed, so one grid layout)
     compile once, for the first size, and never again; the padding changes nothing but the
     order of a few floating-point sums (against the plan on the unpadded samples)."""
-    from references import compilations
+    from rdpjax._internal.programs import compiled_names
 
     rng = np.random.default_rng(11)
     base = 5.0 * rng.standard_normal(10_000)
     base[:2] = [-25.0, 25.0]
     pairs = [(1.0 + base[:n], base[::-1][:n]) for n in range(9_000, 10_000, 100)]
     rdpjax.lower_bound(*pairs[0], [2, 5, 7], transform=None)  # the outputs' own KDE
-    with compilations() as compiled:
+    with compiled_names() as compiled:
         results = [rdpjax.lower_bound(p, q, [2, 5, 7], transform=None) for p, q in pairs[1:]]
     assert len({b.grid_shape for b in results}) == 1  # the precondition: one layout
     assert compiled == [], compiled
@@ -532,7 +531,7 @@ def test_a_new_size_in_a_seen_bucket_compiles_nothing():
 def test_discrete_data_sets_of_new_supports_compile_nothing_in_a_seen_bucket():
     """Discrete supports are bucketed like grids: integer data on 41 … 47 observed values
     (support bucket 48) and 3,100 … 3,440 samples (bucket 3,584) compile once, then never."""
-    from references import compilations
+    from rdpjax._internal.programs import compiled_names
 
     rng = np.random.default_rng(12)
     sets = [
@@ -540,7 +539,7 @@ def test_discrete_data_sets_of_new_supports_compile_nothing_in_a_seen_bucket():
         for i, k in enumerate(range(41, 48))
     ]
     rdpjax.lower_bound(*sets[0], [2, 5, 7])
-    with compilations() as compiled:
+    with compiled_names() as compiled:
         results = [rdpjax.lower_bound(p, q, [2, 5, 7]) for p, q in sets[1:]]
     assert compiled == [], compiled
     assert {b.grid_shape for b in results} == {(48,)} and all(b.discrete for b in results)

@@ -12,10 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from references import compilations
 
 import rdpjax
 from rdpjax import mechanisms
+from rdpjax._internal.programs import compiled_names
 from rdpjax.estimator.api import DEFAULTS, bound_program
 from rdpjax.estimator.binning import linear_binning
 from rdpjax.estimator.bound_plan import Binned, BoundPlan
@@ -292,7 +292,7 @@ def test_streamed_progress_is_monotone_ends_at_total_and_changes_nothing(monkeyp
     key, (x, x_prime) = jax.random.key(5), GAUSS.reference_pair()
     plain = mechanism_streamed_bound(key, GAUSS, x, x_prime, LAM, **STREAM)
     first, second = [], []
-    with compilations() as compiles:
+    with compiled_names() as compiles:
         a = mechanism_streamed_bound(
             key, GAUSS, x, x_prime, LAM, progress=lambda d, t: first.append((d, t)), **STREAM
         )

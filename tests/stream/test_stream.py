@@ -18,10 +18,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from references import compilations
 
 import rdpjax
 from rdpjax import mechanisms
+from rdpjax._internal.programs import compiled_names
 from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts
 from rdpjax.estimator.grid import grid_from_range
 from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
@@ -250,7 +250,7 @@ def test_replicated_bounds_compile_once_and_match_lower_bound():
     rr = RR
     pairs = [(np.array([1, 0, 0]), np.array([0, 0, 0])), (np.array([1, 1, 0]), np.array([1, 1, 1]))]
     other = [(np.array([0, 1, 0]), np.array([0, 1, 1])), (np.array([0, 0, 1]), np.array([1, 0, 1]))]
-    with compilations() as compiles:
+    with compiled_names() as compiles:
         first = replicated_bounds(
             jax.random.key(4), rr, pairs, [2.0, 5.0, 7.0], n=2000, reps=3, second_order=False
         )
