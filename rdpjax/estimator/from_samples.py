@@ -24,6 +24,7 @@ from rdpjax._internal.sharding import AXIS
 from rdpjax._typing import ArrayLike
 from rdpjax.estimator import support as _discrete
 from rdpjax.estimator.bound_plan import BoundPlan
+from rdpjax.estimator.device_map import MappedRest, map_rest, rest_size
 from rdpjax.estimator.grid import bucket_size, check_layout, plan_layout
 from rdpjax.estimator.inputs import (
     as_samples,
@@ -34,7 +35,7 @@ from rdpjax.estimator.inputs import (
 )
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.estimator.settings import padded_settings, scale_subsample
-from rdpjax.estimator.transform import TRANSFORMS, auto_transform, quantile_transform
+from rdpjax.estimator.transform import TRANSFORMS, auto_transform, fit_pilot_map
 
 MIN_PADDED_ROWS = 2**15
 """The fewest rows :func:`rdpjax.lower_bound` pads a sample to (else :func:`bucket_size` of n).
@@ -137,18 +138,19 @@ def plan_samples(
     if transform == "auto":  # only the outputs' own KDE takes settings in data units
         custom = any(v is not None for v in (bandwidth, floor, beta, grid_size))
         transform = None if discrete or custom else auto_transform(p, q)
-    if extremes is None and (discrete or transform is not None):
+    if extremes is None and discrete:
         extremes = [finite_extremes(x, name) for x, name in zip((p, q), names, strict=True)]
+    mapped: list[MappedRest] | None = None
     if transform is not None:
         if discrete:
             raise ValueError(
                 f"transform={transform!r} applies to continuous outputs and these are "
                 "discrete (pass discrete=False to treat them as continuous)."
             )
-        # Fitted on pilot rows set aside, applied to the rest (rdpjax.estimator.transform).
-        p, q, _ = quantile_transform(p.reshape(len(p), -1), q.reshape(len(q), -1))
-        extremes = [finite_extremes(x, name) for x, name in zip((p, q), names, strict=True)]
-    n_p, n_q = len(p), len(q)
+        # Fitted on pilot rows set aside, applied to the rest on the device
+        # (rdpjax.estimator.transform, rdpjax.estimator.device_map).
+        mapped = _mapped(p, q, pad, mesh, options.defaults.scale_points)
+    n_p, n_q = (len(p), len(q)) if mapped is None else (mapped[0].n, mapped[1].n)
     rows_p, rows_q = (padded_rows(n_p), padded_rows(n_q)) if pad else (n_p, n_q)
     common = options.plan_options(
         lam, alpha=alpha, both_directions=both_directions, discrete=bool(discrete)
@@ -185,21 +187,14 @@ def plan_samples(
         raise ValueError(
             f"continuous samples must have dimension d ≤ 3 (got d = {d}); project them first."
         )
-    # float32 samples stay float32 on the device (half the copy and the reads; the binning
-    # converts each chunk to float64 exactly); every other dtype becomes float64.
-    dtype = np.float32 if p2.dtype == q2.dtype == np.float32 else np.float64
-    placed: list[jax.Array] = []
-    taken: list[tuple[np.ndarray, np.ndarray]] = []  # extremes taken while copying
-    for x, name, rows in zip((p2, q2), names, (rows_p, rows_q), strict=True):
-        sharding = _split(mesh, rows)  # NaN padding: off every grid
-        if extremes is None:
-            xj, x_extremes = to_device_with_extremes(x, name, dtype, rows, np.nan, sharding)
-            taken.append(x_extremes)
-        else:
-            xj = to_device(x, dtype, rows, fill=np.nan, sharding=sharding)
-        placed.append(xj)
-    pj, qj = placed
-    extremes = taken if extremes is None else extremes
+    if mapped is None:
+        pj, qj, extremes = _placed(p2, q2, (rows_p, rows_q), extremes, mesh)
+        points = defaults.scale_points
+        (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2, points), scale_subsample(q2, points)
+    else:  # the mapped rows are on the device already, with their extremes and subsamples
+        pj, qj = mapped[0].rows, mapped[1].rows
+        extremes = [m.extremes for m in mapped]
+        (sub_p, m_p), (sub_q, m_q) = (m.subsample for m in mapped)
     for name, (x_min, x_max) in zip(names, extremes, strict=True):
         spread = x_max - x_min
         if np.any(spread <= 0):
@@ -212,8 +207,6 @@ def plan_samples(
     # The settings from the samples' strided subsamples, padded to bucketed lengths: one
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
-    points = defaults.scale_points
-    (sub_p, m_p), (sub_q, m_q) = scale_subsample(p2, points), scale_subsample(q2, points)
     rules = defaults.for_map(d) if transform is not None else defaults
     settings: tuple[Any, ...] = padded_settings(
         sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=rules
@@ -223,3 +216,57 @@ def plan_samples(
     shape, margin, half_width = plan_layout(lo, hi, np.asarray(settings[0]), grid_size, layout)
     plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=margin, half_width=half_width, **common)
     return Planned(plan, pj, qj, n_p, n_q, settings, (lo, hi), transform)
+
+
+def _placed(
+    p2: np.ndarray,
+    q2: np.ndarray,
+    rows: tuple[int, int],
+    extremes: list[tuple[np.ndarray, np.ndarray]] | None,
+    mesh: Mesh | None,
+) -> tuple[jax.Array, jax.Array, list[tuple[np.ndarray, np.ndarray]]]:
+    """Both samples on the device, NaN-padded to ``rows``, and their extremes (taken if None).
+
+    float32 samples stay float32 on the device (half the copy and the reads; the binning
+    converts each chunk to float64 exactly); every other dtype becomes float64.
+    """
+    dtype = np.float32 if p2.dtype == q2.dtype == np.float32 else np.float64
+    placed: list[jax.Array] = []
+    taken: list[tuple[np.ndarray, np.ndarray]] = []  # extremes taken while copying
+    for x, name, n_rows in zip((p2, q2), ("p_samples", "q_samples"), rows, strict=True):
+        sharding = _split(mesh, n_rows)  # NaN padding: off every grid
+        if extremes is None:
+            xj, x_extremes = to_device_with_extremes(x, name, dtype, n_rows, np.nan, sharding)
+            taken.append(x_extremes)
+        else:
+            xj = to_device(x, dtype, n_rows, fill=np.nan, sharding=sharding)
+        placed.append(xj)
+    return placed[0], placed[1], taken if extremes is None else extremes
+
+
+def _mapped(
+    p: np.ndarray, q: np.ndarray, pad: bool, mesh: Mesh | None, points: int
+) -> list[MappedRest]:
+    """Both samples checked and put on the device, ``T`` fitted on their pilots, the rest mapped.
+
+    The samples go to the device as float64 (the map's precision), their finiteness checked
+    during that copy (:func:`to_device_with_extremes`), before the pilot is read.
+    """
+    p2, q2 = p.reshape(len(p), -1), q.reshape(len(q), -1)
+    samples = ((p2, "p_samples"), (q2, "q_samples"))
+    rows_in = [padded_rows(len(x)) if pad else len(x) for x, _ in samples]
+    raw = [
+        to_device_with_extremes(x, name, np.float64, rows, np.nan)[0]
+        for (x, name), rows in zip(samples, rows_in, strict=True)
+    ]
+    qmap = fit_pilot_map(p2, q2, stacklevel=5)
+    out: list[MappedRest] = []
+    for (x, _), xj in zip(samples, raw, strict=True):
+        m = rest_size(len(x))
+        rows = padded_rows(m) if pad else m
+        mapped = map_rest(x, qmap, rows=rows, points=points, placed=xj)
+        layout = _split(mesh, rows)  # binned split over the devices, as _placed lays out
+        out.append(
+            mapped if layout is None else mapped._replace(rows=jax.device_put(mapped.rows, layout))
+        )
+    return out

@@ -27,6 +27,7 @@ __all__ = [
     "continuous_settings",
     "discrete_settings",
     "padded_settings",
+    "scale_stride",
     "scheduled_settings",
 ]
 
@@ -195,7 +196,8 @@ def _robust_scale(sub: Array, m: int | Array | None = None) -> Array:
     return jnp.where(iqr > 0, jnp.minimum(sd, iqr), sd)
 
 
-def _stride(n: int, points: int) -> int:
+def scale_stride(n: int, points: int) -> int:
+    """The stride of the settings' subsample of ``n`` rows: at most ``points`` rows are read."""
     return max(1, math.ceil(n / points))
 
 
@@ -206,8 +208,8 @@ def _pooled_scale(p: Array, q: Array, points: int) -> Array:
     representative even for sorted data).
     """
     return 0.5 * (
-        _robust_scale(p[:: _stride(p.shape[0], points)])
-        + _robust_scale(q[:: _stride(q.shape[0], points)])
+        _robust_scale(p[:: scale_stride(p.shape[0], points)])
+        + _robust_scale(q[:: scale_stride(q.shape[0], points)])
     )
 
 
@@ -271,7 +273,7 @@ def scale_subsample(x: np.ndarray, points: int) -> tuple[np.ndarray, int]:
     (or :func:`rdpjax.estimator.grid.bucket_size` of its length, if more), so that every n
     shares one compiled program.
     """
-    stride = _stride(x.shape[0], points)
+    stride = scale_stride(x.shape[0], points)
     sub = x[::stride]
     rows = max(points, bucket_size(len(sub)))
     out = np.zeros((rows, x.shape[1]), np.float64)

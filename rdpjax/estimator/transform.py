@@ -88,11 +88,15 @@ __all__ = [
     "TRANSFORMS",
     "QuantileMap",
     "auto_transform",
+    "fit_pilot_map",
     "fit_quantile_map",
     "is_monotone",
+    "map_axis",
     "pilot_split",
+    "pilot_stride",
     "quantile_transform",
     "tail_ratio",
+    "unmixed",
 ]
 
 TRANSFORMS = (None, "quantile", "auto")
@@ -135,7 +139,8 @@ MAX_KNOTS = 64
 """Knots of the quantile map: one per 16 pooled pilot rows, between 8 and 64."""
 
 
-def _pilot_stride(n: int) -> int:
+def pilot_stride(n: int) -> int:
+    """The pilot's stride for ``n`` rows (:func:`pilot_split`)."""
     return max(min(PILOT_FRACTION, max(8, n // PILOT_MIN)), math.ceil(n / PILOT_MAX))
 
 
@@ -147,7 +152,7 @@ def pilot_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     the two parts are independent.
     """
     n = x.shape[0]
-    stride = _pilot_stride(n)
+    stride = pilot_stride(n)
     whole = n // stride * stride  # rows in whole blocks of `stride`; row `whole` is a pilot row
     blocks = x[:whole].reshape(n // stride, stride, *x.shape[1:])[:, 1:]
     rest = blocks.reshape(-1, *x.shape[1:])  # one copy, in the rows' order (no boolean mask)
@@ -175,7 +180,7 @@ class QuantileMap:
         out = self.marginal(x)
         if self.unmix is None:
             return out
-        return _by_chunks(_unmixed, out, self.unmix)
+        return _by_chunks(unmixed, out, self.unmix)
 
     def marginal(self, x: np.ndarray) -> np.ndarray:
         """The per-axis maps alone, ``(n, d)`` → ``(n, d)``."""
@@ -185,7 +190,7 @@ class QuantileMap:
             k = len(xk)  # knots padded to MAX_KNOTS: one compiled map for every pilot
             knots = np.r_[xk, np.full(MAX_KNOTS + 1 - k, np.inf)]
             levels = np.r_[uk, np.full(MAX_KNOTS + 1 - k, uk[-1])]
-            out[:, axis] = _by_chunks(_map_axis, x[:, axis], knots, levels, k)
+            out[:, axis] = _by_chunks(map_axis, x[:, axis], knots, levels, k)
         return out
 
 
@@ -197,7 +202,7 @@ _MAP_CHUNK = 2**17
 
 
 @typed_jit()
-def _map_axis(v: ArrayLike, xk: ArrayLike, uk: ArrayLike, k: ArrayLike) -> Array:
+def map_axis(v: ArrayLike, xk: ArrayLike, uk: ArrayLike, k: ArrayLike) -> Array:
     """One axis of :meth:`QuantileMap.__call__`: knots ``xk[:k]`` (then +inf), levels ``uk``.
 
     The segment of each value is found by a branchless binary search over the padded knots
@@ -266,7 +271,7 @@ def _scores(u: ArrayLike) -> Array:
 
 
 @typed_jit()
-def _unmixed(u: ArrayLike, unmix: ArrayLike) -> Array:
+def unmixed(u: ArrayLike, unmix: ArrayLike) -> Array:
     """``Φ(L⁻¹ Φ⁻¹(u))`` row by row (the unmixing of the module docstring)."""
     return ndtr(_scores(u) @ jnp.asarray(unmix).T)
 
@@ -329,7 +334,7 @@ def auto_transform(p: np.ndarray, q: np.ndarray) -> str | None:
     if p2.shape[1] > AUTO_MAX_DIM or min(len(p2), len(q2)) < AUTO_MIN_N:
         return None
     # The pilot rows of pilot_split, without copying the rest.
-    pilot = np.concatenate([x[:: _pilot_stride(len(x))] for x in (p2, q2)])
+    pilot = np.concatenate([x[:: pilot_stride(len(x))] for x in (p2, q2)])
     ratios = [tail_ratio(pilot[:, axis]) for axis in range(pilot.shape[1])]
     if not all(math.isfinite(r) for r in ratios):
         return None
@@ -358,8 +363,29 @@ def is_monotone(x: np.ndarray) -> bool:
     return bool(np.any(step != 0) and (np.all(step >= 0) or np.all(step <= 0)))
 
 
+def fit_pilot_map(p: np.ndarray, q: np.ndarray, *, stacklevel: int = 4) -> QuantileMap:
+    """``T`` fitted on the pooled pilot rows of ``(n, d)`` samples ``p`` and ``q``.
+
+    The pilots are :func:`pilot_split`'s (every :func:`pilot_stride`-th row); a warning says so
+    when a sample is sorted (its pilot is then a fixed set of ranks, not a random subsample).
+    """
+    qmap = fit_quantile_map(np.concatenate([x[:: pilot_stride(len(x))] for x in (p, q)]))
+    for x, name in ((p, "p_samples"), (q, "q_samples")):
+        if is_monotone(x):
+            warnings.warn(
+                f"{name} is sorted: the quantile map's pilot (every {pilot_stride(len(x))}th row) "
+                "is then a fixed set of ranks, not a random subsample. Pass key= to put the rows "
+                "in a random order first (rdpjax.audit does this itself).",
+                stacklevel=stacklevel,
+            )
+    return qmap
+
+
 def quantile_transform(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, QuantileMap]:
-    """Split off both pilots, fit ``T`` on them pooled, and map the remaining rows.
+    """Split off both pilots, fit ``T`` on them pooled, and map the remaining rows (host).
+
+    :func:`rdpjax.lower_bound` maps the rows on the device instead
+    (:mod:`rdpjax.estimator.device_map`), with the same values; this is the reference.
 
     Args:
       p: ``(n, d)`` samples of P.
@@ -368,15 +394,5 @@ def quantile_transform(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.nda
     Returns:
       ``(T(p_rest), T(q_rest), T)``.
     """
-    pilot_p, rest_p = pilot_split(p)
-    pilot_q, rest_q = pilot_split(q)
-    qmap = fit_quantile_map(np.concatenate([pilot_p, pilot_q]))
-    for x, name in ((p, "p_samples"), (q, "q_samples")):
-        if is_monotone(x):
-            warnings.warn(
-                f"{name} is sorted: the quantile map's pilot (every {_pilot_stride(len(x))}th row) "
-                "is then a fixed set of ranks, not a random subsample. Pass key= to put the rows "
-                "in a random order first (rdpjax.audit does this itself).",
-                stacklevel=4,
-            )
-    return qmap(rest_p), qmap(rest_q), qmap
+    qmap = fit_pilot_map(p, q, stacklevel=3)
+    return qmap(pilot_split(p)[1]), qmap(pilot_split(q)[1]), qmap

@@ -211,11 +211,11 @@ def test_bandwidth_in_the_maps_units_follows_the_tapered_rule(n):
 @pytest.mark.parametrize("n", [10, 17, 1001, 4097, 65537])
 def test_pilot_split_is_every_stride_th_row_and_the_rest_in_order(n):
     """The pilot rows and the rest, as a boolean mask over the rows would give them."""
-    from rdpjax.estimator.transform import _pilot_stride
+    from rdpjax.estimator.transform import pilot_stride
 
     x = np.random.default_rng(n).normal(size=(n, 2))
     keep = np.ones(n, bool)
-    keep[:: _pilot_stride(n)] = False
+    keep[:: pilot_stride(n)] = False
     pilot, rest = pilot_split(x)
     np.testing.assert_array_equal(pilot, x[~keep])
     np.testing.assert_array_equal(rest, x[keep])

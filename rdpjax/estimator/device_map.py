@@ -1,0 +1,149 @@
+"""The quantile map applied on the device: the pilot split, the map and what the plan reads.
+
+:mod:`rdpjax.estimator.transform` fits the map ``T`` on the pilot rows (every ``stride``-th row
+of each sample, a few thousand at most) on the host. Applying it to the rest is the costly part:
+every row, each axis a binary search over the knots and an exponential, then the unmixing. Here
+that runs as one compiled program per padded sample size, on the samples already on the device:
+
+* the rest rows (:func:`rdpjax.estimator.transform.pilot_split`'s, in the same order) are
+  gathered by an index computed from ``(n, stride)`` inside the program;
+* ``T`` of each of them (the same functions as the host path,
+  :func:`~rdpjax.estimator.transform.map_axis` and :func:`~rdpjax.estimator.transform.unmixed`);
+* their per-axis extremes (the grid's range) and the strided subsample that the settings read
+  (:func:`rdpjax.estimator.settings.scale_subsample` of the rest);
+* the rows past the rest set to NaN, the padding that :meth:`BoundPlan.bin_padded` does not bin.
+
+So the mapped rows never go back to the host, and only the extremes and the settings' subsample
+do. The values are those of :func:`rdpjax.estimator.transform.quantile_transform` followed by the
+host planner's copy (the same rows in the same order, the same arithmetic):
+``tests/estimator/test_device_map.py`` holds them equal bit for bit. The map is fixed by the pilot
+before it meets the rows it maps, which is what the bound's validity needs (module docstring of
+:mod:`rdpjax.estimator.transform`); where it runs does not touch that.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+
+from rdpjax._internal.buffers import to_jax
+from rdpjax._internal.fusion import materialized
+from rdpjax._typing import Array, ArrayLike, typed_jit
+from rdpjax.estimator.grid import bucket_size
+from rdpjax.estimator.settings import scale_stride
+from rdpjax.estimator.transform import MAX_KNOTS, QuantileMap, map_axis, pilot_stride, unmixed
+
+__all__ = ["MappedRest", "map_rest", "rest_size"]
+
+
+class MappedRest(NamedTuple):
+    """One sample's rest rows mapped on the device, and what the planner reads of them.
+
+    Attributes:
+        rows: ``(padded, d)`` float64 device array: ``T`` of the rest rows, then NaN rows.
+        n: the number of rest rows (the bound's sample size).
+        extremes: per-axis ``(min, max)`` of the mapped rest rows, host float64 ``(d,)`` arrays.
+        subsample: the settings' strided subsample of the mapped rest rows (zero-padded, as
+            :func:`rdpjax.estimator.settings.scale_subsample` pads it) and its length.
+    """
+
+    rows: Array
+    n: int
+    extremes: tuple[np.ndarray, np.ndarray]
+    subsample: tuple[Array, int]
+
+
+def rest_size(n: int) -> int:
+    """Rows left after the pilot of :func:`~rdpjax.estimator.transform.pilot_split` (``n ≥ 1``)."""
+    return n - -(-n // pilot_stride(n))
+
+
+def _padded_map(qmap: QuantileMap) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The map's knots and levels padded to ``MAX_KNOTS + 1`` a row (as the host path pads)."""
+    knots = np.stack([np.r_[xk, np.full(MAX_KNOTS + 1 - len(xk), np.inf)] for xk in qmap.knots])
+    levels = np.stack([np.r_[uk, np.full(MAX_KNOTS + 1 - len(uk), uk[-1])] for uk in qmap.levels])
+    sizes = np.array([len(xk) for xk in qmap.knots], np.int32)  # as map_axis indexes
+    return knots, levels, sizes
+
+
+@typed_jit(static_argnames=("rows", "sub_rows"))
+def _mapped_rest(
+    x: Array,
+    n: ArrayLike,
+    stride: ArrayLike,
+    sub_stride: ArrayLike,
+    knots: ArrayLike,
+    levels: ArrayLike,
+    sizes: ArrayLike,
+    unmix: ArrayLike | None,
+    *,
+    rows: int,
+    sub_rows: int,
+) -> tuple[Array, Array, Array, Array]:
+    """``(mapped rest padded to rows, min, max, subsample)`` of the first ``n`` rows of ``x``.
+
+    The rest of :func:`~rdpjax.estimator.transform.pilot_split`: within the ``n // stride``
+    whole blocks every row but the block's first, then the rows after the last pilot row. The
+    sizes are traced, so one program serves every n padded to the same lengths.
+    """
+    n, stride, sub_stride = (jnp.asarray(v, jnp.int64) for v in (n, stride, sub_stride))
+    per = stride - 1  # rest rows in a whole block
+    whole = n // stride * stride
+    whole_rest = n // stride * per
+    n_rest = n - (n + stride - 1) // stride
+    j = jnp.arange(rows, dtype=jnp.int64)
+    block_row = j // jnp.maximum(per, 1) * stride + j % jnp.maximum(per, 1) + 1
+    source = jnp.where(j < whole_rest, block_row, j - whole_rest + whole + 1)
+    real = j < n_rest
+    # Axis by axis, each a contiguous row of (d, rows): the map of a column of (rows, d) read
+    # it strided and ran 4 times slower at 10⁶ rows; so do the reductions below. Each result
+    # is written out once (materialized): fused into its readers, the map ran again in each.
+    x2 = jnp.asarray(x)
+    axes = materialized(x2.T[:, jnp.where(real, source, 0)].astype(jnp.float64))
+    knots, levels, sizes = jnp.asarray(knots), jnp.asarray(levels), jnp.asarray(sizes)
+    cols = [
+        materialized(jnp.where(real, map_axis(axes[a], knots[a], levels[a], sizes[a]), jnp.nan))
+        for a in range(x2.shape[1])
+    ]  # NaN past the rest: the padding, off every grid and not binned
+    if unmix is None:
+        out = cols[0][:, None] if len(cols) == 1 else jnp.stack(cols, axis=1)
+    else:
+        out = materialized(
+            jnp.where(real[:, None], unmixed(jnp.stack(cols, axis=1), unmix), jnp.nan)
+        )
+        cols = list(materialized(out.T))
+    lo = jnp.stack([jnp.min(jnp.where(real, c, jnp.inf)) for c in cols])
+    hi = jnp.stack([jnp.max(jnp.where(real, c, -jnp.inf)) for c in cols])
+    s = jnp.arange(sub_rows, dtype=jnp.int64) * sub_stride
+    in_sub = s < n_rest
+    at = jnp.where(in_sub, s, 0)
+    sub = jnp.stack([jnp.where(in_sub, c[at], 0.0) for c in cols], axis=1)
+    return out, lo, hi, sub
+
+
+def map_rest(
+    x: np.ndarray, qmap: QuantileMap, *, rows: int, points: int, placed: Array | None = None
+) -> MappedRest:
+    """The rest rows of ``x`` (``(n, d)``, checked finite) mapped by ``qmap`` on the device.
+
+    Args:
+        x: the sample on the host (its pilot rows fitted ``qmap``).
+        qmap: the map, fitted on the pooled pilots.
+        rows: rows the mapped rest (:func:`rest_size` of n) is padded to, with NaN rows.
+        points: ``Defaults.scale_points`` (the settings' subsample is at most this long).
+        placed: ``x`` already on the device as float64, padded with NaN rows (else copied).
+    """
+    n = x.shape[0]
+    m = rest_size(n)
+    sub_stride = scale_stride(m, points)
+    sub_len = -(-m // sub_stride)
+    if placed is None:
+        placed = to_jax(np.asarray(x, np.float64), None)
+    knots, levels, sizes = _padded_map(qmap)
+    out, lo, hi, sub = _mapped_rest(
+        placed, n, pilot_stride(n), sub_stride, knots, levels, sizes, qmap.unmix,
+        rows=rows, sub_rows=max(points, bucket_size(sub_len)),
+    )  # fmt: skip
+    return MappedRest(out, m, (np.asarray(lo), np.asarray(hi)), (sub, sub_len))
