@@ -32,8 +32,8 @@ verdict.
 audit's lower bounds hold simultaneously over all orders and both directions with probability at
 least ``1 − alpha`` (Kutta, Askin, Dunsche, arXiv:2212.04739v3, eq. (16), Bonferroni), so if the
 claim is true the assertion fails with probability at most ``alpha`` per call, whatever the
-mechanism and n. The level is asymptotic (delta-method bounds); measured false-refutation rates of
-true claims at α = 0.05 were 0–0.5% (``docs/claims.md``, 200 audits per cell). A suite with k
+mechanism and n. The level is asymptotic (delta-method bounds; the measured false-refutation
+rates of true claims: ``docs/testing.md``, "How often a correct mechanism fails"). A suite with k
 such tests fails spuriously with probability ≤ k·α: pick ``alpha`` accordingly (e.g. 1e-3). With a
 fixed ``key`` and a seedable sampler the outcome is reproducible; a library whose noise cannot be
 seeded (a secure RNG) makes the test random, with the same bound.
@@ -43,9 +43,8 @@ claim; nothing bounds how often that happens for a broken mechanism, which depen
 ε(λ) lies above the claim and on n. The lower bound is about the plug-in estimate minus
 ``z·s.e.``, with ``s.e.`` shrinking like ``1/√n``; for a violation ``v = ε(λ) − claim(λ)`` at some
 order, n must be large enough that ``z·s.e. ≲ v`` (s.e. from a first run: ``report.std_error``).
-In the catalog (``docs/catalog.md``, 20 seeds each) zero-noise bugs (disjoint outputs) were
-refuted in all seeds at n = 100, a Gaussian σ off by √2 (ε(λ) twice a claim of 0.19–0.5) at
-n = 3,000 (15 of 20 at 1,000), the Lee–Clifton sparse vector (1.75-DP claimed 1-DP) at 30,000.
+The n at which known bugs were refuted: ``docs/testing.md``, "How large n must be to catch a
+bug", and the catalog (``docs/catalog.md``, 20 seeds each).
 
 Cost: one audit (``n`` draws per database, the audit's bound); see :func:`rdpjax.audit`.
 """

@@ -5,29 +5,23 @@ it, duplicating those ops rather than writing the array out when they count as c
 ``jax.random.normal`` sampler's tail (the inverse-erf polynomial: multiplies, adds and selects)
 is cheap in that sense, so the binning's scatter operands (indices, packed updates) each
 recomputed it. ``lax.optimization_barrier`` does not stop that (XLA's CPU pipeline removes
-barriers before fusing); a conditional does: its result is a buffer. Inside the stream's scan on
-the 2-core CPU, binning beyond the draws took, with the chunk written out first against fused
-with the draws, 0.14–0.7 against 1.4–2.0 ns a sample in 1-D, 3.4–3.8 against 7.5–7.9 in 2-D and
-8.2–9.6 against 18.7–23 in 3-D, with the same counts (three runs of
-``python benchmarks/performance/binning_layouts.py``).
+barriers before fusing); a conditional does: its result is a buffer (the same counts, the
+binning beyond the draws faster).
 
 The conditional's predicate must not be batched. Under ``jax.vmap`` a conditional on a batched
 predicate becomes a ``select`` of both branches, which XLA fuses like any elementwise op: no
 boundary. So :func:`materialized` without an index carries its own batching rule
 (``jax.custom_batching.custom_vmap``): a vmapped call writes the whole batch out behind one
 conditional whose predicate is read from the batch's first value. Used so in
-:meth:`rdpjax.estimator.bound_plan.BoundPlan.bin`, R = 1000 bounds at 10^5 a side drawn in the same
-program (two CPU devices, batches of one) took 0.98–1.01 against 1.13–1.15 s, 2.05–2.09 against
-2.36–2.41 times their draws alone, with identical bounds (three runs, in one process each;
-``python benchmarks/performance/replication_parts.py`` times both). On samples given in memory (the
-coverage study's bounds, 10^4 and 10^5 a side) it changed nothing. The first attempt predicated
-each replication on its own values: batched, hence a select, and slower (1.43 against 1.29 s).
-Writing the 1-D positions out as well, before the binning's scatter, saved 2% there but cost 20%
-when binning 10^7 samples held in memory (10.8 against 8.9 ms), so the binning does not.
+:meth:`rdpjax.estimator.bound_plan.BoundPlan.bin` (replications drawn in the same program as
+their bounds); predicating each replication on its own values would be batched, hence a select,
+and was slower. The 1-D positions are not written out as well before the binning's scatter (slower
+on samples held in memory).
 
-The stream's scan (:mod:`rdpjax.stream.scan`) passes its loop counter as the predicate instead:
-the streamed audit at 10^7 a side took 1.51 against 1.79 times the RNG alone (in one process,
-interleaved).
+The stream's scan (:mod:`rdpjax.stream.scan`) passes its loop counter as the predicate instead.
+
+Measured (binning beyond the draws, replications, the stream, what was tried and dropped):
+``docs/performance.md``, section "The fusion boundary (rdpjax/_internal/fusion.py)".
 
 Accelerators (GPU, TPU) get ``x`` untouched: there a recomputation is cheap next to a round trip
 through memory, and a conditional's predicate may cost a host synchronization.

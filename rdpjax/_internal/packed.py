@@ -14,13 +14,10 @@ still a fixed Markov kernel (a deterministic split of a unit mass between the tw
 so the data-processing argument of :mod:`rdpjax.estimator.binning` holds as it stands. Samples off
 the grid (or off the ``interior`` box) go to two extra rows of the same scatter, below and above,
 whose counts give the number outside without a second pass over the chunk; under ``interior`` that
-mass then goes to the box's two ends, where clamping puts it. Measured on the 2-core CPU: an integer
-scatter-add of one word costs far less than a float64 one of two (2^23 samples on 8192 points in
-chunks of 2^16: 3.6 against 5.1 ns a sample); beyond the draws inside a stream-like scan, each chunk
-written to memory first as the stream does (``python benchmarks/performance/binning_layouts.py``,
-three runs), this path takes 0.14–0.7 ns a sample against 1.6–2.2 ns for the flat-grid window
-formulation the pair rows replaced, which at d = 2 and 3 costs 1.7–2.3 times as much as the pair
-rows.
+mass then goes to the box's two ends, where clamping puts it. An integer scatter-add of one word
+costs far less than a float64 one of two, and this path less than the flat-grid window formulation
+the pair rows replaced (measured: ``docs/performance.md``, section "The packed 1-D binning
+(rdpjax/_internal/packed.py)").
 """
 
 from __future__ import annotations
@@ -103,11 +100,8 @@ def packed_pairs(row: Array, position: Array, bits: int, size: int, copies: int 
     more), as ``v >> bits`` and ``v mod 2^bits``; a fraction that rounds up to 1 thus lands at
     fraction 0 of the next cell, the same split of the sample's mass.
     One float64 → int64 conversion a sample, instead of a floor, a subtraction and two
-    conversions: the same counts. Inside the stream's scan on the 2-core CPU, with the draws fused
-    into the binning (as before :mod:`rdpjax._internal.fusion`), 1.4–1.7 ns a sample beyond the
-    draws against 1.6–2.0 ns in chunks of 2^16–2^18 (four runs of ``python
-    benchmarks/performance/binning_layouts.py [--chunk …]``, both in one process); with each chunk
-    written out first the two are within noise (0.14–0.7 against 0.20–0.93 ns).
+    conversions: the same counts (timed: ``docs/performance.md``, section "The packed 1-D
+    binning (rdpjax/_internal/packed.py)").
 
     Differentiable in ``position`` as linear binning is (the rounding has no derivative to
     give): the tangent is that of the float64 pairs ``(1 − frac, frac)`` of cell

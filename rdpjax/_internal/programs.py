@@ -30,14 +30,12 @@ PROGRAM_BUDGET = 64
 """Compiled programs of one kind (settings, binning, bound) that :func:`rdpjax.lower_bound` keeps.
 
 jax keeps every compiled program for the life of the process. Before sizes were bucketed, every
-new sample size compiled a new binning and every new grid layout a new bound: a process bounding
-data set after data set grew by about 380 memory maps and 17 MB of peak memory each and died after
-182 data sets (the system allows 65,530 maps). Now samples are padded to at least 2^15 rows
-(:data:`rdpjax.estimator.from_samples.MIN_PADDED_ROWS`), beyond that to one of four sizes per
-octave, and layouts are bucketed, so the programs of a study saturate: 250 data sets of random sizes
-1,000–20,000 a side compiled 1 settings, 7 binning and 7 bound programs in all, within the first 60,
-then nothing more (3,083 maps, 497 MB; ``python benchmarks/performance/many_datasets.py --budget
-0``). The budget is the safety net for what buckets do not bound (e.g. every pair of unequal sizes):
+new sample size compiled a new binning and every new grid layout a new bound, and a process
+bounding data set after data set ran out of memory maps. Now samples are padded to at least 2^15
+rows (:data:`rdpjax.estimator.from_samples.MIN_PADDED_ROWS`), beyond that to one of four sizes per
+octave, and layouts are bucketed, so the programs of a study saturate (measured:
+``docs/performance.md``, section "The program budget (PROGRAM_BUDGET)"). The budget is the safety
+net for what buckets do not bound (e.g. every pair of unequal sizes):
 past it :func:`rdpjax.lower_bound` drops its own compiled programs and starts afresh (the next calls
 compile again; results are unchanged; ``tests/estimator/test_bounds.py`` checks it, and
 ``benchmarks/performance/compiled_programs.py`` counts the programs kept). Read at each call: set

@@ -162,19 +162,9 @@ def cpu_cores() -> int:
 _CPU_BATCH_SAMPLES = 2**17
 """Samples per side, per CPU core, that one vmapped batch of replications holds on a CPU
 device: a device gets ``2^17 · ⌊cores / devices⌋``. Small batches keep a replication's arrays
-in the CPU's caches; a device with more cores (its intra-op threads) wants wider ones. Ad hoc
-sweeps on the 2-core machine, time of a Python loop over the jitted replication over that of
-one call (best of 3), n = 1e3 / 1e4 / 1e5:
-
-- two devices (R = 4000 / 1000 / 200), samples a batch on each: 2^15: 1.00 / 1.23 / 1.13 of the
-  best, 2^16: 1.05 / 1.05 / 1.15, 2^17: 1.11 / 1.00 / 1.03, 2^18: 1.17 / 1.09 / 1.00, 2^20:
-  1.50 / 1.27 / 1.06 (at n = 1e5, R = 200: 1.59× the loop at 2^18, 0.90× in batches of 200 on
-  one device, the earlier default);
-- one device (R = 2000 / 500 / 100), loop over call: 2^16: 1.93 / 1.79 / 1.01, 2^17: 1.80 /
-  1.79 / 0.95, 2^18: 1.82 / 1.92 / 1.15, 2^19: 1.81 / 1.97 / 1.09, 2^20: 1.75 / 1.83 / 1.20,
-  2^21: 1.48 / 1.47 / 1.04.
-
-Untested on machines with more cores."""
+in the CPU's caches; a device with more cores (its intra-op threads) wants wider ones. Chosen
+by ad hoc sweeps on the 2-core machine (``docs/performance.md``, section "Replications per batch
+on a CPU (_CPU_BATCH_SAMPLES)"); untested on machines with more cores."""
 
 _ACCELERATOR_BATCH_SAMPLES = 2 * 10**7
 """The same for GPUs and TPUs, which need wide batches to fill the device (the H200 ran R =

@@ -95,10 +95,9 @@ def plan_bound(
         grid size (about 16 cells per bandwidth over the data range) rounded up to one of four sizes
         per octave and the margin to a multiple of 16 cells, so that bounds on other data or other n
         mostly share one compiled :meth:`BoundPlan.bound`; or ``"exact"``: the size itself. The
-        bucketed grid is at most 25% finer; on the calibration study's 36 continuous cells
-        (Gaussian, Laplace, Gaussian null × n = 10⁴ … 10⁷ × λ = 2, 5, 7, R = 200, the same draws)
-        every coverage was the same and the mean lower/exact moved by at most 2.4·10⁻⁵ relative
-        (``docs/calibration.md``). Ignored with ``grid_size``. For discrete data the bucketed layout
+        bucketed grid is at most 25% finer, with the coverage and tightness of the exact one
+        (measured: ``docs/calibration.md``, section "Evidence moved out of other docstrings").
+        Ignored with ``grid_size``. For discrete data the bucketed layout
         pads the observed support with empty cells the same way (the bound is unchanged: an empty
         cell adds nothing to any term); ``support_size`` is kept as given. On ``transform``:
         ``None`` (default) or ``"quantile"`` as in :func:`lower_bound`; the returned samples are
@@ -248,8 +247,8 @@ def lower_bound(
         level 0.9·α and the outputs' at 0.1·α (:data:`KEPT_SHARE`; Bonferroni over the two, so
         ``n_bounds`` counts both), because the map gives a narrow component of small mass only
         that mass's share of (0, 1), under one bandwidth there, and smooths a leak in it away
-        (issue 47: a 1% component moved by its own sd, D_2 = 0.017, kept 0.6% of D_2 at 10⁶ a side
-        mapped, 57% with both). The result's ``transform`` records the map of the bound that won
+        (issue 47; measured: ``docs/calibration.md``, section "Issue 47: a leak the map smooths
+        away, …"). The result's ``transform`` records the map of the bound that won
         at more orders (:func:`either_bound`). Of the zoo's continuous mechanisms the Laplace and
         Gaussian ones are mapped
         (``benchmarks/calibration/calibrate_zoo_map.py`` measures them both ways) and the truncated
@@ -310,16 +309,18 @@ The map's bound is the tighter on every law the rule maps in the calibration (th
 and Laplace mechanisms, the heavy-tailed and multimodal laws off the zoo), so it keeps 90% of α;
 the outputs' own KDE is there for a leak the map smooths away (a narrow component of small mass
 gets that mass's share of (0, 1), under one bandwidth there), where its bound is many times the
-map's and a stricter level costs it little. Measured: docs/calibration.md (issue 47)."""
+map's and a stricter level costs it little. Measured: ``docs/calibration.md``, section "Issue 47:
+a leak the map smooths away, …" (the 0.9 / 0.1 split against an even one: the calibration log's
+issue-47 section)."""
 
 KEPT_MAX_GRID = 2**15
 """...unless the outputs' own KDE needs a grid of more than this many points: then the map's
 bound (at level 0.9·α, so still valid, a little conservative) is reported alone.
 
-Tails heavy enough to stretch the data's range far beyond the bandwidth (Cauchy: the capped
-2^18 points, 1.2–1.7 s a bound at 10⁴–10⁵ a side against about 0.01 s for the map's; spike and
-slab 10⁵–2.6·10⁵) are where the map was designed in and its bound is the tighter at every n
-measured; Gaussian, Laplace and the issue-47 mixture need 3·10³–10⁴ points (0.03–0.07 s)."""
+Tails heavy enough to stretch the data's range far beyond the bandwidth are where the map was
+designed in and its bound is the tighter at every n measured; the laws whose own KDE is kept
+need far smaller grids. Grid sizes and times, measured: ``docs/performance.md``, section "The
+outputs' own KDE beside the map: its grid cap (KEPT_MAX_GRID)"."""
 
 
 def _bound_of(planned: Planned, mesh: Mesh | None) -> Bound:

@@ -268,9 +268,9 @@ def linear_binning(
         devices bins one contiguous block of ``⌊n / D⌋`` samples and one ``psum`` adds the
         accumulators (the last ``n mod D`` samples are binned after it): the same counts up to the
         order of floating-point additions. Meant for several accelerators, or a multi-core CPU with
-        one jax device per core, where each core then runs a scatter (on the 2-core test machine 1e7
-        float64 samples took 0.026 s on two devices against 0.033–0.034 s on one, best of 7 runs
-        each, interleaved; chunks 2^16 and 2^18). The samples should already lie split that way,
+        one jax device per core, where each core then runs a scatter (timed:
+        ``docs/performance.md``, section "linear_binning over a mesh"). The samples should already
+        lie split that way,
         ``jax.device_put(x, NamedSharding(mesh, PartitionSpec(sharding.AXIS)))`` (D must divide n),
         or jit moves them first; a numpy array 64-byte aligned is then taken without a copy on CPU
         (so it must not be modified while jax holds it).

@@ -20,16 +20,13 @@ What is carried to the coarse grid, and how (each is exact or of high order):
   ``Σ_j π_j f(t_j)`` for smooth ``f`` (sample means, and the smoothings ``S(π ⊙ f)``): pooled
   onto the coarse points with the weights of 4-point Lagrange interpolation, so that
   ``Σ_J π^c_J f(T_J) = Σ_j π_j f̃(t_j)`` with ``f̃`` the cubic interpolant of ``f``, an error
-  of ``O((rΔ)⁴ f⁗)`` (hat weights, tried first, are ``O((rΔ)² f″)``: their second-order
-  variance was 20–1,000× further from the full grid's).
+  of ``O((rΔ)⁴ f⁗)`` (hat weights, tried first, are ``O((rΔ)² f″)``, and were measured further
+  from the full grid's terms).
 
-Measured against the full-grid terms (``benchmarks/performance/coarse_terms.py``,
-docs/calibration.md: the same R = 200 replications a cell of 1-D Gaussian, Laplace, null and uniform
-laws at n = 10³, 10⁴, 10⁵, λ = 2, 5, 7): at the default ``r = 2`` no bound moved by more than 1.7e-4
-of its standard error and no replication changed its verdict; the first-order variance and the bias
-agree to about 1e-7 relative (``tests/estimator/test_coarse.py``). At ``r = 4`` (4 cells per
-bandwidth) the bound moved by up to 5.4e-3 of its standard error at n = 10³, which is why the
-default keeps more cells.
+Against the full-grid terms the first-order variance and the bias agree to about 1e-7 relative
+(``tests/estimator/test_coarse.py``). How far the bounds moved at the default ``r = 2`` and at
+``r = 4`` (4 cells per bandwidth), which is why the default keeps more cells: measured,
+``docs/calibration.md``, section "Evidence moved out of other docstrings".
 """
 
 from __future__ import annotations

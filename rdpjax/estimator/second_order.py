@@ -5,7 +5,7 @@ The bound (16) of Kutta, Askin, Dunsche (arXiv:2212.04739v3) is a first-order de
 the gradient is (nearly) constant on the support, ``gᵀZ`` (nearly) vanishes because ``Z`` sums
 to zero, and what is left is the *quadratic* term, which the first-order standard error does not
 see: the plug-in is biased upward by about (support size)/n and the bound lands above the truth
-(measured: a 50-value uniform null at n = 1e5 gave a positive bound in 100% of replications).
+(measured: ``docs/calibration.md``, section "How each row was run", the uniform null).
 
 This module adds the next term of the expansion (docs/methods.md §2.3 extended, derived here):
 
@@ -36,10 +36,10 @@ Everything here is jittable; the functions take the estimated densities, the bin
 the sample sizes, and return the bias and the second-order variance to add to ``gᵀΣg``. The
 closed-form gradient (S3) also gives ``gᵀΣg`` itself (the influence-function variance of §2.4),
 so that a bound with these terms differentiates nothing: one program with three batched FFT
-stages (the two KDEs with ``S′π``, seven λ-dependent smoothings, and the two of ``Σg``). Against
-the earlier program (autodiff gradient, 18 FFTs) the bound on a 1,536-point grid at three orders
-compiled in 0.95–1.17 s against 1.18–1.38 s (six compilations each, 2-core CPU), and ten
-bounds (1-, 2-, 3-D, discrete, both directions, eq. (18)) agreed to 5e-12 relative.
+stages (the two KDEs with ``S′π``, seven λ-dependent smoothings, and the two of ``Σg``), which
+compiles faster than the earlier program (autodiff gradient, 18 FFTs) and agrees with it
+(measured: ``docs/performance.md``, section "The second-order terms in closed form
+(rdpjax/estimator/second_order.py)").
 """
 
 from __future__ import annotations

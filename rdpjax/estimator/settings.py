@@ -35,23 +35,11 @@ SCALE_POINTS = 2**10
 """At most this many points per sample (a strided subsample) enter the pooled scale.
 
 Chosen by measurement (``python benchmarks/calibration/calibrate_scale.py``, R = 200 a cell, the
-same draws under each number of points), twice:
-
-* 2^16 against 2^12 (``benchmarks/results/calibration/calibrate_scale.md``) and 2^12 against 2^10
-  (``benchmarks/results/calibration/calibrate_scale_1024.md``): over paper 000's Gaussian, Laplace
-  and Gaussian null at n = 10⁴ … 10⁷ and five off-zoo laws (two modes, spike and slab, Cauchy, t₃,
-  lognormal) at 10⁴ and 10⁵, every simultaneous coverage was the same and every mean
-  lower/exact moved by at most 0.001, both times. For 2^10 against 2^12 over four 2-D laws and
-  a 3-D Gaussian at 10⁴ and 10⁵, with and without the quantile map, the coverages were the same
-  and the mean lower/exact moved by at most 0.0015
-  (``benchmarks/results/calibration/calibrate_multid_map_scale1024.md``).
-* The scale's replication spread at n = 10⁵ (Gaussian) grew from 0.3% (2^16) to 1.0% (2^12) and
-  2.1% (2^10), without a visible effect on the bounds (above).
-* The sorts behind the quantiles cost a sixteenth as much at 2^12 as at 2^16 (in a vmapped study
-  at n = 10⁵ those had cost more than the draws), and a third again at 2^10: in XLA on the CPU
-  a sort of 1,024 float64 bit patterns took 33 µs, one of 4,096 took 95 µs. R = 1000 bounds at
-  10⁵ a side on two CPU devices took 0.88 against 0.97 s, 1.87 against 2.05 times their draws
-  alone (in one process, interleaved).
+same draws under each number of points), twice, 2^16 against 2^12 and 2^12 against 2^10: fewer
+points make the scale's sorts cheaper and its replication spread wider, without a visible effect
+on the bounds. The coverage and tightness: ``docs/calibration.md``, section "Why the Defaults are
+what they are" (the pooled scale's subsample); the sorts' times: ``docs/performance.md``, section
+"The pooled scale's sorts (SCALE_POINTS)".
 """
 
 

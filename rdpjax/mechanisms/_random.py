@@ -5,8 +5,8 @@ They have the same bits as ``jax.random``'s own draws and compile faster.
 With jax's partitionable Threefry (``jax_threefry_partitionable``, the default), element ``i``
 of a draw of shape ``s`` (row-major) is the same as element ``i`` of a flat draw of
 ``∏ s`` values from the same key: the counters are the flat indices either way. XLA on the CPU
-compiles the flat draw several times faster, though (jax 0.10.2, 2 cores: a ``(10^4, 10)``
-uniform 0.53–0.76 s, the flat draw reshaped 0.16 s; a ``(10^4,)`` draw 0.18 s), and every
+compiles the flat draw several times faster, though (measured: ``docs/performance.md``, section
+"Draws of several dimensions drawn flat (rdpjax/mechanisms/_random.py)"), and every
 mechanism sampler is compiled once per sample size, inside every study and stream program
 that draws from it. The elementwise distributions below are therefore drawn flat; their values
 are bitwise those of ``jax.random`` at the full shape (``tests/mechanisms/test_random.py``).
