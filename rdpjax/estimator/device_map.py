@@ -94,7 +94,12 @@ def _mapped_rest(
     whole_rest = n // stride * per
     n_rest = n - (n + stride - 1) // stride
     j = jnp.arange(rows, dtype=jnp.int64)
-    block_row = j // jnp.maximum(per, 1) * stride + j % jnp.maximum(per, 1) + 1
+    # j // per in float64 (vectorized; integer division is not): exact, since j < 2^53 and
+    # j/per is at least 1/(2 per) from the next integer, far above its rounding error.
+    per_f = jnp.maximum(per, 1).astype(jnp.float64)
+    j_f = j.astype(jnp.float64)
+    block = jnp.floor((j_f + 0.5) / per_f)
+    block_row = (block * stride.astype(jnp.float64) + (j_f - block * per_f) + 1).astype(jnp.int64)
     source = jnp.where(j < whole_rest, block_row, j - whole_rest + whole + 1)
     real = j < n_rest
     # Axis by axis, each a contiguous row of (d, rows): the map of a column of (rows, d) read
