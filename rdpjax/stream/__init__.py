@@ -56,7 +56,9 @@ boundary, the sharding and the program budget among the internal tricks: :mod:`r
 * :mod:`rdpjax.stream.scan`: the compiled draw-and-bin scan over chunks;
 * :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`mechanism_streamed_bound`
   (JAX sources), :func:`streamed_samples`;
-* :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`, :func:`bound_of_draws`;
+* :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`, :func:`bound_of_draws`, and
+  ``run_replications``, the one replication driver (draws, then bounds, split over the devices)
+  that :func:`replicated_bounds` and :func:`rdpjax.studies.coverage` run;
 * :mod:`rdpjax.stream.blackbox`: :func:`blackbox_bound`, numpy black boxes batch by batch.
 """
 

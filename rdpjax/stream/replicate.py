@@ -1,20 +1,23 @@
 """Replication studies: R replications × P database pairs × L orders in one compiled call.
 
-:func:`replicated_bounds` draws each replication in memory and bounds it as
-:func:`rdpjax.lower_bound` does, vmapped over the pairs and split over the devices
-(:func:`rdpjax.estimator.sharding.map_over_devices`); a second call with the same shapes reuses the
-compilation of :func:`_replicate`.
+:func:`run_replications` is the one driver of replications drawn from a mechanism and bounded
+in memory, split over the devices (:func:`rdpjax._internal.sharding.map_over_devices`) and
+vmapped over the pairs: :func:`replicated_bounds` runs it with a plan fixed beforehand (one
+program draws and bounds; a second call with the same shapes reuses the compilation of
+:func:`_replicate`), :func:`rdpjax.studies.coverage` with a plan read from its first
+replication (a program of draws, then one of bounds: :func:`_draws`, :func:`_bounds`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
 from rdpjax._internal.fusion import materialized
 from rdpjax._internal.sharding import draw_mesh, map_over_devices, replication_batch_size
@@ -24,7 +27,7 @@ from rdpjax._validation import check_int
 from rdpjax.estimator.api import plan_bound
 from rdpjax.estimator.bound_plan import Bound, BoundPlan
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.stream.samplers import mechanism_samplers, pilot_draw
+from rdpjax.stream.samplers import Sampler, mechanism_samplers, pilot_draw
 
 MATERIALIZE_ROWS = 2**21
 """Samples of up to this many rows a side are written to memory by :func:`bound_of_draws`."""
@@ -46,28 +49,155 @@ def bound_of_draws(
     return plan(p, q)
 
 
-@functools.partial(jax.jit, static_argnames=("n", "reps", "sampler", "batch_size", "mesh"))
-def _replicate(plan, mechanism, xs, xs_prime, keys, *, n, reps, sampler, batch_size, mesh):
-    """Bounds of ``reps`` replications on each database pair: leaves shaped (P, R, ...).
+def pair_draws(keys, mechanism, xs, xs_prime, *, n: int, samplers: tuple[Sampler, Sampler]):
+    """One replication's outputs ``(p, q)`` on one database pair, or on P pairs (a ``vmap``).
 
-    Replication ``r`` of pair ``i`` draws from ``split(keys[i], reps)[r]``; the replications
-    are split over the devices of ``mesh``, each one bounding every pair (a ``vmap``).
+    A pair with key ``k`` draws its outputs on ``x`` with ``samplers[0]`` from ``split(k)[0]`` and
+    those on ``x_prime`` with ``samplers[1]`` from ``split(k)[1]``. ``keys`` one key: one pair,
+    ``(x, x_prime) = (xs, xs_prime)``; ``keys`` of shape ``(P,)``: pair ``i`` is ``(xs[i],
+    xs_prime[i])``, and ``p``, ``q`` have a leading axis P.
     """
 
-    def one(rep_keys, plan, mechanism, xs, xs_prime):
-        def pair(x, x_prime, k):
-            kp, kq = jax.random.split(k)
-            p = sampler(kp, n, (mechanism, x))
-            q = sampler(kq, n, (mechanism, x_prime))
-            return bound_of_draws(plan, p, q)
+    def pair(x, x_prime, k):
+        kp, kq = jax.random.split(k)
+        return samplers[0](kp, n, (mechanism, x)), samplers[1](kq, n, (mechanism, x_prime))
 
-        return jax.vmap(pair)(xs, xs_prime, rep_keys)
+    return pair(xs, xs_prime, keys) if keys.ndim == 0 else jax.vmap(pair)(xs, xs_prime, keys)
 
-    rep_keys = jax.vmap(lambda k: jax.random.split(k, reps), out_axes=1)(keys)  # (R, P)
-    out = map_over_devices(
-        one, mesh, rep_keys, plan, mechanism, xs, xs_prime, batch_size=batch_size
-    )
-    return jax.tree.map(lambda a: jnp.swapaxes(a, 0, 1), out)
+
+def _pair_bounds(pq, plan, *, materialize_rows, pairs):
+    """:func:`bound_of_draws` of one pair's samples ``pq = (p, q)``, or of P pairs' (a ``vmap``).
+
+    One pair is not given an axis of one: under the batches' ``vmap`` that changes how XLA
+    reduces (by up to 7e-13 relative, the coverage study's bounds on two devices).
+    """
+
+    def bound(p, q):
+        return bound_of_draws(plan, p, q, materialize_rows=materialize_rows)
+
+    return jax.vmap(bound)(*pq) if pairs else bound(*pq)
+
+
+@functools.partial(jax.jit, static_argnames=("pairs", "reps"))
+def _pair_keys(key, *, pairs, reps):
+    """``(R, P)`` keys: replication ``r`` of pair ``i`` is ``split(split(key, P)[i], R)[r]``."""
+    return jax.vmap(lambda k: jax.random.split(k, reps), out_axes=1)(jax.random.split(key, pairs))
+
+
+@functools.partial(jax.jit, static_argnames=("n", "chunk", "samplers", "batch_size", "mesh"))
+def _replicate(plan, args, keys, start, *, n, chunk, samplers, batch_size, mesh):
+    """Bounds of replications ``start … start + chunk − 1`` of ``keys``, drawn in this program.
+
+    The replications are split over the devices of ``mesh``, each one drawing and bounding every
+    pair (:func:`pair_draws`, :func:`bound_of_draws`); leaves shaped ``(chunk, P, …)``.
+    """
+    keys = jax.lax.dynamic_slice_in_dim(keys, start, chunk)
+
+    def one(k, plan, args):
+        pq = pair_draws(k, *args, n=n, samplers=samplers)
+        return _pair_bounds(pq, plan, materialize_rows=MATERIALIZE_ROWS, pairs=k.ndim == 1)
+
+    return map_over_devices(one, mesh, keys, plan, args, batch_size=batch_size)
+
+
+@functools.partial(jax.jit, static_argnames=("n", "chunk", "samplers", "batch_size", "mesh"))
+def _draws(args, keys, start, *, n, chunk, samplers, batch_size, mesh):
+    """The outputs of replications ``start … start + chunk − 1`` of ``keys``, and the first's.
+
+    They are left split over the devices, and the first replication's (its first pair's) are
+    gathered: the pilot, when it is the study's first key. Real outputs are float64
+    (:func:`_float64_if_real`). One compilation per mechanism type and shapes.
+    """
+    keys = jax.lax.dynamic_slice_in_dim(keys, start, chunk)
+
+    def one(k, args):
+        pq = pair_draws(k, *args, n=n, samplers=samplers)
+        return tuple(map(_float64_if_real, pq))
+
+    p, q = map_over_devices(one, mesh, keys, args, batch_size=batch_size, gather=False)
+    everywhere = NamedSharding(mesh, PartitionSpec())
+    first = tuple(jax.lax.with_sharding_constraint(a[(0,) * keys.ndim], everywhere) for a in (p, q))
+    return (p, q), first
+
+
+def _float64_if_real(x):
+    """Real outputs as float64 (the bound computes in it anyway), integer codes as they are.
+
+    Then a float32 mechanism shares the compiled bounds of a float64 one with the same layout
+    (the binning casts to float64 first and the scale too, so the bounds are the same).
+    """
+    return x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x
+
+
+@functools.partial(jax.jit, static_argnames=("pairs", "batch_size", "mesh"))
+def _bounds(plan, p, q, *, pairs, batch_size, mesh):
+    """Bounds of every replication's samples (``(C, [P,] n, …)``), as :func:`_draws` left them.
+
+    Free of the mechanism: one compilation per plan layout and shapes, shared by every mechanism
+    whose study has them. The samples are in memory already: no fusion boundary.
+    """
+
+    def one(pq, plan):
+        return _pair_bounds(pq, plan, materialize_rows=0, pairs=pairs)
+
+    return map_over_devices(one, mesh, (p, q), plan, batch_size=batch_size)
+
+
+def _divisor_at_most(m: int, cap: int) -> int:
+    """The largest divisor of ``m`` that is at most ``cap`` (at least 1)."""
+    return max(b for b in range(1, min(m, max(cap, 1)) + 1) if m % b == 0)
+
+
+def run_replications(
+    keys,
+    plan: BoundPlan | Callable[[np.ndarray, np.ndarray], BoundPlan],
+    args: tuple,
+    *,
+    n: int,
+    samplers: tuple[Sampler, Sampler],
+    batch_size: int,
+    mesh,
+    chunk: int | None = None,
+    grid_points: int | None = None,
+) -> Bound:
+    """Draw and bound every replication of ``keys``, chunk by chunk: the one replication driver.
+
+    Replication ``r`` draws from ``keys[r]`` by :func:`pair_draws` with ``args = (mechanism, xs,
+    xs_prime)``: keys of shape ``(R,)`` draw one pair ``(xs, xs_prime)``, keys ``(R, P)`` P pairs
+    (the databases stacked). Each pair is bounded as :func:`rdpjax.lower_bound` bounds it. Each
+    chunk of ``chunk`` replications (default: all) is split over the devices of ``mesh``
+    (:func:`rdpjax._internal.sharding.map_over_devices`) and vmapped ``batch_size`` at a time on
+    each. A replication's results follow from its key alone.
+
+    * ``plan`` a :class:`rdpjax.BoundPlan`: each chunk is one program that draws and bounds
+      (:func:`bound_of_draws`): one compilation per shapes and layout.
+    * ``plan`` a function ``plan(p, q) → BoundPlan``: each chunk is drawn by one program and left
+      on the devices, the first pair of replication 0 plans the grid (a pilot), and a second
+      program bounds them, ``⌊grid_points / grid size⌋`` replications at most a batch (a
+      divisor of a device's share): the draws compile once per mechanism type and shapes, the
+      bounds once per layout and shapes, whatever the mechanism. ``len(keys)`` must then be a
+      multiple of ``chunk``, itself one of ``mesh.size · batch_size``.
+
+    Returns:
+      A :class:`rdpjax.Bound` whose array fields have a leading axis R (then P, with pairs), as
+      numpy arrays.
+    """
+    chunk = chunk or keys.shape[0]
+    options = dict(n=n, chunk=chunk, samplers=samplers, batch_size=batch_size, mesh=mesh)
+    fused = isinstance(plan, BoundPlan)
+    planned, bound_batch, results = plan if fused else None, batch_size, []
+    for start in range(0, keys.shape[0], chunk):
+        if fused:
+            results.append(_replicate(planned, args, keys, np.int32(start), **options))
+            continue
+        (p, q), pilot = _draws(args, keys, np.int32(start), **options)
+        if planned is None and not isinstance(plan, BoundPlan):  # the pilot plans the grid
+            planned = plan(*map(np.asarray, pilot))
+            fits = batch_size if grid_points is None else grid_points // math.prod(planned.shape)
+            bound_batch = _divisor_at_most(chunk // mesh.size, min(batch_size, fits))
+        pairs = keys.ndim == 2
+        results.append(_bounds(planned, p, q, pairs=pairs, batch_size=bound_batch, mesh=mesh))
+    return jax.tree.map(lambda *a: np.concatenate([np.asarray(x) for x in a]), *results)
 
 
 def replicated_bounds(
@@ -146,16 +276,13 @@ def replicated_bounds(
             for p, q in pilots
         ]
         plan = max(plans, key=lambda pl: math.prod(pl.shape))
-        out = _replicate(
+        out = run_replications(
+            _pair_keys(k_main, pairs=len(pairs), reps=reps),
             plan,
-            mechanism,
-            jnp.asarray(np.stack(xs)),
-            jnp.asarray(np.stack(xps)),
-            jax.random.split(k_main, len(pairs)),
+            (mechanism, jnp.asarray(np.stack(xs)), jnp.asarray(np.stack(xps))),
             n=n,
-            reps=reps,
-            sampler=sampler,
+            samplers=(sampler, sampler),
             batch_size=batch_size,
             mesh=mesh,
         )
-        return jax.tree.map(np.asarray, out)
+        return jax.tree.map(lambda a: np.swapaxes(a, 0, 1), out)

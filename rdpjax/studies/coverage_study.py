@@ -5,7 +5,8 @@ mechanism (pure JAX sampler, exact divergence known) this is measured directly: 
 independent replications of both samples, bound each, and count how often ``lower ≤ exact``.
 The replications are split over the devices and each device runs its share inside
 ``jax.lax.map`` over keys, vmapped in small batches
-(:func:`rdpjax.estimator.sharding.map_over_devices`).
+(:func:`rdpjax.estimator.sharding.map_over_devices`), by the replication driver that
+:func:`rdpjax.stream.replicated_bounds` runs too (:func:`rdpjax.stream.replicate.run_replications`).
 One program draws them (one compilation per mechanism type and shapes; the pilot that plans
 the grid is its first key) and one bounds the samples where they were drawn (one compilation
 per grid layout, shared by every mechanism whose pilot plans that layout), chunk by chunk of
@@ -19,24 +20,24 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding, PartitionSpec
 
-from rdpjax._internal.sharding import draw_mesh, map_over_devices, replication_batch_size
+from rdpjax._internal.sharding import draw_mesh, replication_batch_size
 from rdpjax._precision import float64
 from rdpjax._pytree import pytree_dataclass
 from rdpjax._table import markdown_table
 from rdpjax._validation import check_int, check_orders
 from rdpjax.auditing.draws import exact_divergences
 from rdpjax.estimator.api import plan_bound
+from rdpjax.estimator.bound_plan import BoundPlan
 from rdpjax.estimator.options import BoundOptions, or_default, resolve_options
 from rdpjax.mechanisms.base import Mechanism, identity_code
+from rdpjax.stream.replicate import run_replications
 from rdpjax.stream.samplers import Sampler, mechanism_fn
 
 __all__ = ["CoverageResult", "StudyOptions", "coverage", "format_coverage", "wilson_interval"]
@@ -197,55 +198,9 @@ def _study_keys(key, *, reps, total):
     return jnp.concatenate([keys, jnp.repeat(keys[-1:], total - reps - 1)])
 
 
-@functools.partial(jax.jit, static_argnames=("n", "chunk", "samplers", "batch_size", "mesh"))
-def _draws(mechanism, x, x_prime, keys, start, *, n, chunk, samplers, batch_size, mesh):
-    """The outputs on x and on x' of replications ``start … start + chunk − 1`` of ``keys``.
-
-    They are left split over the devices, and the first one's gathered (the pilot, when it is
-    key 0). One compilation per mechanism type and shapes; ``samplers`` draw (and encode) them.
-    """
-    keys = jax.lax.dynamic_slice_in_dim(keys, start, chunk)
-
-    def one(k, mechanism, x, x_prime):
-        kp, kq = jax.random.split(k)
-        p, q = samplers[0](kp, n, (mechanism, x)), samplers[1](kq, n, (mechanism, x_prime))
-        return tuple(map(_float64_if_real, (p, q)))
-
-    p, q = map_over_devices(
-        one, mesh, keys, mechanism, x, x_prime, batch_size=batch_size, gather=False
-    )
-    everywhere = NamedSharding(mesh, PartitionSpec())
-    first = tuple(jax.lax.with_sharding_constraint(a[0], everywhere) for a in (p, q))
-    return (p, q), first
-
-
-def _float64_if_real(x):
-    """Real outputs as float64 (the bound computes in it anyway), integer codes as they are.
-
-    Then a float32 mechanism shares the compiled bounds of a float64 one with the same layout
-    (the binning casts to float64 first and the scale too, so the bounds are the same).
-    """
-    return x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x
-
-
-@functools.partial(jax.jit, static_argnames=("batch_size", "mesh"))
-def _bounds(plan, p, q, *, batch_size, mesh):
-    """Estimate, standard error and bound of every replication's samples (``(C, n, …)``).
-
-    The samples are split over the devices as :func:`_draws` left them. Free of the mechanism:
-    one compilation per plan layout and shapes, shared by every mechanism whose study has them.
-    """
-
-    def one(pq, plan):
-        b = plan(*pq)
-        return b.estimate, b.std_error, b.lower
-
-    return map_over_devices(one, mesh, (p, q), plan, batch_size=batch_size)
-
-
-def _divisor_at_most(m: int, cap: int) -> int:
-    """The largest divisor of ``m`` that is at most ``cap`` (at least 1)."""
-    return max(b for b in range(1, min(m, max(cap, 1)) + 1) if m % b == 0)
+def _pilot_plan(p, q, *, orders, **options) -> BoundPlan:
+    """The plan of every replication's bound: ``plan_bound``'s on the pilot's samples."""
+    return plan_bound(p, q, orders, **options)[0]
 
 
 def _chunks(reps: int, n: int, mesh, batch_size: int | None, chunk_samples: int) -> tuple[int, int]:
@@ -351,27 +306,26 @@ def coverage(
         batch, chunk = _chunks(reps + 1, n, mesh, batch_size, options.chunk_samples)
         total = -(-(reps + 1) // chunk) * chunk
         keys = _study_keys(key, reps=reps, total=total)
-        draws = functools.partial(
-            _draws, n=n, chunk=chunk, samplers=samplers, batch_size=batch, mesh=mesh
+        bounds = run_replications(
+            keys,
+            functools.partial(
+                _pilot_plan,
+                orders=orders,
+                alpha=alpha,
+                both_directions=both_directions,
+                options=options.bound.replace(discrete=discrete),
+                support_size=out_x.alphabet_size if discrete else None,
+            ),
+            (mechanism, x, x_prime),
+            n=n,
+            samplers=samplers,
+            batch_size=batch,
+            mesh=mesh,
+            chunk=chunk,
+            grid_points=options.grid_points,
         )
-        plan, results = None, []
-        for start in range(0, total, chunk):
-            (p, q), (pilot_p, pilot_q) = draws(mechanism, x, x_prime, keys, np.int32(start))
-            if plan is None:
-                plan, _, _ = plan_bound(
-                    np.asarray(pilot_p),
-                    np.asarray(pilot_q),
-                    orders,
-                    alpha=alpha,
-                    both_directions=both_directions,
-                    options=options.bound.replace(discrete=discrete),
-                    support_size=out_x.alphabet_size if discrete else None,
-                )
-                fits = options.grid_points // math.prod(plan.shape)
-                bound_batch = _divisor_at_most(chunk // mesh.size, min(batch, fits))
-            results.append(_bounds(plan, p, q, batch_size=bound_batch, mesh=mesh))
         est, se, lower = (
-            np.concatenate([np.asarray(r[i]) for r in results])[1 : reps + 1] for i in range(3)
+            getattr(bounds, f)[1 : reps + 1] for f in ("estimate", "std_error", "lower")
         )
     held = lower <= exact
     cov = held.mean(axis=0)
