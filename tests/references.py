@@ -50,3 +50,21 @@ def run_script(code: str, *args: str) -> dict:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))[6:])
+
+
+def interrupted_at(sample, call: int, name: str | None = None):
+    """``sample`` that raises ``KeyboardInterrupt`` at its ``call``-th call (a crash mid-run).
+
+    The wrapper keeps ``sample``'s ``__name__`` (or takes ``name``), so an audit's checkpoint
+    fingerprint, which records the sampler's name, is that of the uninterrupted run.
+    """
+    calls = [0]
+
+    def interrupted(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == call:
+            raise KeyboardInterrupt
+        return sample(*args, **kwargs)
+
+    interrupted.__name__ = name or getattr(sample, "__name__", "sample")
+    return interrupted

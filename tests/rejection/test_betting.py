@@ -7,6 +7,7 @@ import json
 import jax
 import numpy as np
 import pytest
+from references import interrupted_at
 from scipy import stats
 
 from rdpjax.auditing import Looks
@@ -312,14 +313,7 @@ class _Memory:
 
 def test_an_interrupted_test_resumes_as_an_uninterrupted_one():
     """The state after each batch (outputs, wealth, random states) resumes the test exactly."""
-    calls = {"n": 0}
-
-    def interrupted(rng, db, m):
-        calls["n"] += 1
-        if calls["n"] == 13:
-            raise KeyboardInterrupt
-        return _noisy_sum(rng, db, m)
-
+    interrupted = interrupted_at(_noisy_sum, 13)
     key, args = jax.random.key(21), ([1.0], [0.0], gdp(0.8))
     whole = sequential_set_test(key, _noisy_sum, *args, max_n=4000, batch=64)
     memory = _Memory()

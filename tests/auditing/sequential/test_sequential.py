@@ -10,6 +10,7 @@ import json
 import jax
 import numpy as np
 import pytest
+from references import interrupted_at
 
 import rdpjax
 from rdpjax.auditing import Looks
@@ -220,15 +221,8 @@ def test_jax_mechanism_interrupted_and_resumed(tmp_path, monkeypatch):
     x, xp = mech.reference_pair()
     kw = dict(key=jax.random.key(3), n=Looks(max_n=3_200), claim=zcdp(0.125))
     full = rdpjax.audit(mech, x, xp, batch_size=300, progress=False, **kw)
-    draw, calls = sources._sample, {"n": 0}
-
-    def interrupted(*args):
-        calls["n"] += 1
-        if calls["n"] == 9:
-            raise KeyboardInterrupt
-        return draw(*args)
-
-    monkeypatch.setattr(sources, "_sample", interrupted)
+    draw = sources._sample
+    monkeypatch.setattr(sources, "_sample", interrupted_at(draw, 9))
     with pytest.raises(KeyboardInterrupt):
         rdpjax.audit(mech, x, xp, batch_size=300, progress=False, **_at(kw, checkpoint=tmp_path))
     monkeypatch.setattr(sources, "_sample", draw)
@@ -388,15 +382,7 @@ def test_vectors_of_codes_are_joint_outcomes_as_in_a_fixed_n_audit(tmp_path):
     np.testing.assert_allclose(vectors.estimate, coded.estimate, rtol=1e-9)
     fixed = rdpjax.audit(coin_pair, ONE, ZERO, 2.0, key=jax.random.key(3), n=400, progress=False)
     assert fixed.bound.discrete and vectors.bound.discrete
-    calls = {"n": 0}
-
-    def crashing(rng, database, m):
-        calls["n"] += 1
-        if calls["n"] == 6:
-            raise KeyboardInterrupt
-        return coin_pair(rng, database, m)
-
-    crashing.__name__ = "coin_pair"  # the same audit's fingerprint
+    crashing = interrupted_at(coin_pair, 6)  # named coin_pair: the same audit's fingerprint
     with pytest.raises(KeyboardInterrupt):
         rdpjax.audit(crashing, ONE, ZERO, claim=pure_dp(2.0), **_at(kw, checkpoint=tmp_path))
     resumed = rdpjax.audit(
@@ -497,15 +483,7 @@ def test_a_resumed_audit_keeps_the_table_of_integer_values(tmp_path, crash_at):
     kw = dict(key=jax.random.key(5), n=Looks(max_n=3_200), batch_size=150, lam=[2.0])
     kw |= dict(claim=pure_dp(0.5), progress=False)
     full = rdpjax.audit(_late_negative, ONE, ZERO, **kw)
-    calls = {"n": 0}
-
-    def crashing(rng, database, m):
-        calls["n"] += 1
-        if calls["n"] == crash_at:
-            raise KeyboardInterrupt
-        return _late_negative(rng, database, m)
-
-    crashing.__name__ = "_late_negative"  # the same audit's fingerprint
+    crashing = interrupted_at(_late_negative, crash_at)  # the same audit's fingerprint
     with pytest.raises(KeyboardInterrupt):
         rdpjax.audit(crashing, ONE, ZERO, **_at(kw, checkpoint=tmp_path))
     resumed = rdpjax.audit(_late_negative, ONE, ZERO, **_at(kw, checkpoint=tmp_path, resume=True))
