@@ -25,7 +25,8 @@ the bet is fixed for a batch (of at most ⌈n/8⌉ pairs after n) and uses the f
 
 Cost: O(R·n log n) a plan for sorting each side's past (O(R·n) for a caller that keeps it
 sorted, :class:`SortedPast`); the pooled order statistics and counts are then found by
-bisection, O(T log n), and the distances to the median sorted by linear merges; O(R·T·E)
+bisection, O(T log n), those of the distances to the median too, over their four monotone runs
+(merged instead below :data:`MERGE_BELOW` outputs a side, where a merge is quicker); O(R·T·E)
 candidates (T ≤ 31 thresholds × 2 families × 2 sides × 2 directions, E ≤ 7 values of ε).
 """
 
@@ -45,6 +46,8 @@ PRIOR = 1.0
 """Pseudo-count added to each side's count in and out of a set (Laplace's rule)."""
 CAP = 0.9
 """c: λ ≤ c/(e^ε + δ), so one pair loses at most a fraction c of the wealth."""
+MERGE_BELOW = 1 << 15
+"""Past outputs a side below which the distances to the median are merged, not bisected."""
 
 
 def epsilon_grid(claim: Claim) -> tuple[np.ndarray, np.ndarray]:
@@ -86,6 +89,13 @@ class Bets:
     growth: np.ndarray
     codes: np.ndarray | None = None
     ranks: np.ndarray | None = None
+
+    def rows(self, rows: np.ndarray) -> Bets:
+        """The bets of some replications (every per-row field taken at ``rows``)."""
+        fields = ((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
+        return dataclasses.replace(
+            self, **{k: v[rows] for k, v in fields if k != "codes" and v is not None}
+        )
 
 
 def _positions(total: int) -> np.ndarray:
@@ -137,13 +147,27 @@ def _split_counts(sx: np.ndarray, sy: np.ndarray) -> tuple[np.ndarray, np.ndarra
     x's among its first k, and ``k − c_x`` (:func:`_order_statistics`: the values and counts of
     a stable argsort of the pooled sample, without it).
     """
+    thresholds, cx, cy, _ = _value_splits(sx, sy, median=False)
+    return thresholds, cx, cy
+
+
+def _value_splits(sx: np.ndarray, sy: np.ndarray, median: bool = True) -> tuple[np.ndarray, ...]:
+    """:func:`_split_counts` of the values and the pooled median per row, in one bisection.
+
+    The median of the 2n values is halfway between the n-th and the next (``nan`` when not
+    ``median``); each split point is found independently of the others, so adding ``n`` to
+    them leaves the rest unchanged.
+    """
     r, n = sx.shape
     k = _positions(2 * n)
-    thresholds, cx = np.empty((r, k.size)), np.empty((r, k.size))
+    thresholds, cx, center = np.empty((r, k.size)), np.empty((r, k.size)), np.full(r, np.nan)
+    both = np.append(k, n) if median else k
     for row in range(r):
-        last, after, i = _order_statistics(sx[row], sy[row], k)
-        thresholds[row], cx[row] = 0.5 * (last + after), i
-    return thresholds, cx, k[None, :] - cx
+        last, after, i = _order_statistics(sx[row], sy[row], both)
+        thresholds[row], cx[row] = 0.5 * (last[: k.size] + after[: k.size]), i[: k.size]
+        if median:
+            center[row] = 0.5 * (last[-1] + after[-1])
+    return thresholds, cx, k[None, :] - cx, center
 
 
 def _sorted_distances(s: np.ndarray, center: np.ndarray) -> np.ndarray:
@@ -154,6 +178,86 @@ def _sorted_distances(s: np.ndarray, center: np.ndarray) -> np.ndarray:
         below = center[row] - s[row, :i][::-1]  # = |v − c| exactly, increasing
         out[row] = _merged(below[None], (s[row, i:] - center[row])[None])[0]
     return out
+
+
+def _plain(s: np.ndarray) -> bool:
+    """A sorted row of finite numbers without −0.0: its equal values are equal bit for bit."""
+    if s.size == 0:
+        return True
+    if not (np.isfinite(s[0]) and np.isfinite(s[-1])):  # sorted: NaN last
+        return False
+    zeros = s[np.searchsorted(s, 0.0, "left") : np.searchsorted(s, 0.0, "right")]
+    return not np.signbit(zeros).any()
+
+
+def _distance_runs(sx: np.ndarray, sy: np.ndarray, c: np.floating) -> tuple[np.ndarray, ...]:
+    """``|v − c|`` of two sorted rows as four increasing runs in one buffer, and its cuts.
+
+    x below c (reversed), x above, x' below (reversed), x' above; each distance computed as in
+    :func:`_sorted_distances` (``c − v`` below, ``v − c`` above, with ``c`` a float64).
+    """
+    ix, iy, nx = int(np.searchsorted(sx, c)), int(np.searchsorted(sy, c)), sx.size
+    d = np.empty(nx + sy.size)
+    np.subtract(c, sx[:ix][::-1], out=d[:ix])
+    np.subtract(sx[ix:], c, out=d[ix:nx])
+    np.subtract(c, sy[:iy][::-1], out=d[nx : nx + iy])
+    np.subtract(sy[iy:], c, out=d[nx + iy :])
+    return d, np.array([0, ix, nx, nx + iy, d.size])
+
+
+def _runs_order_statistics(
+    d: np.ndarray, cuts: np.ndarray, k: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """:func:`_order_statistics` of the pooled runs ``d[cuts[j]:cuts[j+1]]`` (x: j < 2).
+
+    The k-th value ``v`` is the least value of any run with at least k values ≤ it: bisected
+    in each run at once (``searchsorted`` counts across the runs), then the least of the four;
+    the (k+1)-th is ``v`` again or the least value above it. In the stable pooled order the
+    x's among the first k are those below ``v`` and, of those equal to it, at most the
+    ``k − #below`` that fit. Exact where equal values are equal bit for bit (no −0.0 beside
+    0.0, no NaN: :func:`_plain`), so the values are those of a merge.
+    """
+    runs = [d[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+
+    def counts(v: np.ndarray, side: str) -> np.ndarray:
+        return np.stack([np.searchsorted(run, v, side) for run in runs])
+
+    start, size, last = cuts[:-1, None], np.diff(cuts)[:, None], d.size - 1
+    lo = np.zeros((size.size, k.size), np.int64)
+    hi = np.broadcast_to(size, lo.shape)
+    for _ in range(int(size.max()).bit_length()):  # the least index with ≥ k values ≤ it
+        mid = (lo + hi) // 2
+        enough = counts(d[np.minimum(start + mid, last)].ravel(), "right").sum(axis=0)
+        enough = enough.reshape(mid.shape) >= k
+        lo, hi = np.where(enough, lo, np.minimum(mid + 1, hi)), np.where(enough, mid, hi)
+    nth = np.where(lo < size, d[np.minimum(start + lo, last)], np.inf).min(axis=0)
+    below, upto = counts(nth, "left"), counts(nth, "right")
+    above = np.where(upto < size, d[np.minimum(start + upto, last)], np.inf).min(axis=0)
+    after = np.where(upto.sum(axis=0) > k, nth, above)
+    below_x = below[:2].sum(axis=0)
+    cx = below_x + np.minimum(upto[:2].sum(axis=0) - below_x, k - below.sum(axis=0))
+    return nth, after, cx
+
+
+def _distance_splits(sx: np.ndarray, sy: np.ndarray, center: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`_split_counts` of the distances ``|v − c|`` to each row's center.
+
+    Below :data:`MERGE_BELOW` outputs a side, or for outputs that are not float64 or hold −0.0
+    or non-finite values, by merging the sorted distances (:func:`_sorted_distances`, of each
+    side's dtype); else without merging, by bisection over their four monotone runs
+    (:func:`_runs_order_statistics`): the same values and counts.
+    """
+    r, n = sx.shape
+    wide = sx.dtype == sy.dtype == np.float64
+    if n < MERGE_BELOW or not wide or not all(_plain(s) for s in (*sx, *sy)):
+        return _split_counts(_sorted_distances(sx, center), _sorted_distances(sy, center))
+    k = _positions(2 * n)
+    thresholds, cx = np.empty((r, k.size)), np.empty((r, k.size))
+    for row in range(r):
+        runs = _distance_runs(sx[row], sy[row], center[row])
+        last, after, cx[row] = _runs_order_statistics(*runs, k)
+        thresholds[row] = 0.5 * (last + after)
+    return thresholds, cx, k[None, :] - cx
 
 
 def _code_families(px: np.ndarray, py: np.ndarray) -> tuple[list[Family], dict[str, np.ndarray]]:
@@ -265,12 +369,8 @@ def plan_bets(
         center = np.zeros(r)
     else:
         sx, sy = (px, py) if rows_sorted else (np.sort(px, axis=1), np.sort(py, axis=1))
-        center = np.empty(r)  # the median of 2n values: halfway between the n-th and next
-        for row in range(r):
-            nth, after, _ = _order_statistics(sx[row], sy[row], np.array([n]))
-            center[row] = 0.5 * (nth[0] + after[0])
-        dx, dy = _sorted_distances(sx, center), _sorted_distances(sy, center)
-        families = [(0, *_split_counts(sx, sy)), (1, *_split_counts(dx, dy))]
+        *values, center = _value_splits(sx, sy)  # center: the median of the 2n values
+        families = [(0, *values), (1, *_distance_splits(sx, sy, center))]
     return [
         Bets(center=center, **_best(families, n, eps, delta, scale), **extra) for scale in scales
     ]
@@ -281,19 +381,38 @@ class SortedPast:
 
     :meth:`update` sorts only the outputs added since the last call and merges them in (a
     linear merge), so planning every time the past has grown by 1/8 costs O(n) a plan rather
-    than a sort's O(n log n).
+    than a sort's O(n log n). A caller that has sorted those outputs already (one batch since
+    the last call) hands the sorted copies to :meth:`add`, and they are merged in as they are.
     """
 
     def __init__(self) -> None:
         self.x, self.y, self.size = np.empty((1, 0)), np.empty((1, 0)), 0
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, sx: np.ndarray, sy: np.ndarray) -> None:
+        """The next outputs of each side, sorted (1-D): merged in by the next :meth:`update`."""
+        self.runs.append((sx, sy))
 
     def update(self, px: np.ndarray, py: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The sorted ``(1, n)`` rows of the pasts ``px``, ``py`` (1-D, extending the last ones)."""
+        """The sorted ``(1, n)`` rows of the pasts ``px``, ``py`` (1-D, extending the last ones).
+
+        The outputs :meth:`add` gave since the last call are used where they are one batch,
+        all of ``px[size:]`` and ``py[size:]``, of their dtypes and without −0.0 (then they are
+        ``np.sort`` of those outputs bit for bit); else those outputs are sorted here.
+        """
         new = slice(self.size, px.size)
-        self.x = _merged(self.x, np.sort(px[new])[None])
-        self.y = _merged(self.y, np.sort(py[new])[None])
+        runs, self.runs = self.runs, []
+        sx, sy = runs[0] if len(runs) == 1 else (None, None)
+        if not (_same_sorted(sx, px[new]) and _same_sorted(sy, py[new])):
+            sx, sy = np.sort(px[new]), np.sort(py[new])
+        self.x, self.y = _merged(self.x, sx[None]), _merged(self.y, sy[None])
         self.size = px.size
         return self.x, self.y
+
+
+def _same_sorted(s: np.ndarray | None, v: np.ndarray) -> bool:
+    """Whether ``s`` (sorted) is ``np.sort(v)`` bit for bit when it holds the same values."""
+    return s is not None and s.size == v.size and s.dtype == v.dtype and _plain(s)
 
 
 def _scores(bets: Bets, v: np.ndarray) -> np.ndarray:
@@ -310,8 +429,8 @@ def log_multipliers(bets: Bets, bx: np.ndarray, by: np.ndarray) -> np.ndarray:
     """``log(1 + λ Z_i)`` for each pair of a batch ``bx, by`` (shape ``(R, b)``)."""
     t = bets.threshold[:, None]
     below = bets.below[:, None]
-    in_x = np.where(below, _scores(bets, bx) < t, _scores(bets, bx) >= t)
-    in_y = np.where(below, _scores(bets, by) < t, _scores(bets, by) >= t)
+    sx, sy = _scores(bets, bx), _scores(bets, by)
+    in_x, in_y = np.where(below, sx < t, sx >= t), np.where(below, sy < t, sy >= t)
     a, b = np.where(bets.swap[:, None], in_y, in_x), np.where(bets.swap[:, None], in_x, in_y)
     e = np.exp(bets.epsilon)[:, None]
     z = a - e * b - bets.delta[:, None]

@@ -56,8 +56,9 @@ O(b log b) (its random order and multipliers). The bets are planned again (:func
 at the start of every batch while the batches grow by 1/8, then whenever the pairs seen have
 grown by 1/8 since the last plan: about ``8·log(max_n / 16)`` plans (a plan is any function of
 the past, so when it is made does not touch validity). Real outputs are kept sorted between
-plans (:class:`~rdpjax.rejection.bets.SortedPast`): each output is sorted once, with those that
-came since the last plan, and merged in linearly (O(n) merges in all, the plans' sizes growing
+plans (:class:`~rdpjax.rejection.bets.SortedPast`): each batch is sorted once, for its random
+order, and that sorted copy is merged in linearly at the next plan (sorted again with the others
+where several batches came since the last plan; O(n) merges in all, the plans' sizes growing
 geometrically; ``benchmarks/performance/betting_speed.py``). :func:`rdpjax.audit` bets with
 batches of up to 10⁶. Outputs must be one-dimensional (``project=`` maps vectors to one number
 first).
@@ -213,7 +214,7 @@ def log_wealth_paths(
         if start > 0 and live.size:
             new = xs[live, start:end], ys[live, start:end]
             mine = np.searchsorted(planned, live)  # live rows only ever stop
-            paths = _advance(logk[:, live], [_rows(b, mine) for b in bets], *new)
+            paths = _advance(logk[:, live], [b.rows(mine) for b in bets], *new)
             if not every_pair:
                 paths = paths[:, :, -1:]
             hedged = _hedged(paths)
@@ -292,14 +293,6 @@ class Checkpoint(Protocol):
     def save(self, state: BettingState, done: bool) -> None:
         """Keep ``state`` (called after every complete batch; ``done`` after the last)."""
         ...
-
-
-def _rows(bets: Bets, rows: np.ndarray) -> Bets:
-    """The bets of some replications (every per-row field taken at ``rows``)."""
-    fields = ((f.name, getattr(bets, f.name)) for f in dataclasses.fields(bets))
-    return dataclasses.replace(
-        bets, **{k: v[rows] for k, v in fields if k != "codes" and v is not None}
-    )
 
 
 def _checked(claim: Any, alpha: Any) -> Claim:
@@ -410,8 +403,10 @@ def sequential_set_test(
         start, m = state.start, end - state.start
         bx = _one_dimensional(checked_outputs(sample, g_p, x, m, project, "x"), "x")
         by = _one_dimensional(checked_outputs(sample, g_q, x_prime, m, project, "x'"), "x'")
-        # A random order within the batch, whatever order the sampler returned (docstring).
-        bx, by = _shuffled(order, bx[None])[0], _shuffled(order, by[None])[0]
+        # A random order within the batch, whatever order the sampler returned (docstring), as
+        # _shuffled; its sorted copy goes into the sorted past.
+        sx, sy = np.sort(bx[None], axis=1), np.sort(by[None], axis=1)
+        bx, by = order.permuted(sx, axis=1)[0], order.permuted(sy, axis=1)[0]
         if start == 0:
             state.discrete = bool(np.issubdtype(bx.dtype, np.integer))
             if state.discrete != bool(np.issubdtype(by.dtype, np.integer)):
@@ -433,6 +428,8 @@ def sequential_set_test(
             state.logk = paths[:, :, i]
             state.refuted = bool(crossed.size)
             state.add(bx, by, start + i + 1, float(hedged[i]))
+        if not state.discrete:
+            sorted_past.add(sx[0], sy[0])
         state.rng = [g.bit_generator.state for g in rngs]
         if checkpoint is not None:
             checkpoint.save(state, done=state.refuted or end == ends[-1])

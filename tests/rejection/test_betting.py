@@ -79,8 +79,15 @@ def test_bets_from_sorted_sides_are_those_of_the_pooled_argsort(monkeypatch, tie
         for a, b in zip(kept, again, strict=True):
             np.testing.assert_array_equal(a.threshold, b.threshold)
             np.testing.assert_array_equal(a.lam, b.lam)
-    monkeypatch.setattr(bets_module, "_split_counts", _split_counts_by_argsort)
-    monkeypatch.setattr(bets_module, "_sorted_distances", lambda s, c: np.abs(s - c[:, None]))
+
+    def values(sx, sy):
+        return (*_split_counts_by_argsort(sx, sy), np.median(np.concatenate([sx, sy], 1), 1))
+
+    def distances(sx, sy, c):
+        return _split_counts_by_argsort(np.abs(sx - c[:, None]), np.abs(sy - c[:, None]))
+
+    monkeypatch.setattr(bets_module, "_value_splits", values)
+    monkeypatch.setattr(bets_module, "_distance_splits", distances)
     reference = plan_bets(px, py, eps, delta, False, SCALES)
     for a, b in zip(fast, reference, strict=True):
         for field in ("family", "center", "threshold", "below", "swap", "epsilon", "lam"):
