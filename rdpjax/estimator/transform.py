@@ -47,8 +47,9 @@ by their tail ratio ``(Q(0.999) − Q(0.001)) / (Q(0.75) − Q(0.25))``, per axi
   GD) at every n from 10³ to 10⁷ with coverage ≥ 0.97 (R = 200,
   ``benchmarks/calibration/calibrate_zoo_map.py``), and it brought the off-zoo Gaussian with D_2 = 1
   from 1.6 to 1.0 times the oracle's deficit at 10⁵. At 10⁷ it gains 0.4–1.2% of ε(λ) and costs four
-  to five times the bound's time (the pilot split and the map run on the host), so above 2^21
-  Gaussian-tailed samples keep the KDE of the outputs, which the README's calibration measures.
+  to five times the bound's time (a pass of the map over every row; measured with the map on the
+  host, and again on the device: ``docs/performance.md``), so above 2^21 Gaussian-tailed samples
+  keep the KDE of the outputs, which the README's calibration measures.
 * Ratios in [1.3, 3] — laws with a bounded support (uniform 2.0, a clipped Gaussian with atoms
   1.5, the zoo's truncated mechanisms 1.9–2.2) — are never mapped: their KDE fits them, and
   their calibration stands.
@@ -162,7 +163,10 @@ def pilot_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class QuantileMap:
-    """The per-axis map ``T`` fitted on a pooled pilot (module docstring). Host-side numpy.
+    """The per-axis map ``T`` fitted on a pooled pilot (module docstring).
+
+    Calling it maps rows on the host, chunk by chunk: the reference that
+    :mod:`rdpjax.estimator.device_map` (what :func:`rdpjax.lower_bound` runs) equals value for value.
 
     Attributes:
       knots: list (one per axis) of strictly increasing knot values ``x_j``.
