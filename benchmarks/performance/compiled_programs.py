@@ -256,10 +256,11 @@ _STUDY = {"jit(_draws)", "jit(_bounds)"}
 
 
 def _cache_sizes(clear: bool = False) -> list[int]:
-    """jax's count of programs of ``lower_bound``'s settings, binning and bound; then drop them."""
+    """jax's count of ``lower_bound``'s programs of each kind (settings, binning, bound, the
+    device map: ``BOUND_PROGRAMS``); then drop them."""
     from rdpjax.estimator import api
 
-    fns = (api.padded_settings, api.bin_program, api.bound_program)
+    fns = api.BOUND_PROGRAMS
     sizes = [fn._cache_size() for fn in fns]
     for fn in fns if clear else ():
         fn.clear_cache()
@@ -315,7 +316,7 @@ def padding_floor_programs(quick: bool) -> Check:
     with mock.patch.object(api, "bin_program", recording):
         for p, q in data:
             rdpjax.lower_bound(p, q, [2, 5, 7], transform=None)
-    settings, binning, bound = _cache_sizes()
+    settings, binning, bound, _ = _cache_sizes()  # transform=None: no map
     layouts = len(planned)
     seen = f"settings {settings}, binning {binning}, bound {bound}; {layouts} layouts"
     ok = (settings, binning, bound) == (1, layouts, layouts) and layouts > 1

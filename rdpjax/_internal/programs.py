@@ -27,7 +27,10 @@ __all__ = [
 ]
 
 PROGRAM_BUDGET = 64
-"""Compiled programs of one kind (settings, binning, bound) that :func:`rdpjax.lower_bound` keeps.
+"""Compiled programs of one kind that :func:`rdpjax.lower_bound` keeps.
+
+The kinds: settings, binning, bound, and the quantile map on the device
+(``rdpjax.estimator.api.BOUND_PROGRAMS``).
 
 jax keeps every compiled program for the life of the process. Before sizes were bucketed, every
 new sample size compiled a new binning and every new grid layout a new bound, and a process

@@ -44,6 +44,7 @@ from rdpjax._keys import key_rng, random_order
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike, typed_jit
 from rdpjax.estimator.bound_plan import Binned, Bound, BoundPlan
+from rdpjax.estimator.device_map import mapped_rest_program
 from rdpjax.estimator.from_samples import Planned, plan_samples
 from rdpjax.estimator.options import BoundOptions, resolve_options
 from rdpjax.estimator.orders import DEFAULT_ORDERS
@@ -323,10 +324,16 @@ need far smaller grids. Grid sizes and times, measured: ``docs/performance.md``,
 outputs' own KDE beside the map: its grid cap (KEPT_MAX_GRID)"."""
 
 
+BOUND_PROGRAMS = (padded_settings, bin_program, bound_program, mapped_rest_program)
+"""The jitted functions :func:`lower_bound` compiles per padded size and layout, kept within
+:data:`rdpjax._internal.programs.PROGRAM_BUDGET` together: the settings, the binning, the bound,
+and the quantile map on the device (:mod:`rdpjax.estimator.device_map`)."""
+
+
 def _bound_of(planned: Planned, mesh: Mesh | None) -> Bound:
     """Bin and bound the samples ``planned`` placed (host numpy float64 leaves)."""
     plan, p, q = planned.plan, planned.p, planned.q
-    keep_program_budget((padded_settings, bin_program, bound_program), program_key(plan, p, q))
+    keep_program_budget(BOUND_PROGRAMS, program_key(plan, p, q))
     binned: Binned = bin_program(
         plan, p, q, planned.n_p, planned.n_q, planned.settings, planned.span,
         None if plan.discrete else mesh,

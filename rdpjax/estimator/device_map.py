@@ -36,7 +36,7 @@ from rdpjax.estimator.grid import bucket_size
 from rdpjax.estimator.settings import scale_stride
 from rdpjax.estimator.transform import MAX_KNOTS, QuantileMap, map_axis, pilot_stride, unmixed
 
-__all__ = ["MAP_CHUNK", "MappedRest", "map_rest", "rest_size"]
+__all__ = ["MAP_CHUNK", "MappedRest", "map_rest", "mapped_rest_program", "rest_size"]
 
 MAP_CHUNK = 2**15
 """Rows mapped at a time inside the program (a pass over them runs in the cache)."""
@@ -73,7 +73,7 @@ def _padded_map(qmap: QuantileMap) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @typed_jit(static_argnames=("rows", "sub_rows"))
-def _mapped_rest(
+def mapped_rest_program(
     x: Array,
     n: ArrayLike,
     stride: ArrayLike,
@@ -167,7 +167,7 @@ def map_rest(
     if placed is None:
         placed = to_jax(np.asarray(x, np.float64), None)
     knots, levels, sizes = _padded_map(qmap)
-    out, lo, hi, sub = _mapped_rest(
+    out, lo, hi, sub = mapped_rest_program(
         placed, n, pilot_stride(n), sub_stride, knots, levels, sizes, qmap.unmix,
         rows=rows, sub_rows=max(points, bucket_size(sub_len)),
     )  # fmt: skip

@@ -166,7 +166,8 @@ class QuantileMap:
     """The per-axis map ``T`` fitted on a pooled pilot (module docstring).
 
     Calling it maps rows on the host, chunk by chunk: the reference that
-    :mod:`rdpjax.estimator.device_map` (what :func:`rdpjax.lower_bound` runs) equals value for value.
+    :mod:`rdpjax.estimator.device_map` (what :func:`rdpjax.lower_bound` runs) equals value for
+    value.
 
     Attributes:
       knots: list (one per axis) of strictly increasing knot values ``x_j``.

@@ -447,8 +447,7 @@ def test_a_process_bounding_many_data_sets_keeps_a_bounded_number_of_programs(mo
     monkeypatch.setattr(programs_module, "PROGRAM_BUDGET", 4)
     monkeypatch.setattr(programs_module, "_seen_programs", set())
     monkeypatch.setattr(from_samples, "MIN_PADDED_ROWS", 1)  # every size bucket its own binning
-    programs = (bounds.padded_settings, bounds.bin_program, bounds.bound_program)
-    for fn in programs:  # whatever earlier tests compiled
+    for fn in bounds.BOUND_PROGRAMS:  # whatever earlier tests compiled
         fn.clear_cache()
     rng = np.random.default_rng(5)
     sizes = [int(700 * 1.25**k) for k in range(16)]
