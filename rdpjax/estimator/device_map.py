@@ -15,8 +15,9 @@ that runs as one compiled program per padded sample size, on the samples already
 
 The program goes :data:`MAP_CHUNK` rows at a time (each pass stays in the cache) and is one of
 :func:`rdpjax.lower_bound`'s programs kept within the program budget. So the mapped rows never
-go back to the host, and only the extremes and the settings' subsample do. The values are those of :func:`rdpjax.estimator.transform.quantile_transform` followed by the
-host planner's copy (the same rows in the same order, the same arithmetic):
+go back to the host, and only the extremes and the settings' subsample do. The values are
+those of :func:`rdpjax.estimator.transform.quantile_transform` followed by the host planner's
+copy (the same rows in the same order, the same arithmetic):
 ``tests/estimator/test_device_map.py`` holds them equal bit for bit. The map is fixed by the pilot
 before it meets the rows it maps, which is what the bound's validity needs (module docstring of
 :mod:`rdpjax.estimator.transform`); where it runs does not touch that.
