@@ -36,7 +36,7 @@ from rdpjax._internal.fusion import materialized
 from rdpjax._typing import Array, ArrayLike, typed_jit
 from rdpjax.estimator.grid import bucket_size
 from rdpjax.estimator.settings import scale_stride
-from rdpjax.estimator.transform import MAX_KNOTS, QuantileMap, map_axis, pilot_stride, unmixed
+from rdpjax.estimator.transform import QuantileMap, map_axis, pilot_stride, unmixed
 
 __all__ = ["MAP_CHUNK", "MappedRest", "map_rest", "mapped_rest_program", "rest_size"]
 
@@ -64,14 +64,6 @@ class MappedRest(NamedTuple):
 def rest_size(n: int) -> int:
     """Rows left after the pilot of :func:`~rdpjax.estimator.transform.pilot_split` (``n ≥ 1``)."""
     return n - -(-n // pilot_stride(n))
-
-
-def _padded_map(qmap: QuantileMap) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The map's knots and levels padded to ``MAX_KNOTS + 1`` a row (as the host path pads)."""
-    knots = np.stack([np.r_[xk, np.full(MAX_KNOTS + 1 - len(xk), np.inf)] for xk in qmap.knots])
-    levels = np.stack([np.r_[uk, np.full(MAX_KNOTS + 1 - len(uk), uk[-1])] for uk in qmap.levels])
-    sizes = np.array([len(xk) for xk in qmap.knots], np.int32)  # as map_axis indexes
-    return knots, levels, sizes
 
 
 @typed_jit(static_argnames=("rows", "sub_rows"))
@@ -168,7 +160,7 @@ def map_rest(
     sub_len = -(-m // sub_stride)
     if placed is None:
         placed = to_jax(np.asarray(x, np.float64), None)
-    knots, levels, sizes = _padded_map(qmap)
+    knots, levels, sizes = qmap.padded()
     out, lo, hi, sub = mapped_rest_program(
         placed, n, pilot_stride(n), sub_stride, knots, levels, sizes, qmap.unmix,
         rows=rows, sub_rows=max(points, bucket_size(sub_len)),

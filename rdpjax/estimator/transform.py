@@ -187,15 +187,28 @@ class QuantileMap:
             return out
         return _by_chunks(unmixed, out, self.unmix)
 
+    def padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The map's tables padded to one shape: one compiled map for every pilot.
+
+        Returns ``(knots, levels, sizes)``: each axis's knots padded to ``MAX_KNOTS + 1`` with
+        +inf and its levels with the last level, ``(d, MAX_KNOTS + 1)``, and the real counts
+        ``(d,)`` (int32, as :func:`map_axis` indexes).
+        """
+        knots = np.stack([np.r_[xk, np.full(MAX_KNOTS + 1 - len(xk), np.inf)] for xk in self.knots])
+        levels = np.stack(
+            [np.r_[uk, np.full(MAX_KNOTS + 1 - len(uk), uk[-1])] for uk in self.levels]
+        )
+        return knots, levels, np.array([len(xk) for xk in self.knots], np.int32)
+
     def marginal(self, x: np.ndarray) -> np.ndarray:
         """The per-axis maps alone, ``(n, d)`` → ``(n, d)``."""
         x = np.asarray(x, np.float64).reshape(len(x), -1)
         out = np.empty_like(x)
-        for axis, (xk, uk) in enumerate(zip(self.knots, self.levels, strict=True)):
-            k = len(xk)  # knots padded to MAX_KNOTS: one compiled map for every pilot
-            knots = np.r_[xk, np.full(MAX_KNOTS + 1 - k, np.inf)]
-            levels = np.r_[uk, np.full(MAX_KNOTS + 1 - k, uk[-1])]
-            out[:, axis] = _by_chunks(map_axis, x[:, axis], knots, levels, k)
+        knots, levels, sizes = self.padded()
+        for axis in range(x.shape[1]):
+            out[:, axis] = _by_chunks(
+                map_axis, x[:, axis], knots[axis], levels[axis], int(sizes[axis])
+            )
         return out
 
 
