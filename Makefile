@@ -19,7 +19,7 @@ demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
-# `make test`: the whole suite, every test (1,553 tests: 19.7 min on 2 cores on 2026-12-06, late,
+# `make test`: the whole suite, every test (1,553 tests: 19.7 and 22.8 min on 2 cores on 2026-12-06, late,
 # the machine shared at times (load up to 7); 15.4 min for 1,533 tests earlier that day with
 # nothing else running; 17.8 min beside one benchmark; 29-35 min beside other studies).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
