@@ -58,8 +58,9 @@ _NAMES = {
     "databases": "rdpjax.mechanisms",
     "float64": "rdpjax._precision",
     "streamed_bound": "rdpjax.stream",
-    "mechanism_streamed_bound": "rdpjax.stream",
-    "blackbox_bound": "rdpjax.stream",
+    "JaxSamplers": "rdpjax.stream",
+    "MechanismPair": "rdpjax.stream",
+    "BlackBox": "rdpjax.stream",
     "find_pair": "rdpjax.search",
     "coverage": "rdpjax.studies",
 }

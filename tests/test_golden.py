@@ -34,7 +34,7 @@ import pytest
 
 import rdpjax
 from rdpjax.mechanisms.databases import paper_pair
-from rdpjax.stream import mechanism_streamed_bound
+from rdpjax.stream import MechanismPair, streamed_bound
 from rdpjax.studies.reproduction import format_table, reproduce
 
 pytestmark = pytest.mark.regression
@@ -80,7 +80,7 @@ def test_streamed_bound_is_unchanged(name):
         "randomized_response": rdpjax.mechanisms.RandomizedResponse(1.5),
     }[name]
     x, x_prime = paper_pair()
-    b = mechanism_streamed_bound(jax.random.key(7), mechanism, x, x_prime, [2, 5, 7], n=10**6)
+    b = streamed_bound(jax.random.key(7), MechanismPair(mechanism, x, x_prime), [2, 5, 7], n=10**6)
     lower, estimate = STREAMED[name]
     np.testing.assert_allclose(b.lower, lower, rtol=0, atol=1e-9)
     np.testing.assert_allclose(b.estimate, estimate, rtol=0, atol=1e-9)

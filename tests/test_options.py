@@ -14,7 +14,7 @@ import rdpjax
 from rdpjax.auditing import AuditOptions, Looks, Training
 from rdpjax.auditing.options import audit_options
 from rdpjax.estimator.options import changed_fields, resolve_options
-from rdpjax.stream import StreamOptions, streamed_bound
+from rdpjax.stream import JaxSamplers, StreamOptions, streamed_bound
 from rdpjax.stream.options import split_options
 from rdpjax.studies import StudyOptions
 
@@ -98,7 +98,7 @@ def test_a_stream_takes_no_quantile_map():
         return jax.random.normal(k, (m,))
 
     with pytest.raises(ValueError, match="needs the draws in memory"):
-        streamed_bound(jax.random.key(0), p, q, 2.0, n=4000, transform="quantile")
+        streamed_bound(jax.random.key(0), JaxSamplers(p, q), 2.0, n=4000, transform="quantile")
 
 
 def test_changed_fields_names_what_differs_from_the_defaults():

@@ -26,7 +26,7 @@ def test_submodules_load_on_first_use_and_unknown_names_raise():
     code = (
         "import sys, rdpjax; assert 'rdpjax.search' not in sys.modules; "
         "rdpjax.stream.streamed_bound; rdpjax.search.find_pair; rdpjax.studies.coverage; "
-        "rdpjax.stream.blackbox.blackbox_bound; rdpjax.auditing.plots.plot_bound_vs_lambda; "
+        "rdpjax.stream.draws.BlackBox; rdpjax.auditing.plots.plot_bound_vs_lambda; "
         "assert 'rdpjax.search' in sys.modules and 'stream' in dir(rdpjax); "
         "assert rdpjax.find_pair is rdpjax.search.find_pair; "
         "assert rdpjax.streamed_bound is rdpjax.stream.streamed_bound; "

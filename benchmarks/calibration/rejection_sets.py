@@ -227,6 +227,7 @@ def part_stream(n: int) -> dict:
 
     from rdpjax._precision import float64
     from rdpjax.rejection.streamed import streamed_set_test
+    from rdpjax.stream import JaxSamplers
 
     def sample_p(key, m):
         return 1.0 + jax.random.normal(key, (m,), jnp.float64)
@@ -237,7 +238,11 @@ def part_stream(n: int) -> dict:
     t = time.perf_counter()
     with float64():
         result = streamed_set_test(
-            jax.random.key(0), sample_p, sample_q, approx_dp(4.38, DELTA), n=n, alpha=ALPHA
+            jax.random.key(0),
+            JaxSamplers(sample_p, sample_q),
+            approx_dp(4.38, DELTA),
+            n=n,
+            alpha=ALPHA,
         )
     seconds = time.perf_counter() - t
     print(result, f"\n({seconds:.0f} s)", flush=True)

@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/calibration/sequential_sets.py [--reps 200] [--max-n 20000]
 
 ``rdpjax.rejection.betting.log_wealth_paths`` on R replications at once (the same test as
-``sequential_set_test``, on outputs drawn in advance with a fixed seed per case, and with
+``betting_test``, on outputs drawn in advance with a fixed seed per case, and with
 ``jax.random.key(seed)`` for the within-batch permutations), α = 0.05:
 
 * **power**: the pairs per side drawn until the claim is refuted — median, quartiles (a

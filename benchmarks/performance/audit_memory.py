@@ -16,8 +16,8 @@ is its own:
 * ``audit``: the same through the front door, ``rdpjax.audit(Gaussian(5.0), x, x', [2, 5, 7],
   n=1e9, key=…)``, which must choose the streamed route by itself (same key, so the same draws
   and bounds as ``stream``).
-* ``blackbox``: ``rdpjax.stream.blackbox.blackbox_bound`` on the numpy black box ``x.sum() + 5 *
-  rng.standard_normal(m)`` at n = 1e8 per side (batches of 1e6), against numpy drawing the 2e8
+* ``blackbox``: ``rdpjax.stream.streamed_bound` on a `BlackBox`` on the numpy black box ``x.sum() +
+  5 * rng.standard_normal(m)`` at n = 1e8 per side (batches of 1e6), against numpy drawing the 2e8
   normals alone (same batches) and the black box alone.
 * ``progress``: the stream of ``stream`` at n = 1e8 per side with and without ``progress=``
   (a callable that appends ``done`` to a list): 8 pairs of runs in ABBA order, the median
@@ -147,7 +147,7 @@ def stream_child(n: int, *, via_audit: bool = False) -> dict:
     import jax
 
     import rdpjax
-    from rdpjax.stream import DEFAULT_STREAM_CHUNK, mechanism_streamed_bound
+    from rdpjax.stream import DEFAULT_STREAM_CHUNK, MechanismPair, streamed_bound
 
     out["devices"] = len(jax.devices())
     rng = _rng_baseline(mechanism, x, x_prime, n, DEFAULT_STREAM_CHUNK)
@@ -158,8 +158,12 @@ def stream_child(n: int, *, via_audit: bool = False) -> dict:
             return rdpjax.audit(
                 mechanism, x, x_prime, list(ORDERS), n=n, key=jax.random.key(1), progress=False
             ).bound
-        return mechanism_streamed_bound(
-            jax.random.key(1), mechanism, x, x_prime, list(ORDERS), n=n, both_directions=True
+        return streamed_bound(
+            jax.random.key(1),
+            MechanismPair(mechanism, x, x_prime),
+            list(ORDERS),
+            n=n,
+            both_directions=True,
         )
 
     t0 = time.perf_counter()
@@ -191,7 +195,7 @@ def blackbox_child(n: int) -> dict:
     import jax
 
     import rdpjax
-    from rdpjax.stream.blackbox import blackbox_bound
+    from rdpjax.stream import BlackBox, streamed_bound
 
     out["rss_after_import"] = peak_rss_mb()
     out["devices"] = len(jax.devices())
@@ -212,8 +216,8 @@ def blackbox_child(n: int) -> dict:
                 noisy_sum(rng, db, BATCH)
 
     def bound():
-        return blackbox_bound(
-            jax.random.key(2), noisy_sum, x, x_prime, list(ORDERS), n=n, batch_size=BATCH,
+        return streamed_bound(
+            jax.random.key(2), BlackBox(noisy_sum, x, x_prime), list(ORDERS), n=n, batch_size=BATCH,
             both_directions=True,
         )  # fmt: skip
 
@@ -246,15 +250,19 @@ def progress_child(n: int) -> dict:
     mechanism, x, x_prime = _stream_setup()
     import jax
 
-    from rdpjax.stream import mechanism_streamed_bound
+    from rdpjax.stream import MechanismPair, streamed_bound
 
     calls = []
 
     def run(progress):
-        return mechanism_streamed_bound(
-            jax.random.key(3), mechanism, x, x_prime, list(ORDERS), n=n, both_directions=True,
+        return streamed_bound(
+            jax.random.key(3),
+            MechanismPair(mechanism, x, x_prime),
+            list(ORDERS),
+            n=n,
+            both_directions=True,
             progress=progress,
-        )  # fmt: skip
+        )
 
     def sink(done, total):
         calls.append(done)

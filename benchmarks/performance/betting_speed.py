@@ -1,10 +1,10 @@
 """The sequential betting test's time against drawing alone, and against its former plan rule.
 
-``rdpjax.rejection.betting.sequential_set_test`` on a true claim (it runs to ``max_n``): the
+``rdpjax.rejection.betting.betting_test`` on a true claim (it runs to ``max_n``): the
 Gaussian sum N(1, 1) vs N(0, 1) against gdp(1), drawn by a numpy sampler and by the zoo's JAX
 Gaussian (as ``rdpjax.audit`` draws it, :func:`rdpjax.auditing.sets.numpy_sampler`). The
 baseline is the same sampler called on the same batches (``batch_ends``) with nothing else
-done, in the same process. Two batch caps: 1,024 (``sequential_set_test``'s default) and 10⁶
+done, in the same process. Two batch caps: 1,024 (``betting_test``'s default) and 10⁶
 (what ``rdpjax.audit`` passes, its ``StreamOptions.batch_size``). "old rule" patches issue 52's
 plan schedule back (bets planned at every batch); it is run only where it takes under a minute.
 
@@ -57,7 +57,7 @@ def test_time(sample, x, xp, max_n: int, rule: str, batch: int) -> float:
         betting.plans_at = lambda ends: {s for s in [0, *ends[:-1]] if s >= betting.FIRST}
     try:
         begin = time.perf_counter()
-        result = betting.sequential_set_test(jax.random.key(0), sample, x, xp, gdp(1.0),
+        result = betting.betting_test(jax.random.key(0), sample, x, xp, gdp(1.0),
                                              max_n=max_n, batch=batch)  # fmt: skip
         seconds = time.perf_counter() - begin
     finally:

@@ -150,7 +150,7 @@ def streamed_bound_programs(quick: bool) -> Check:
     A second call with new keys (a new pilot) compiles neither again. From ``tests/stream/
     test_stream.py::test_bucketed_layout_reuses_the_compiled_stream_across_calls`` (now
     ``test_bucketed_layout_puts_two_pilots_on_one_grid``)."""
-    from rdpjax.stream import streamed_bound
+    from rdpjax.stream import JaxSamplers, streamed_bound
 
     def p(k, m):
         return 1.0 + 5.0 * jax.random.normal(k, (m,), jnp.float32)
@@ -158,11 +158,11 @@ def streamed_bound_programs(quick: bool) -> Check:
     def q(k, m):
         return 5.0 * jax.random.normal(k, (m,), jnp.float32)
 
-    run = functools.partial(streamed_bound, sample_q=q, lam=[2.0, 5.0], n=30000, layout="bucketed")
+    run = functools.partial(streamed_bound, lam=[2.0, 5.0], n=30000, layout="bucketed")
     with compiled_names() as names:
-        run(jax.random.key(10), p)
+        run(jax.random.key(10), JaxSamplers(p, q))
         first = list(names)
-        run(jax.random.key(11), p)
+        run(jax.random.key(11), JaxSamplers(p, q))
         again = names[len(first) :]
     main = {"jit(_stream_side)", "jit(bound_program)"}
     ok = main <= set(first) and not ({"jit(_stream_side)", "jit(_bound)"} & set(again))

@@ -1,6 +1,8 @@
 """A/B: the streamed bound (JAX samplers, 10⁶ and 10⁷ a side) and the black-box bound (numpy,
 10⁶), this tree against another checkout, in alternating child processes (best of 5 warm calls
-each, best over the rounds).
+each, best over the rounds). The child code uses the two streamed doors of issue 52
+(``streamed_bound(key, JaxSamplers(...) | BlackBox(...), ...)``), so the other checkout must have
+them too.
 
     git worktree add /tmp/base52 f1015e6
     python benchmarks/performance/stream_ab.py /tmp/base52 [rounds]
@@ -20,17 +22,17 @@ CODE = r"""
 import sys, time, json, numpy as np, jax, jax.numpy as jnp
 sys.path.insert(0, "benchmarks/performance")
 import throughput as T
-from rdpjax.stream import streamed_bound, blackbox_bound
+from rdpjax.stream import BlackBox, JaxSamplers, streamed_bound
 key = jax.random.key(0)
 out = {}
 for n in (10**6, 10**7):
-    f = lambda: streamed_bound(key, T.sample_p, T.sample_q, T.ORDERS, n=n, chunk=2**17)
+    f = lambda: streamed_bound(key, JaxSamplers(T.sample_p, T.sample_q), T.ORDERS, n=n, chunk=2**17)
     f(); ts = []
     for _ in range(5):
         t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
     out[f"jax_{n}"] = min(ts)
 def s(rng, db, m): return db + rng.normal(size=m)
-g = lambda: blackbox_bound(key, s, 1.0, 0.0, T.ORDERS, n=10**6)
+g = lambda: streamed_bound(key, BlackBox(s, 1.0, 0.0), T.ORDERS, n=10**6)
 g(); ts = []
 for _ in range(5):
     t = time.perf_counter(); g(); ts.append(time.perf_counter() - t)

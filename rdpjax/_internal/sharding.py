@@ -23,9 +23,9 @@ program and call, before any other JAX call,
     jax.distributed.initialize()  # or (coordinator_address="host0:1234",
                                   #     num_processes=N, process_id=i) off a managed cluster
     import rdpjax
-    from rdpjax.stream import streamed_bound
-    bound = streamed_bound(jax.random.key(0), sample_p, sample_q, [2, 5, 7], n=2**31,
-                           devices=jax.devices())  # every device of every process
+    from rdpjax.stream import JaxSamplers, streamed_bound
+    bound = streamed_bound(jax.random.key(0), JaxSamplers(sample_p, sample_q), [2, 5, 7],
+                           n=2**31, devices=jax.devices())  # every device of every process
 
 ``jax.devices()`` then lists the devices of all processes; the mesh spans them, every process
 runs its share of the chunks, and the ``psum`` leaves the full histogram (and the same bound)

@@ -13,10 +13,10 @@ array-like`` — numpy code or another library's DP mechanism — called in batc
 **Any n through one door.** When the draws of both sides fit the memory budget they are drawn in
 memory and bounded by :func:`rdpjax.lower_bound`. Beyond it they are binned as they are drawn, on a
 grid fixed beforehand from an independent pilot draw: JAX samplers inside one compiled scan
-(:func:`rdpjax.stream.mechanism_streamed_bound`), numpy black boxes batch by batch
-(:func:`rdpjax.stream.blackbox.blackbox_bound`). Mass off the pilot's grid is clamped onto its edge
-and counted (``Bound.outside``), never dropped. Both routes give valid bounds; they differ in the
-grid.
+(:func:`rdpjax.stream.streamed_bound` on a :class:`~rdpjax.stream.MechanismPair`), numpy black
+boxes batch by batch (on a :class:`~rdpjax.stream.BlackBox`). Mass off the pilot's grid is clamped
+onto its edge and counted (``Bound.outside``), never dropped. Both routes give valid bounds; they
+differ in the grid.
 
 **Claims.** ``claim`` is an :class:`rdpjax.claims.Claim` (ε-DP, zCDP, GDP, an RDP curve, a
 dp_accounting event); without one a zoo mechanism's own claim is used. ``lam=None`` chooses the
@@ -357,7 +357,7 @@ def _streamed(
     Returns ``(bound, None, (), None)``: a stream keeps no densities, no discrete counts to
     note and no draws.
     """
-    from rdpjax.stream import blackbox_bound, mechanism_streamed_bound
+    from rdpjax.stream import BlackBox, MechanismPair, streamed_bound
 
     common = dict(alpha=alpha, both_directions=both_directions, options=bound_options)
     with (
@@ -371,12 +371,11 @@ def _streamed(
         if isinstance(mechanism, Mechanism):
             mech = mechanism if project is None else with_projection(mechanism, project)
             stream = options.stream.replace(progress=advance)
-            bound = mechanism_streamed_bound(
-                key, mech, x, x_prime, orders, n=n, stream=stream, **common
-            )
+            draws = MechanismPair(mech, x, x_prime)
         else:
             stream = options.stream.replace(progress=advance, project=project)
-            bound = blackbox_bound(key, mechanism, x, x_prime, orders, n=n, stream=stream, **common)
+            draws = BlackBox(mechanism, x, x_prime)
+        bound = streamed_bound(key, draws, orders, n=n, stream=stream, **common)
     return bound, None, (), None
 
 

@@ -13,17 +13,19 @@ number (fixed n) or a :class:`Looks` (a sequential audit).
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from rdpjax._validation import check_int
 from rdpjax.estimator.options import BoundOptions, or_default
 from rdpjax.rejection.options import SetOptions
-from rdpjax.stream.options import BOUND_FIELDS, STREAM_FIELDS, StreamOptions, split_options
+from rdpjax.stream.options import (
+    BOUND_FIELDS,
+    STREAM_FIELDS,
+    Looks,
+    StreamOptions,
+    split_options,
+)
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "AuditOptions", "Looks", "Training", "audit_options"]
 
@@ -58,47 +60,6 @@ class Training:
             if not isinstance(value, int | float) or not 0 <= value < 1:
                 raise ValueError(f"{name} must be a number in [0, 1); got {value!r}.")
         check_int(self.max_outputs, "max_outputs", 20)
-
-
-@dataclasses.dataclass(frozen=True)
-class Looks:
-    """A sequential plan of draws, the value :func:`rdpjax.audit` takes as ``n=`` for it.
-
-    ``rdpjax.audit(..., n=10**6)`` draws 10⁶ outputs a side once; ``n=Looks(max_n=10**6)``
-    draws in looks of growing size up to ``max_n`` and stops at the first look that refutes the
-    claim (:mod:`rdpjax.auditing.sequential`; for an (ε, δ) or GDP claim, by betting on sets,
-    :mod:`rdpjax.rejection.betting`). Every look's statements hold together at 1 − α, so a true
-    claim is refuted with probability ≤ α however early the audit stops.
-
-    Attributes:
-      max_n: outputs per database at the last look (a whole number; ``1e6`` is accepted).
-        ``None``: the schedule's, or 10⁵ for the betting test.
-      schedule: the looks and their levels
-        (:func:`rdpjax.auditing.sequential.geometric_schedule`; default from ``max_n`` and α);
-        Rényi looks only.
-      checkpoint: a folder where the draws so far (binned) and the looks are saved after every
-        batch.
-      resume: continue the audit saved in ``checkpoint``.
-    """
-
-    max_n: int | float | None = None
-    schedule: Any = None
-    checkpoint: str | Path | None = None
-    resume: bool = False
-
-    def __post_init__(self) -> None:
-        if self.max_n is not None and (
-            isinstance(self.max_n, bool)
-            or not isinstance(self.max_n, int | float | np.integer | np.floating)
-            or not math.isfinite(float(self.max_n))
-            or not float(self.max_n).is_integer()
-            or self.max_n < 2
-        ):
-            raise ValueError(f"max_n must be a whole number ≥ 2; got {self.max_n!r}.")
-        if self.resume not in (True, False):
-            raise ValueError(f"resume must be True or False; got {self.resume!r}.")
-        if self.resume and self.checkpoint is None:
-            raise ValueError("resume=True needs the checkpoint folder to resume from.")
 
 
 REMOVED_FIELDS = ("sequential", "max_n", "schedule", "checkpoint", "resume")

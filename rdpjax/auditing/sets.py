@@ -9,7 +9,6 @@ the fixed-n test on the audit's draws in memory (a stream's: :mod:`rdpjax.auditi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -18,6 +17,7 @@ import numpy as np
 from rdpjax.auditing.draws import mechanism_name, mechanism_source_sha256, user_function
 from rdpjax.auditing.report import AuditReport
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.stream.draws import numpy_sampler
 
 __all__ = [
     "SETS_TAG",
@@ -117,7 +117,7 @@ def betting_audit(mechanism, key, x, x_prime, claim, alpha, looks, options) -> A
     (:mod:`rdpjax.auditing.sequential.betting_file`) and ``looks.resume`` continues it;
     ``looks.max_n`` defaults to 10⁵ outputs a side.
     """
-    from rdpjax.rejection.betting import sequential_set_test
+    from rdpjax.rejection.betting import betting_test
 
     if looks.schedule is not None:
         raise ValueError(
@@ -139,7 +139,7 @@ def betting_audit(mechanism, key, x, x_prime, claim, alpha, looks, options) -> A
             "project": None if project is None else getattr(project, "__name__", str(project)),
         }  # fmt: skip
         checkpoint = BettingFile(looks.checkpoint, fingerprint, bool(looks.resume))
-    result = sequential_set_test(
+    result = betting_test(
         key, sample, x, x_prime, claim, alpha=alpha, max_n=max_n,
         batch=options.stream.batch_size, project=project, checkpoint=checkpoint,
     )  # fmt: skip
@@ -156,15 +156,3 @@ def betting_audit(mechanism, key, x, x_prime, claim, alpha, looks, options) -> A
         n=result.n, projected=project is not None, settings=json.dumps(settings), sets=result,
         notes=notes,
     )  # fmt: skip
-
-
-def numpy_sampler(mechanism: Mechanism) -> Callable[..., Any]:
-    """A zoo (JAX) mechanism as a black box ``sample(rng, database, m)``, codes encoded."""
-
-    def sample(rng, database, m):
-        key = jax.random.key(int(rng.integers(2**63 - 1)))
-        out = mechanism.sample(key, database, m)
-        spec = mechanism.output(database)
-        return np.asarray(spec.encode(out) if spec.is_discrete else out)
-
-    return sample

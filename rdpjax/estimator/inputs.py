@@ -1,9 +1,9 @@
 """The bound's inputs: samples checked and copied to the device, the options every plan shares.
 
 Used by :mod:`rdpjax.estimator.api` (``plan_bound``, ``lower_bound``) and by the streamed and
-black-box pipelines (:mod:`rdpjax.stream`, :mod:`rdpjax.stream.blackbox`), so that every entry point
-rejects the same inputs with the same messages, before anything is traced. The copy itself (aligned
-host buffers that jax shares, the large ones kept for reuse) is a runtime trick:
+black-box pipelines (:mod:`rdpjax.stream`, :class:`rdpjax.stream.BlackBox`), so that every entry
+point rejects the same inputs with the same messages, before anything is traced. The copy itself
+(aligned host buffers that jax shares, the large ones kept for reuse) is a runtime trick:
 :mod:`rdpjax._internal.buffers`.
 """
 

@@ -11,27 +11,25 @@ i.i.d. and independent of the selection. This is the statistic of Jagielski, Ull
 "Auditing differentially private machine learning", arXiv:2006.07709v1, §3 (Clopper–Pearson on a
 distinguisher's error rates), with the distinguisher learned on held-out draws.
 
-Front doors: :func:`set_test` (draws in memory), :func:`streamed_set_test` and
-:func:`blackbox_set_test` (counted batch by batch, n up to 2^40 a side),
-:func:`sequential_set_test` (anytime-valid, by betting: :mod:`.betting`), and
+Front doors: :func:`set_test` (draws in memory), :func:`streamed_set_test` (from JAX samplers, a
+zoo mechanism or a numpy black box, :mod:`rdpjax.stream.draws`: counted as they are drawn, n up
+to 2^40 a side, or with ``n=Looks(…)`` anytime-valid, by betting: :mod:`.betting`), and
 :func:`rdpjax.audit`, which uses them for (ε, δ) and μ-GDP claims.
 """
 
 from rdpjax.rejection.api import counted_set_test, set_test
-from rdpjax.rejection.betting import BettingResult, sequential_set_test
+from rdpjax.rejection.betting_result import BettingResult
 from rdpjax.rejection.binomial import clopper_pearson
 from rdpjax.rejection.options import SetOptions
 from rdpjax.rejection.result import SetTest
-from rdpjax.rejection.streamed import blackbox_set_test, streamed_set_test
+from rdpjax.rejection.streamed import streamed_set_test
 
 __all__ = [
     "BettingResult",
     "SetOptions",
     "SetTest",
-    "blackbox_set_test",
     "clopper_pearson",
     "counted_set_test",
-    "sequential_set_test",
     "set_test",
     "streamed_set_test",
 ]

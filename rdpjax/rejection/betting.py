@@ -89,7 +89,7 @@ __all__ = [
     "batch_ends",
     "log_wealth_paths",
     "order_generator",
-    "sequential_set_test",
+    "betting_test",
 ]
 
 SCALES = (0.75, 0.375)
@@ -162,11 +162,11 @@ def log_wealth_paths(
 ) -> dict[str, np.ndarray]:
     """The test on ``R`` replications at once, on outputs drawn in advance.
 
-    The outputs are split into the batches of :func:`batch_ends`, as :func:`sequential_set_test`
+    The outputs are split into the batches of :func:`batch_ends`, as :func:`betting_test`
     draws them, and each batch of each row and side is put in a random order from
     :func:`order_generator` (``key``) before it is bet on (module docstring, "Any order"): the
     result is the same for any order of the outputs within each batch. With ``R = 1`` and the
-    same key and ``batch``, it is that of :func:`sequential_set_test` on the same outputs.
+    same key and ``batch``, it is that of :func:`betting_test` on the same outputs.
 
     Args:
         key: a JAX key for the within-batch permutations.
@@ -235,7 +235,7 @@ def log_wealth_paths(
 
 @dataclasses.dataclass
 class BettingState:
-    """What :func:`sequential_set_test` has seen and decided: what a checkpoint keeps.
+    """What :func:`betting_test` has seen and decided: what a checkpoint keeps.
 
     Attributes:
         logk: ``(J, 1)`` log wealth of each strategy (:data:`SCALES`).
@@ -284,7 +284,7 @@ class BettingState:
 
 
 class Checkpoint(Protocol):
-    """Where :func:`sequential_set_test` keeps its :class:`BettingState` between batches."""
+    """Where :func:`betting_test` keeps its :class:`BettingState` between batches."""
 
     def load(self) -> BettingState | None:
         """The state to resume from, or ``None`` to start afresh."""
@@ -318,7 +318,7 @@ def _one_dimensional(out: np.ndarray, side: str) -> np.ndarray:
     return out
 
 
-def sequential_set_test(
+def betting_test(
     key,
     sample: Callable[..., Any],
     x: Any,
@@ -372,7 +372,7 @@ def sequential_set_test(
         >>> from rdpjax.claims import gdp
         >>> def noisy_sum(rng, db, m):
         ...     return np.sum(db) + rng.normal(size=m)
-        >>> r = sequential_set_test(jax.random.key(0), noisy_sum, [1.0], [0.0], gdp(0.5))
+        >>> r = betting_test(jax.random.key(0), noisy_sum, [1.0], [0.0], gdp(0.5))
         >>> r.refuted, r.n < 1000
         (True, True)
     """

@@ -1,4 +1,4 @@
-"""The outcome of the betting test (:func:`rdpjax.rejection.betting.sequential_set_test`).
+"""The outcome of the betting test (:func:`rdpjax.rejection.betting.betting_test`).
 
 :class:`BettingResult` holds the verdict, the e-value and the path of the wealth;
 :func:`describe` puts the richest strategy's last bet in words.
@@ -21,7 +21,7 @@ _FAMILIES = ("v", "|v − c|", "code rank")
 
 @dataclasses.dataclass(frozen=True)
 class BettingResult:
-    """The outcome of :func:`sequential_set_test`.
+    """The outcome of :func:`betting_test`.
 
     Attributes:
         refuted: the hedged wealth reached ``1/alpha`` (the claim is refuted at level alpha).

@@ -42,8 +42,9 @@ three fields of :class:`Pairs`; it runs ``restarts`` optuna studies (TPE, seeded
 of ``trials`` trials each (:class:`Budget`), every trial a pair scored by the plug-in estimate
 on ``search_n`` draws with common random numbers, re-scores the best trials and their variants
 on independent selection draws, and certifies the pair kept with
-:func:`rdpjax.stream.blackbox.blackbox_bound` on fresh draws at the same simultaneous level
-(:class:`Certification`). The relation is recorded in :attr:`SearchResult.neighbours`.
+:func:`rdpjax.stream.streamed_bound` (a :class:`~rdpjax.stream.BlackBox`) on fresh draws at the same
+simultaneous level (:class:`Certification`). The relation is recorded in
+:attr:`SearchResult.neighbours`.
 
 Cost: ``steps × restarts × L`` evaluations of the objective (``× population`` for the evolutionary
 search), each O(search_n + g log g) for a grid of g points; ``4 × restarts × L²`` more for the

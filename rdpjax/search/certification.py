@@ -23,7 +23,7 @@ from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.bound_plan import Bound
 from rdpjax.mechanisms.base import Mechanism
 from rdpjax.search.config import BlackBoxOptions
-from rdpjax.stream.blackbox import blackbox_bound
+from rdpjax.stream import BlackBox, streamed_bound
 from rdpjax.stream.options import DEFAULT_PILOT
 
 __all__ = ["SearchKeys", "certify", "search_keys"]
@@ -47,7 +47,8 @@ class SearchKeys:
     A numpy black box's search uses them alike: ``init`` seeds the optuna samplers (one seed
     per restart, ``jax.random.randint(init, (R,), 0, 2**31 - 1)``); restart r scores every
     trial on draws from ``jax.random.split(search, R)[r]``; ``select`` and ``certify`` are the
-    keys of :func:`rdpjax.stream.blackbox.blackbox_bound` for the selection and the certification.
+    keys of :func:`rdpjax.stream.streamed_bound` (a :class:`~rdpjax.stream.BlackBox`) for the
+    selection and the certification.
     """
 
     def __init__(self, key: jax.Array):
@@ -76,10 +77,10 @@ def certify(
 
     Draws x with ``jax.random.split(key)[0]`` and x' with ``[1]``, applies the canonical encoding of
     discrete outputs, and calls :func:`rdpjax.lower_bound`; a numpy black box is drawn and bounded
-    by :func:`rdpjax.stream.blackbox.blackbox_bound` with ``key`` (its pilot: ``min(n, 2^16)`` draws
-    per side, then the ``n`` draws). Every bound is computed at level ``alpha / family_size``
-    (Bonferroni), where ``family_size`` counts *all* bounds of the report this call is part of
-    (default: the ``len(lam) × directions`` bounds of this call).
+    by :func:`rdpjax.stream.streamed_bound` (a :class:`~rdpjax.stream.BlackBox`) with ``key`` (its
+    pilot: ``min(n, 2^16)`` draws per side, then the ``n`` draws). Every bound is computed at level
+    ``alpha / family_size`` (Bonferroni), where ``family_size`` counts *all* bounds of the report
+    this call is part of (default: the ``len(lam) × directions`` bounds of this call).
 
     The bound is valid for any pair that was fixed before the draws from ``key`` existed, e.g.
     one chosen by a search that never used ``key``.
@@ -114,11 +115,9 @@ def certify(
         black_box = BlackBoxOptions() if black_box is None else black_box
         if not isinstance(black_box, BlackBoxOptions):
             raise ValueError(f"black_box must be a BlackBoxOptions; got {black_box!r}")
-        return blackbox_bound(
+        return streamed_bound(
             key,
-            mechanism,
-            np.asarray(x),
-            np.asarray(x_prime),
+            BlackBox(mechanism, np.asarray(x), np.asarray(x_prime)),
             orders,
             n=n,
             alpha=level,

@@ -9,11 +9,11 @@ search as a baseline) over the free parameters of :mod:`rdpjax.search.neighbours
   first trial is the relation's analogue of the pair (21) (:func:`~rdpjax.search.neighbours.
   reference_params`), so the candidates always include it. Each trial is scored by the plug-in
   ``D̂_λ`` of eq. (14)–(16) of Kutta, Askin, Dunsche, arXiv:2212.04739v3
-  (:func:`rdpjax.stream.blackbox.blackbox_bound`'s ``estimate``) on ``search_n`` draws per side,
-  with *common random numbers*: every trial of restart r draws from the same key, so the score is a
-  deterministic function of the pair when the black box consumes its Generator the same way on every
-  database. optuna maximizes the mean over the orders of ``D̂_λ / λ`` (for a Gaussian mechanism
-  ``D_λ / λ`` does not depend on λ: no order dominates);
+  (:func:`rdpjax.stream.streamed_bound`'s ``estimate`` on a :class:`~rdpjax.stream.BlackBox`) on
+  ``search_n`` draws per side, with *common random numbers*: every trial of restart r draws from the
+  same key, so the score is a deterministic function of the pair when the black box consumes its
+  Generator the same way on every database. optuna maximizes the mean over the orders of ``D̂_λ /
+  λ`` (for a Gaussian mechanism ``D_λ / λ`` does not depend on λ: no order dominates);
 * **candidates** — the ``top`` best trials of every restart and their variants (nearest vertex
   of the box; the other entries all at the low, or all at the high, end of the domain:
   :data:`~rdpjax.search.CANDIDATES`), each scored at every order on ``select_n`` *independent*
@@ -41,7 +41,7 @@ from rdpjax.search.config import BlackBoxOptions, Budget
 from rdpjax.search.neighbours import pair, reference_params, variants
 from rdpjax.search.optimize import CANDIDATES, select_candidate
 from rdpjax.search.space import SearchSpace
-from rdpjax.stream.blackbox import blackbox_bound
+from rdpjax.stream import BlackBox, streamed_bound
 
 __all__ = ["SAMPLERS", "BlackBoxRun", "optuna_module", "search_black_box"]
 
@@ -130,8 +130,8 @@ def _estimates(sample, key, x, x_prime, orders, n: int, options: BlackBoxOptions
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        bound = blackbox_bound(
-            key, sample, x, x_prime, orders, n=n, options=options.bound,
+        bound = streamed_bound(
+            key, BlackBox(sample, x, x_prime), orders, n=n, options=options.bound,
             stream=options.with_pilot(n),
         )  # fmt: skip
     return np.asarray(bound.estimate, np.float64).reshape(-1)

@@ -70,8 +70,9 @@ def find_pair(
     ``budget.search_n`` draws per side; the ``budget.top`` trials of each study and their variants
     are scored again on ``budget.select_n`` independent selection draws and one pair is kept
     (:mod:`rdpjax.search.derivative_free`); it is certified with
-    :func:`rdpjax.stream.blackbox.blackbox_bound` on ``certification.n`` fresh draws per side at
-    level ``alpha / (L · directions)`` (Bonferroni over orders and directions).
+    :func:`rdpjax.stream.streamed_bound` (a :class:`~rdpjax.stream.BlackBox`) on ``certification.n``
+    fresh draws per side at level ``alpha / (L · directions)`` (Bonferroni over orders and
+    directions).
 
     **Why the certified bound is valid**: the pair is a function of the search and selection
     draws only; it is fixed before the certifying draws (from ``SearchKeys.certify``, a key the
@@ -104,9 +105,9 @@ def find_pair(
       ValueError: on invalid arguments (a black box without its domain or relation, a method
         of the other kind of search), a mechanism whose adjacency is not "one entry differs"
         (:func:`~rdpjax.search.search_space`), ``method="gradient"`` with discrete outputs, or
-        anything :func:`rdpjax.lower_bound` (:func:`rdpjax.stream.blackbox.blackbox_bound`) rejects.
-        Invalid fields of :class:`Pairs`, :class:`Budget` and :class:`Certification` raise when
-        those are made.
+        anything :func:`rdpjax.lower_bound` (:func:`rdpjax.stream.streamed_bound` (a
+        :class:`~rdpjax.stream.BlackBox`)) rejects. Invalid fields of :class:`Pairs`,
+        :class:`Budget` and :class:`Certification` raise when those are made.
       ModuleNotFoundError: for a black box when optuna is not installed
         (``pip install 'rdpjax[search]'``).
 

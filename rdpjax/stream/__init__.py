@@ -4,17 +4,23 @@
 drawn inside the computation instead, from a *sampler* ``sample_fn(key, m) -> (m,) or (m, d)``
 (e.g. ``lambda k, m: mech.sample(k, x, m)``):
 
-* :func:`streamed_bound` draws ``n`` outputs per side chunk by chunk inside one ``lax.scan`` and
-  bins each chunk as it is drawn (:func:`rdpjax.estimator.binning.bin_chunk`), so the samples never
-  exist in full: n up to 2^31 per side in memory O(chunk + grid). The bound is then eq. (16) of
+* :func:`streamed_bound` draws ``n`` outputs per side from what a value of
+  :mod:`rdpjax.stream.draws` names (:class:`JaxSamplers`, :class:`MechanismPair`,
+  :class:`BlackBox`) and counts them as they come, so the samples never exist in full: JAX
+  samplers chunk by chunk inside one ``lax.scan`` (binned by
+  :func:`rdpjax.estimator.binning.bin_chunk`), n up to 2^31 per side in memory O(chunk + grid);
+  a numpy black box batch by batch, in memory O(batch + grid). The bound is then eq. (16) of
   Kutta, Askin, Dunsche, arXiv:2212.04739v3 computed from the two histograms
   (:meth:`rdpjax.BoundPlan.bound`), exactly as :func:`rdpjax.lower_bound` computes it from the same
   draws binned on the same grid. The chunks can be dealt out to several devices
-  (:mod:`rdpjax.estimator.sharding`); one device and D devices draw the same samples.
+  (:mod:`rdpjax.estimator.sharding`); one device and D devices draw the same samples. Its twin
+  for (ε, δ), ε-DP and GDP claims is :func:`rdpjax.rejection.streamed_set_test`, on the same
+  values.
 * :func:`replicated_bounds` runs R replications of an audit at n per side, on P database pairs,
   for L orders, as one compiled, vmapped call; a second call with the same shapes reuses it.
 
-**Draws.** With ``k_pilot, k_p, k_q = jax.random.split(key, 3)``, chunk ``i < n // chunk`` of
+**Draws.** (A black box's: :class:`BlackBox`.) With ``k_pilot, k_p, k_q = jax.random.split(key,
+3)``, chunk ``i < n // chunk`` of
 P is ``sample_p(jax.random.fold_in(k_p, i), chunk)`` (likewise Q), and the last ``n mod chunk``
 draws are ``sample_p(jax.random.fold_in(k_p, n // chunk), n mod chunk)``.
 :func:`streamed_samples` materializes exactly these draws (for tests and small n). The sampler
@@ -46,6 +52,8 @@ boundary, the sharding and the program budget among the internal tricks: :mod:`r
 * :mod:`rdpjax.stream.options`: :class:`StreamOptions`, the stream's settings in one object;
 * :mod:`rdpjax.stream.samplers`: samplers as static jit arguments, their output kind, the pilot
   draw;
+* :mod:`rdpjax.stream.draws`: what to draw from, a value bound to the key at the door
+  (:class:`JaxSamplers`, :class:`MechanismPair`, :class:`BlackBox`);
 * :mod:`rdpjax.stream.sources`: the :class:`Source` protocol (output kind, pilot, counts) and
   its two kinds: :class:`JaxSource` (compiled scans) and :class:`NumpySource` (batches of a
   numpy black box);
@@ -54,25 +62,24 @@ boundary, the sharding and the program budget among the internal tricks: :mod:`r
 * :mod:`rdpjax.stream.driver`: :func:`bound_of_source`, the one driver every streamed bound
   runs: checks, kind, settings from the pilot, counts, bound;
 * :mod:`rdpjax.stream.scan`: the compiled draw-and-bin scan over chunks;
-* :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`mechanism_streamed_bound`
-  (JAX sources), :func:`streamed_samples`;
+* :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`streamed_samples`;
 * :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`, :func:`bound_of_draws`, and
   ``run_replications``, the one replication driver (draws, then bounds, split over the devices)
-  that :func:`replicated_bounds` and :func:`rdpjax.studies.coverage` run;
-* :mod:`rdpjax.stream.blackbox`: :func:`blackbox_bound`, numpy black boxes batch by batch.
+  that :func:`replicated_bounds` and :func:`rdpjax.studies.coverage` run.
 """
 
-from rdpjax.stream.blackbox import blackbox_bound
+from rdpjax.stream.draws import BlackBox, Draws, JaxSamplers, MechanismPair
 from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import (
     DEFAULT_BATCH,
     DEFAULT_PILOT,
     DEFAULT_STREAM_CHUNK,
+    Looks,
     StreamOptions,
 )
 from rdpjax.stream.replicate import bound_of_draws, replicated_bounds
 from rdpjax.stream.sources import JaxSource, NumpySource, Source
-from rdpjax.stream.streamed import mechanism_streamed_bound, streamed_bound, streamed_samples
+from rdpjax.stream.streamed import streamed_bound, streamed_samples
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -81,10 +88,13 @@ __all__ = [
     "DEFAULT_PILOT",
     "streamed_bound",
     "streamed_samples",
-    "mechanism_streamed_bound",
     "replicated_bounds",
     "bound_of_draws",
-    "blackbox_bound",
+    "BlackBox",
+    "Draws",
+    "JaxSamplers",
+    "Looks",
+    "MechanismPair",
     "bound_of_source",
     "JaxSource",
     "NumpySource",

@@ -3,8 +3,8 @@
 The host-side counterpart of :mod:`rdpjax.stream.scan`: a numpy black box (or any loop that
 draws outputs batch by batch) checks each batch (:func:`checked_outputs`) and adds it to a
 float64 accumulator (:func:`bin_batch`), which :func:`batch_counts` turns into the counts the
-bound needs. Shared by :func:`rdpjax.stream.blackbox.blackbox_bound` and the sequential audit
-(:mod:`rdpjax.auditing.sequential`).
+bound needs. Shared by :func:`rdpjax.stream.streamed_bound` (a :class:`~rdpjax.stream.BlackBox`) and
+the sequential audit (:mod:`rdpjax.auditing.sequential`).
 """
 
 from __future__ import annotations

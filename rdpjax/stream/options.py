@@ -12,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 
 from rdpjax._validation import check_int
 from rdpjax.estimator.binning import BINNING_METHODS
@@ -24,6 +26,7 @@ __all__ = [
     "DEFAULT_BATCH",
     "DEFAULT_PILOT",
     "DEFAULT_STREAM_CHUNK",
+    "Looks",
     "StreamOptions",
     "split_options",
 ]
@@ -113,6 +116,50 @@ class StreamOptions:
                 f"progress must be None or callable as progress(done, total); got "
                 f"{self.progress!r}."
             )
+
+
+@dataclasses.dataclass(frozen=True)
+class Looks:
+    """A sequential plan of draws, the value :func:`rdpjax.audit` takes as ``n=`` for it.
+
+    :func:`rdpjax.rejection.streamed_set_test` takes it as ``n=`` too (the betting test, with
+    ``max_n`` alone).
+
+    ``rdpjax.audit(..., n=10**6)`` draws 10⁶ outputs a side once; ``n=Looks(max_n=10**6)``
+    draws in looks of growing size up to ``max_n`` and stops at the first look that refutes the
+    claim (:mod:`rdpjax.auditing.sequential`; for an (ε, δ) or GDP claim, by betting on sets,
+    :mod:`rdpjax.rejection.betting`). Every look's statements hold together at 1 − α, so a true
+    claim is refuted with probability ≤ α however early the audit stops.
+
+    Attributes:
+      max_n: outputs per database at the last look (a whole number; ``1e6`` is accepted).
+        ``None``: the schedule's, or 10⁵ for the betting test.
+      schedule: the looks and their levels
+        (:func:`rdpjax.auditing.sequential.geometric_schedule`; default from ``max_n`` and α);
+        Rényi looks only.
+      checkpoint: a folder where the draws so far (binned) and the looks are saved after every
+        batch.
+      resume: continue the audit saved in ``checkpoint``.
+    """
+
+    max_n: int | float | None = None
+    schedule: Any = None
+    checkpoint: str | Path | None = None
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_n is not None and (
+            isinstance(self.max_n, bool)
+            or not isinstance(self.max_n, int | float | np.integer | np.floating)
+            or not math.isfinite(float(self.max_n))
+            or not float(self.max_n).is_integer()
+            or self.max_n < 2
+        ):
+            raise ValueError(f"max_n must be a whole number ≥ 2; got {self.max_n!r}.")
+        if self.resume not in (True, False):
+            raise ValueError(f"resume must be True or False; got {self.resume!r}.")
+        if self.resume and self.checkpoint is None:
+            raise ValueError("resume=True needs the checkpoint folder to resume from.")
 
 
 STREAM_FIELDS = tuple(f.name for f in dataclasses.fields(StreamOptions))

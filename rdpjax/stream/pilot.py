@@ -1,4 +1,4 @@
-"""What is fixed before the draws, shared with :mod:`rdpjax.stream.blackbox`.
+"""What is fixed before the draws, shared with :class:`rdpjax.stream.BlackBox`.
 
 Argument checks, and the pilot → plan/grid step (:func:`fix_settings`), which fixes
 every shape and setting before the certifying draws exist (:class:`Fixed`, with the

@@ -245,22 +245,29 @@ def test_projection_is_applied_per_batch():
 def test_audit_streams_beyond_the_memory_budget():
     """memory_budget=0 routes a zoo mechanism through the stream and a numpy black box through
     blackbox_bound: the report is theirs, for the same key, and below the truth."""
-    from rdpjax.stream import mechanism_streamed_bound
-    from rdpjax.stream.blackbox import blackbox_bound
+    from rdpjax.stream import BlackBox, MechanismPair, streamed_bound
 
     mech = Gaussian(5.0)
     x, xp = mech.reference_pair()
     key = jax.random.key(10)
     r = audit(mech, x, xp, [2, 5], n=200_000, key=key, memory_budget=0, progress=False)
-    direct = mechanism_streamed_bound(key, mech, x, xp, [2, 5], n=200_000, both_directions=True)
+    direct = streamed_bound(
+        key, MechanismPair(mech, x, xp), [2, 5], n=200_000, both_directions=True
+    )
     assert r.streamed and np.all(r.lower <= r.exact)
     np.testing.assert_array_equal(r.lower, direct.lower)
 
     xs, xps = np.r_[1.0, np.zeros(9)], np.zeros(10)
     r = audit(numpy_laplace, xs, xps, [2, 5], n=100_000, key=key, memory_budget=0,
               batch_size=30_000, progress=False)  # fmt: skip
-    direct = blackbox_bound(key, numpy_laplace, xs, xps, [2, 5], n=100_000, batch_size=30_000,
-                            both_directions=True)  # fmt: skip
+    direct = streamed_bound(
+        key,
+        BlackBox(numpy_laplace, xs, xps),
+        [2, 5],
+        n=100_000,
+        batch_size=30_000,
+        both_directions=True,
+    )
     assert r.streamed and r.to_dict()["streamed"]
     np.testing.assert_array_equal(r.lower, direct.lower)
     assert np.all(r.lower <= np.array([0.037015, 0.084103]))

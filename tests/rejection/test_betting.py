@@ -17,8 +17,8 @@ from rdpjax.rejection.bets import SortedPast, epsilon_grid, log_multipliers, pla
 from rdpjax.rejection.betting import (
     SCALES,
     batch_ends,
+    betting_test,
     log_wealth_paths,
-    sequential_set_test,
 )
 from rdpjax.stream.batches import generators
 
@@ -141,7 +141,7 @@ def _noisy_sum(rng, db, m):
 
 def test_the_black_box_test_equals_the_vectorized_one_on_the_same_draws():
     key = jax.random.key(4)
-    result = sequential_set_test(key, _noisy_sum, [1.0], [0.0], gdp(0.5), max_n=3000, batch=64)
+    result = betting_test(key, _noisy_sum, [1.0], [0.0], gdp(0.5), max_n=3000, batch=64)
     assert result.refuted and result.e_value >= 1 / 0.05
     assert result.n <= result.drawn and result.path[-1][0] == result.n
     # The same batches from the same generators, tested at once.
@@ -154,13 +154,13 @@ def test_the_black_box_test_equals_the_vectorized_one_on_the_same_draws():
     assert out["stop"][0] == result.n
     np.testing.assert_allclose(np.log(result.e_value), out["log_wealth"][0], rtol=1e-12)
     assert result.strategy["scale"] == SCALES[out["winner"][0]]
-    again = sequential_set_test(key, _noisy_sum, [1.0], [0.0], gdp(0.5), max_n=3000, batch=64)
+    again = betting_test(key, _noisy_sum, [1.0], [0.0], gdp(0.5), max_n=3000, batch=64)
     assert again == result
     json.dumps(result.to_dict())
 
 
 def test_a_true_claim_runs_to_max_n_with_a_small_e_value():
-    r = sequential_set_test(jax.random.key(5), _noisy_sum, [1.0], [0.0], gdp(1.0), max_n=500)
+    r = betting_test(jax.random.key(5), _noisy_sum, [1.0], [0.0], gdp(1.0), max_n=500)
     assert not r.refuted and r.n == r.drawn == 500 and r.e_value < 20
 
 
@@ -169,7 +169,7 @@ def test_integer_codes_are_tested_with_sets_of_codes():
         keep = rng.random(m) < np.exp(2) / (1 + np.exp(2))
         return np.where(keep, db[0], 1 - db[0])
 
-    r = sequential_set_test(jax.random.key(6), rr, [1], [0], pure_dp(0.5), max_n=2000)
+    r = betting_test(jax.random.key(6), rr, [1], [0], pure_dp(0.5), max_n=2000)
     assert r.refuted and r.n < 500 and "codes" in r.strategy["set"]
 
 
@@ -177,7 +177,7 @@ def test_a_constant_output_is_never_refuted():
     def constant(rng, db, m):
         return np.zeros(m, np.int64)
 
-    r = sequential_set_test(jax.random.key(7), constant, [1], [0], pure_dp(0.1), max_n=100)
+    r = betting_test(jax.random.key(7), constant, [1], [0], pure_dp(0.1), max_n=100)
     assert not r.refuted and r.e_value == 1.0
 
 
@@ -195,7 +195,7 @@ def test_bad_arguments_raise(kwargs, match):
     args = {"claim": gdp(0.5), **kwargs}
     claim = args.pop("claim")
     with pytest.raises(ValueError, match=match):
-        sequential_set_test(jax.random.key(0), _noisy_sum, [1.0], [0.0], claim, **args)
+        betting_test(jax.random.key(0), _noisy_sum, [1.0], [0.0], claim, **args)
 
 
 def test_bad_outputs_raise_naming_the_side():
@@ -203,19 +203,19 @@ def test_bad_outputs_raise_naming_the_side():
         return np.full(m, np.nan) if db[0] == 0 else rng.normal(size=m)
 
     with pytest.raises(ValueError, match="non-finite values .* on x'"):
-        sequential_set_test(jax.random.key(0), nan_on_x_prime, [1.0], [0.0], gdp(0.5))
+        betting_test(jax.random.key(0), nan_on_x_prime, [1.0], [0.0], gdp(0.5))
 
     def vectors(rng, db, m):
         return rng.normal(size=(m, 2))
 
     with pytest.raises(ValueError, match="one number per output"):
-        sequential_set_test(jax.random.key(0), vectors, [1.0], [0.0], gdp(0.5))
+        betting_test(jax.random.key(0), vectors, [1.0], [0.0], gdp(0.5))
 
     def mixed(rng, db, m):
         return np.zeros(m, np.int64) if db[0] else rng.normal(size=m)
 
     with pytest.raises(ValueError, match="same kind of output"):
-        sequential_set_test(jax.random.key(0), mixed, [1], [0], gdp(0.5))
+        betting_test(jax.random.key(0), mixed, [1], [0], gdp(0.5))
 
 
 def _gauss_sum(rng, db, m):
@@ -246,7 +246,7 @@ def test_the_order_a_sampler_returns_a_batch_in_changes_nothing(sample, claim):
     batch sorted, reverse-sorted or as drawn (the same draws) gives the same result; a sorted
     batch bet on in its given order made true claims fail Ville's inequality."""
     results = [
-        sequential_set_test(jax.random.key(13), _reordered(sample, how), [1], [0], claim,
+        betting_test(jax.random.key(13), _reordered(sample, how), [1], [0], claim,
                             max_n=3000, batch=256)
         for how in ("as drawn", "sorted", "reversed")
     ]  # fmt: skip
@@ -295,7 +295,7 @@ def test_plans_every_batch_below_the_cap_then_as_the_past_grows_by_an_eighth():
     assert all(b >= a + a / 8 for a, b in zip(plans[:-1], plans[1:], strict=True) if a >= 512)
     assert len(later) < len([s for s in starts if s > 512]) / 2
     key = jax.random.key(5)
-    result = sequential_set_test(key, _noisy_sum, [1.0], [0.0], gdp(1.0), max_n=3000, batch=64)
+    result = betting_test(key, _noisy_sum, [1.0], [0.0], gdp(1.0), max_n=3000, batch=64)
     assert not result.refuted and result.n == result.drawn == 3000
     _, g_p, g_q = generators(key)
     sizes = np.diff([0, *ends])
@@ -322,12 +322,12 @@ def test_an_interrupted_test_resumes_as_an_uninterrupted_one():
     """The state after each batch (outputs, wealth, random states) resumes the test exactly."""
     interrupted = interrupted_at(_noisy_sum, 13)
     key, args = jax.random.key(21), ([1.0], [0.0], gdp(0.8))
-    whole = sequential_set_test(key, _noisy_sum, *args, max_n=4000, batch=64)
+    whole = betting_test(key, _noisy_sum, *args, max_n=4000, batch=64)
     memory = _Memory()
     with pytest.raises(KeyboardInterrupt):
-        sequential_set_test(key, interrupted, *args, max_n=4000, batch=64, checkpoint=memory)
+        betting_test(key, interrupted, *args, max_n=4000, batch=64, checkpoint=memory)
     assert memory.saves >= 5 and 0 < memory.state.start < whole.n
-    resumed = sequential_set_test(key, _noisy_sum, *args, max_n=4000, batch=64,
+    resumed = betting_test(key, _noisy_sum, *args, max_n=4000, batch=64,
                                   checkpoint=_Memory(memory.state))  # fmt: skip
     assert resumed == whole and whole.refuted
 

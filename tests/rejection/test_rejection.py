@@ -14,7 +14,8 @@ from scipy import stats
 from rdpjax._precision import float64
 from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp, zcdp
 from rdpjax.rejection import SetOptions, clopper_pearson, set_test
-from rdpjax.rejection.streamed import blackbox_set_test, streamed_set_test
+from rdpjax.rejection.streamed import streamed_set_test
+from rdpjax.stream import BlackBox, JaxSamplers
 
 KEY = jax.random.key(0)
 
@@ -85,7 +86,7 @@ def test_streamed_counts_match_the_draws():
         return jax.random.normal(k, (m,), jnp.float64)
 
     with float64():
-        r = streamed_set_test(jax.random.key(1), sp, sq, gdp(0.2), n=20_000)
+        r = streamed_set_test(jax.random.key(1), JaxSamplers(sp, sq), gdp(0.2), n=20_000)
     assert r.streamed and r.refuted and r.n_certify == 20_000
     assert all(s.count_fav <= 20_000 and s.count_other <= 20_000 for s in r.sets)
 
@@ -94,7 +95,7 @@ def test_blackbox_front_door():
     def mech(rng, db, m):
         return db + rng.laplace(0.0, 1.0, m)
 
-    r = blackbox_set_test(jax.random.key(2), mech, 1.0, 0.0, pure_dp(0.5), n=50_000)
+    r = streamed_set_test(jax.random.key(2), BlackBox(mech, 1.0, 0.0), pure_dp(0.5), n=50_000)
     assert r.refuted and 0.5 < r.epsilon <= 1.0
 
 

@@ -26,7 +26,7 @@ from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.search import Budget, Certification, Pairs, certify, find_pair, search_keys
 from rdpjax.search.neighbours import pair, reference_params, variants
 from rdpjax.search.space import SearchSpace
-from rdpjax.stream.blackbox import blackbox_bound
+from rdpjax.stream import BlackBox, streamed_bound
 
 pytest.importorskip("optuna")  # the `search` extra (and the `test` extra) install it
 
@@ -124,11 +124,9 @@ def test_certification_uses_fresh_draws(vote_run):
     selection call."""
     res, calls = vote_run
     assert res.n not in (res.search_n, res.select_n)
-    again = blackbox_bound(
+    again = streamed_bound(
         search_keys(KEY).certify,
-        soft_vote,
-        res.x,
-        res.x_prime,
+        BlackBox(soft_vote, res.x, res.x_prime),
         ORDERS,
         n=res.n,
         pilot=res.n,

@@ -21,8 +21,7 @@ from rdpjax.estimator.binning import linear_binning
 from rdpjax.estimator.bound_plan import Binned, BoundPlan
 from rdpjax.estimator.grid import grid_from_range, plan_layout
 from rdpjax.estimator.settings import continuous_settings
-from rdpjax.stream import mechanism_streamed_bound, streamed_bound
-from rdpjax.stream.blackbox import blackbox_bound
+from rdpjax.stream import BlackBox, JaxSamplers, MechanismPair, streamed_bound
 from rdpjax.stream.sources import sorted_pilots
 
 FIELDS = ("estimate", "lower", "std_error", "bias")
@@ -92,8 +91,8 @@ def gaussian():
     """One black-box run (with progress) at N per side, and its documented draws."""
     key = jax.random.key(0)
     calls = []
-    bound = blackbox_bound(
-        key, noisy_sum, X, X_PRIME, LAM, n=N, batch_size=BATCH,
+    bound = streamed_bound(
+        key, BlackBox(noisy_sum, X, X_PRIME), LAM, n=N, batch_size=BATCH,
         progress=lambda done, total: calls.append((done, total)),
     )  # fmt: skip
     pilots, sides = _documented_draws(noisy_sum, key, N, rdpjax.stream.DEFAULT_PILOT)
@@ -139,7 +138,7 @@ def test_blackbox_progress_is_monotone_ends_at_total_and_changes_nothing(gaussia
     assert len(calls) == 8  # 4 batches per side
     assert all(t == 2 * N for _, t in calls)
     assert np.all(np.diff(done) > 0) and done[-1] == 2 * N
-    again = blackbox_bound(key, noisy_sum, X, X_PRIME, LAM, n=N, batch_size=BATCH)
+    again = streamed_bound(key, BlackBox(noisy_sum, X, X_PRIME), LAM, n=N, batch_size=BATCH)
     for name in (*FIELDS, "outside", "bandwidth", "floor"):
         np.testing.assert_array_equal(getattr(again, name), getattr(bound, name))
 
@@ -151,10 +150,16 @@ def test_outside_mass_is_clamped_counted_and_warned_or_raised():
     outside="raise" raises."""
     key, n, pilot = jax.random.key(1), 3 * BATCH, 1000
     with pytest.warns(UserWarning, match="clamped"):
-        bound = blackbox_bound(
-            key, noisy_sum, X, X_PRIME, LAM, n=n, batch_size=BATCH, pilot=pilot, margin=0.0,
+        bound = streamed_bound(
+            key,
+            BlackBox(noisy_sum, X, X_PRIME),
+            LAM,
+            n=n,
+            batch_size=BATCH,
+            pilot=pilot,
+            margin=0.0,
             second_order=False,
-        )  # fmt: skip
+        )
     pilots, sides = _documented_draws(noisy_sum, key, n, pilot)
     ref, (lo, hi) = _reference_1d(bound, pilots, sides, margin=0.0, second_order=False)
     off = [int(np.sum((s < lo) | (s > hi))) for s in sides]
@@ -163,10 +168,16 @@ def test_outside_mass_is_clamped_counted_and_warned_or_raised():
     for name in FIELDS:
         np.testing.assert_allclose(getattr(bound, name), getattr(ref, name), rtol=1e-10, atol=0)
     with pytest.raises(ValueError, match="outside the grid range"):
-        blackbox_bound(
-            key, noisy_sum, X, X_PRIME, LAM, n=n, batch_size=BATCH, pilot=pilot, margin=0.0,
+        streamed_bound(
+            key,
+            BlackBox(noisy_sum, X, X_PRIME),
+            LAM,
+            n=n,
+            batch_size=BATCH,
+            pilot=pilot,
+            margin=0.0,
             outside="raise",
-        )  # fmt: skip
+        )
 
 
 EPS0 = 1.0
@@ -180,8 +191,13 @@ def randomized_response(rng, database, m):
 
 def test_discrete_randomized_response_equals_lower_bound_and_is_below_exact():
     key, n = jax.random.key(2), 50000
-    bound = blackbox_bound(
-        key, randomized_response, X, X_PRIME, LAM, n=n, batch_size=20000, second_order=False
+    bound = streamed_bound(
+        key,
+        BlackBox(randomized_response, X, X_PRIME),
+        LAM,
+        n=n,
+        batch_size=20000,
+        second_order=False,
     )
     assert bound.discrete and int(bound.support) == 2
     _, sides = _documented_draws(randomized_response, key, n, 2**16, batch=20000)
@@ -202,8 +218,14 @@ def test_discrete_codes_off_the_support_are_clamped_and_counted():
 
     key, n = jax.random.key(3), 30000
     with pytest.warns(UserWarning, match="clamped"):
-        bound = blackbox_bound(
-            key, codes, X, X_PRIME, 2.0, n=n, support_size=6, batch_size=7000, second_order=False
+        bound = streamed_bound(
+            key,
+            BlackBox(codes, X, X_PRIME),
+            2.0,
+            n=n,
+            support_size=6,
+            batch_size=7000,
+            second_order=False,
         )
     _, sides = _documented_draws(codes, key, n, 2**16, batch=7000)
     np.testing.assert_array_equal(bound.outside, [np.sum(s >= 6) for s in sides])
@@ -254,7 +276,7 @@ def test_bad_input_raises_clear_error(sample, kwargs, match):
     args = dict(n=1000, batch_size=500, pilot=100, lam=2.0)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        blackbox_bound(jax.random.key(0), sample, X, X_PRIME, args.pop("lam"), **args)
+        streamed_bound(jax.random.key(0), BlackBox(sample, X, X_PRIME), args.pop("lam"), **args)
 
 
 def test_project_maps_vectors_to_a_bound():
@@ -264,8 +286,8 @@ def test_project_maps_vectors_to_a_bound():
     def vectors(rng, database, m):
         return np.sum(database) * np.eye(4)[0] + SCALE * rng.standard_normal((m, 4))
 
-    bound = blackbox_bound(
-        jax.random.key(4), vectors, X, X_PRIME, 2.0, n=20000, project=lambda a: a[:, :2],
+    bound = streamed_bound(
+        jax.random.key(4), BlackBox(vectors, X, X_PRIME), 2.0, n=20000, project=lambda a: a[:, :2],
         second_order=False,
     )  # fmt: skip
     assert len(bound.grid_shape) == 2
@@ -290,15 +312,23 @@ def test_streamed_progress_is_monotone_ends_at_total_and_changes_nothing(monkeyp
     without progress, to the bit; a new callable on a second call compiles nothing."""
     monkeypatch.setattr(rdpjax._internal.progress, "_PROGRESS_MIN_DRAWS", 1)  # read at trace time
     key, (x, x_prime) = jax.random.key(5), GAUSS.reference_pair()
-    plain = mechanism_streamed_bound(key, GAUSS, x, x_prime, LAM, **STREAM)
+    plain = streamed_bound(key, MechanismPair(GAUSS, x, x_prime), LAM, **STREAM)
     first, second = [], []
     with compiled_names() as compiles:
-        a = mechanism_streamed_bound(
-            key, GAUSS, x, x_prime, LAM, progress=lambda d, t: first.append((d, t)), **STREAM
+        a = streamed_bound(
+            key,
+            MechanismPair(GAUSS, x, x_prime),
+            LAM,
+            progress=lambda d, t: first.append((d, t)),
+            **STREAM,
         )
         n_first = len(compiles)
-        b = mechanism_streamed_bound(
-            key, GAUSS, x, x_prime, LAM, progress=lambda d, t: second.append((d, t)), **STREAM
+        b = streamed_bound(
+            key,
+            MechanismPair(GAUSS, x, x_prime),
+            LAM,
+            progress=lambda d, t: second.append((d, t)),
+            **STREAM,
         )
         again = compiles[n_first:]
     assert again == [], again
@@ -323,6 +353,6 @@ def test_streamed_progress_errors_are_reraised_and_bad_progress_refused():
 
     opts = dict(n=3 * 2**12, chunk=2**12, grid=(-6.0, 6.0), bandwidth=0.5, floor=0.01)
     with pytest.raises(RuntimeError, match="progress bar closed"):
-        streamed_bound(jax.random.key(6), normal, normal, 2.0, progress=broken, **opts)
+        streamed_bound(jax.random.key(6), JaxSamplers(normal, normal), 2.0, progress=broken, **opts)
     with pytest.raises(ValueError, match="progress must be"):
-        streamed_bound(jax.random.key(6), normal, normal, 2.0, progress="bar", **opts)
+        streamed_bound(jax.random.key(6), JaxSamplers(normal, normal), 2.0, progress="bar", **opts)

@@ -48,15 +48,15 @@ _WORKER = textwrap.dedent(
     from rdpjax.estimator.binning import linear_binning
     from rdpjax.estimator.grid import grid_from_range
     from rdpjax.estimator.sharding import draw_mesh
-    from rdpjax.stream import replicated_bounds, streamed_bound
+    from rdpjax.stream import JaxSamplers, replicated_bounds, streamed_bound
     from rdpjax.studies import coverage
     warnings.simplefilter("ignore")
     res = dict(processes=jax.process_count(), devices=len(jax.devices()),
                local=len(jax.local_devices()))
     chunk = 2**12
     b = streamed_bound(jax.random.key(7),
-                       lambda k, m: 1.0 + 5.0 * jax.random.normal(k, (m,), jnp.float32),
-                       lambda k, m: 5.0 * jax.random.normal(k, (m,), jnp.float32),
+                       JaxSamplers(lambda k, m: 1.0 + 5.0 * jax.random.normal(k, (m,), jnp.float32),
+                                   lambda k, m: 5.0 * jax.random.normal(k, (m,), jnp.float32)),
                        [2.0, 5.0], n=7 * chunk + 1000, chunk=chunk, grid=(-14.0, 16.0),
                        bandwidth=1.0, floor=2e-3, second_order=False,
                        devices=jax.devices())

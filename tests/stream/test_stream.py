@@ -26,8 +26,9 @@ from rdpjax.estimator.binning import bin_accumulator, bin_chunk, bin_counts
 from rdpjax.estimator.grid import grid_from_range
 from rdpjax.estimator.sharding import draw_mesh, map_over_devices, replication_batch_size
 from rdpjax.stream import (
+    JaxSamplers,
+    MechanismPair,
     StreamOptions,
-    mechanism_streamed_bound,
     replicated_bounds,
     streamed_bound,
     streamed_samples,
@@ -58,7 +59,7 @@ def _documented_draws(draw, key, n, chunk):
 
 
 def _mechanism_draws(key, n, chunk):
-    """The draws of mechanism_streamed_bound, rebuilt from the public mechanism.sample."""
+    """The draws of streamed_bound on a MechanismPair, rebuilt from the public mechanism.sample."""
     _, k_p, k_q = jax.random.split(key, 3)
     return [
         _documented_draws(lambda k, m, x=x: GAUSS.sample(k, x, m), k_side, n, chunk)
@@ -73,7 +74,9 @@ def test_streamed_equals_in_memory_with_outside_mass_clamped_and_counted():
     and the clamped draws are counted per side (and warned about), never dropped."""
     key, n = jax.random.key(0), 30000
     with pytest.warns(UserWarning, match="clamped"):
-        streamed = mechanism_streamed_bound(key, GAUSS, X, X_PRIME, [2.0, 5.0], n=n, **CONTINUOUS)
+        streamed = streamed_bound(
+            key, MechanismPair(GAUSS, X, X_PRIME), [2.0, 5.0], n=n, **CONTINUOUS
+        )
     p, q = _mechanism_draws(key, n, CONTINUOUS["chunk"])
     lo, hi = CONTINUOUS["grid"]
     off = [int(np.sum((s < lo) | (s > hi))) for s in (p, q)]
@@ -113,7 +116,7 @@ def test_streamed_discrete_equals_in_memory_with_codes_clamped():
     to 5 and counted; the bound equals lower_bound on the same codes clamped by numpy."""
     key = jax.random.key(1)
     with pytest.warns(UserWarning, match="clamped"):
-        b = mechanism_streamed_bound(key, RR, *RR_PAIR, [2.0, 5.0], **DISCRETE)
+        b = streamed_bound(key, MechanismPair(RR, *RR_PAIR), [2.0, 5.0], **DISCRETE)
     p, q = _rr_codes(key, DISCRETE["n"], DISCRETE["chunk"])
     np.testing.assert_array_equal(b.outside, [np.sum(p >= 6), np.sum(q >= 6)])
     ref = rdpjax.lower_bound(
@@ -122,7 +125,7 @@ def test_streamed_discrete_equals_in_memory_with_codes_clamped():
     assert b.discrete and b.grid_shape == (6,)
     _assert_same_bound(b, ref, rtol=1e-12)
     with pytest.raises(ValueError, match="outside the grid range or support"):
-        mechanism_streamed_bound(key, RR, *RR_PAIR, [2.0, 5.0], outside="raise", **DISCRETE)
+        streamed_bound(key, MechanismPair(RR, *RR_PAIR), [2.0, 5.0], outside="raise", **DISCRETE)
 
 
 def test_streamed_samples_follow_the_documented_key_scheme():
@@ -144,14 +147,14 @@ _SHARDED = textwrap.dedent(
     import jax
     import numpy as np
     from rdpjax import mechanisms
-    from rdpjax.stream import mechanism_streamed_bound
+    from rdpjax.stream import MechanismPair, streamed_bound
     warnings.simplefilter("ignore")
     if sys.argv[1] == "rr":
         mech, pair = mechanisms.RandomizedResponse(eps0=1.0), ([1, 0, 0], [0, 0, 0])
     else:
         mech = mechanisms.Gaussian(scale=5.0)
         pair = mech.reference_pair()
-    b = mechanism_streamed_bound(jax.random.key(7), mech, *map(np.asarray, pair), [2.0, 5.0],
+    b = streamed_bound(jax.random.key(7), MechanismPair(mech, *map(np.asarray, pair)), [2.0, 5.0],
                                  devices=4, **json.loads(sys.argv[2]))
     out = {"devices": len(jax.devices()), **b.to_dict()}
     if sys.argv[1] == "rr":  # 6 replications on 4 devices: 2 of padding
@@ -194,7 +197,7 @@ def test_four_host_devices_equal_one_device(name, kwargs):
     mech, pair = (RR, RR_PAIR) if name == "rr" else (GAUSS, (X, X_PRIME))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # RR's codes 6 and 7 are clamped (and warned about)
-        one = mechanism_streamed_bound(jax.random.key(7), mech, *pair, [2.0, 5.0], **kwargs)
+        one = streamed_bound(jax.random.key(7), MechanismPair(mech, *pair), [2.0, 5.0], **kwargs)
     assert len(jax.devices()) == 1
     assert float(one.n_p) == float(one.n_q) == kwargs["n"]
     for field in (*FIELDS, "outside"):
@@ -355,14 +358,22 @@ def test_bad_input_raises_clear_error(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         streamed_bound(
-            jax.random.key(0), args.pop("sample_p"), args.pop("sample_q"), args.pop("lam"), **args
+            jax.random.key(0),
+            JaxSamplers(args.pop("sample_p"), args.pop("sample_q")),
+            args.pop("lam"),
+            **args,
         )
 
 
 def test_grid_not_covering_the_pilot_raises_before_streaming():
     with pytest.raises(ValueError, match="does not cover the pilot"):
         streamed_bound(
-            jax.random.key(0), _normal, _normal, 2.0, n=10**9, grid=(-1.0, 1.0), outside="raise"
+            jax.random.key(0),
+            JaxSamplers(_normal, _normal),
+            2.0,
+            n=10**9,
+            grid=(-1.0, 1.0),
+            outside="raise",
         )
 
 
@@ -373,8 +384,14 @@ def test_non_finite_draws_raise():
     mech = mechanisms.from_sampler(broken)
     message = r"returned 1 non-finite \(NaN or infinite\) values on x \(P\) and 1 on x' \(Q\)"
     with pytest.raises(ValueError, match=message):
-        mechanism_streamed_bound(
-            jax.random.key(0), mech, X, X_PRIME, 2.0, n=100, grid=(-5, 5), bandwidth=0.5, floor=0.01
+        streamed_bound(
+            jax.random.key(0),
+            MechanismPair(mech, X, X_PRIME),
+            2.0,
+            n=100,
+            grid=(-5, 5),
+            bandwidth=0.5,
+            floor=0.01,
         )
 
 
@@ -390,13 +407,17 @@ def test_bucketed_layout_puts_two_pilots_on_one_grid():
     def q(k, m):
         return 5.0 * jax.random.normal(k, (m,), jnp.float32)
 
-    first = streamed_bound(jax.random.key(10), p, q, [2.0, 5.0], n=30000, layout="bucketed")
-    second = streamed_bound(jax.random.key(11), p, q, [2.0, 5.0], n=30000, layout="bucketed")
+    first = streamed_bound(
+        jax.random.key(10), JaxSamplers(p, q), [2.0, 5.0], n=30000, layout="bucketed"
+    )
+    second = streamed_bound(
+        jax.random.key(11), JaxSamplers(p, q), [2.0, 5.0], n=30000, layout="bucketed"
+    )
     assert first.grid_shape == second.grid_shape
     for b in (first, second):
         assert np.all(np.asarray(b.lower) <= np.array([0.04, 0.10]))
     with pytest.raises(ValueError, match="layout"):
-        streamed_bound(jax.random.key(0), p, q, 2.0, n=100, layout="coarse")
+        streamed_bound(jax.random.key(0), JaxSamplers(p, q), 2.0, n=100, layout="coarse")
 
 
 def test_one_pass_counts_the_grid_and_the_cells_of_the_same_draws():
@@ -474,7 +495,9 @@ def test_negative_integer_codes_stream_from_the_pilots_least():
     def codes_q(k, m):
         return jax.random.randint(k, (m,), -3, 2)  # no 2: its frequency is floored
 
-    b = streamed_bound(key, codes_p, codes_q, [2.0, 5.0], n=n, chunk=2_000, second_order=False)
+    b = streamed_bound(
+        key, JaxSamplers(codes_p, codes_q), [2.0, 5.0], n=n, chunk=2_000, second_order=False
+    )
     p, q = streamed_samples(key, codes_p, codes_q, n=n, chunk=2_000)
     assert np.asarray(p).min() == -3
     ref = rdpjax.lower_bound(np.asarray(p), np.asarray(q), [2.0, 5.0], discrete=True,

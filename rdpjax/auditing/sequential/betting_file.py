@@ -1,6 +1,6 @@
 """A betting audit's checkpoint file: the :class:`~rdpjax.rejection.betting.BettingState`.
 
-The sequential test by betting (:func:`rdpjax.rejection.betting.sequential_set_test`) keeps its
+The sequential test by betting (:func:`rdpjax.rejection.betting.betting_test`) keeps its
 state in ``directory/``:data:`BETTING_CHECKPOINT` as the Rényi looks keep theirs
 (:mod:`rdpjax.auditing.sequential.state`): written to a temporary file that then replaces the
 old one (atomic), after a batch of at least :data:`~rdpjax.auditing.sequential.state.SLOW_BATCH`

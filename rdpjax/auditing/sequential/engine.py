@@ -11,12 +11,12 @@ scale (:func:`rdpjax.estimator.settings.scheduled_settings`); the orders are
 :func:`rdpjax.claims.orders.default_orders` at ``n_k`` unless given; the grid is fixed once, from
 the pilot's range widened by ``margin`` widths, fine enough for the last look's bandwidth and with a
 margin wide enough for the first's. Look ``k``'s bound is therefore exactly a fixed-n bound (as
-:func:`rdpjax.stream.blackbox.blackbox_bound` computes it) on ``n_k`` outputs with data-independent
-settings, valid at its level; the union over looks does the rest. Discrete outputs (integer codes)
-need no pilot: the frequencies live on the codes seen (empty cells add nothing to the estimate or
-its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``; integers of any sign or size are
-counted as they come (:func:`add_batch`); vectors of codes ``(m, d)`` are joint
-outcomes, numbered when first seen (as a fixed-n audit counts them, one code per distinct
+:func:`rdpjax.stream.streamed_bound` (a :class:`~rdpjax.stream.BlackBox`) computes it) on ``n_k``
+outputs with data-independent settings, valid at its level; the union over looks does the rest.
+Discrete outputs (integer codes) need no pilot: the frequencies live on the codes seen (empty cells
+add nothing to the estimate or its variance), with the floor ``max(0.03 n_k^−0.4, 4/n_k)``; integers
+of any sign or size are counted as they come (:func:`add_batch`); vectors of codes ``(m, d)`` are
+joint outcomes, numbered when first seen (as a fixed-n audit counts them, one code per distinct
 row). Real outputs whose pilot takes few
 values (:func:`rdpjax.estimator.support.looks_discrete`, as :func:`rdpjax.lower_bound` decides) are
 counted the same way, on a table of the values seen.
@@ -35,8 +35,8 @@ before the certifying draws, which is all their validity needs. A sorted sampler
 same looks as the unsorted one on the same draws (``tests/auditing/sequential/test_sequential.py``).
 
 **Incremental counts.** Each batch is binned once onto the fixed grid (linear binning, the same
-kernel as :mod:`rdpjax.stream.blackbox`) or counted (codes), and added to float64 totals: no draw is
-redrawn or rebinned; a look costs one bound on the grid, independent of n.
+kernel as :class:`rdpjax.stream.BlackBox`) or counted (codes), and added to float64 totals: no draw
+is redrawn or rebinned; a look costs one bound on the grid, independent of n.
 """
 
 from __future__ import annotations
