@@ -84,12 +84,12 @@ def _checked_audit(
         if name in audit_options:
             raise ValueError(f"{what}: pass the claim as the fourth argument, not {name}=.")
     return audit(
+        key,
         mechanism,
         x,
         x_prime,
         lam,
         n=n,
-        key=key,
         alpha=alpha,
         claim=claim,
         progress=audit_options.pop("progress", False),

@@ -124,9 +124,9 @@ def run(case: Case, seed: int, method: str, settings: dict) -> dict:
     key = jax.random.key(seed)
     start = time.perf_counter()
     res = find_pair(
+        key,
         case.sample,
         ORDERS,
-        key=key,
         pairs=Pairs(m=M, domain=(0.0, 1.0), neighbours="replace-one"),
         budget=Budget(method=method, **{k: v for k, v in settings.items() if k != "n"}),
         certification=Certification(n=settings["n"], alpha=ALPHA),

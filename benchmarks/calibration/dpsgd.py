@@ -110,7 +110,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         mech = rdpjax.mechanisms.from_sampler(fn, name=label.split(",")[0], claim=claim)
         report = rdpjax.audit(
-            mech, x, x_prime, list(ORDERS), n=n, key=key, project=project, progress=False
+            key, mech, x, x_prime, list(ORDERS), n=n, project=project, progress=False
         )
         truth = exact * (CLIP**2 if fn is broken_step else 1.0)
         rows.append(

@@ -59,7 +59,7 @@ BUGGY, CORRECT = step(SIGMA), step(SIGMA * C)
 
 def _audit(sample, seed: int, **fields):
     return rdpjax.audit(
-        sample, X, X_PRIME, key=jax.random.key(seed), claim=CLAIM, progress=False, **fields
+        jax.random.key(seed), sample, X, X_PRIME, claim=CLAIM, progress=False, **fields
     )
 
 

@@ -74,7 +74,7 @@ def mean_cell(d: int, reps: int, seed: int, training: Training | None = None) ->
     for r in range(reps):
         key = jax.random.key(seed * 100_003 + r)
         rep = rdpjax.audit(
-            mech, x, x_prime, 2.0, n=N, key=key, project="learn", progress=False,
+            key, mech, x, x_prime, 2.0, n=N, project="learn", progress=False,
             training=training,
         )  # fmt: skip
         learned.append(float(rep.lower[0]))
@@ -82,7 +82,7 @@ def mean_cell(d: int, reps: int, seed: int, training: Training | None = None) ->
         families[projection["family"]] += 1
         n_train.append(projection["n_train"])
         direct = rdpjax.audit(
-            mech, x, x_prime, 2.0, n=N, key=key, project=lambda v: v @ diff, progress=False
+            key, mech, x, x_prime, 2.0, n=N, project=lambda v: v @ diff, progress=False
         )
         oracle.append(float(direct.lower[0]))
     learned, oracle = np.array(learned), np.array(oracle)
@@ -167,12 +167,12 @@ def correlation_cell(reps: int, seed: int, d: int = 5, rho: float = CORRELATION)
     start = time.perf_counter()
     for r in range(reps):
         key = jax.random.key(seed * 100_003 + r)
-        common = dict(n=N, key=key, progress=False)
-        rep = rdpjax.audit(correlated, x, x_prime, 2.0, project="learn", **common)
+        common = dict(n=N, progress=False)
+        rep = rdpjax.audit(key, correlated, x, x_prime, 2.0, project="learn", **common)
         learned.append(float(rep.lower[0]))
         families[json.loads(rep.settings)["projection"]["family"]] += 1
         product = rdpjax.audit(
-            correlated, x, x_prime, 2.0, project=lambda v: v[:, 0] * v[:, 1], **common
+            key, correlated, x, x_prime, 2.0, project=lambda v: v[:, 0] * v[:, 1], **common
         )
         fixed.append(float(product.lower[0]))
     learned, fixed = np.array(learned), np.array(fixed)

@@ -91,7 +91,7 @@ def main(argv=None):
         for r in range(args.reps):
             key = jax.random.key(args.seed * 100_003 + r)
             rep = rdpjax.audit(
-                sample, 1, 0, n=args.n, claim=claim, key=key, memory_budget=0, progress=False
+                key, sample, 1, 0, n=args.n, claim=claim, memory_budget=0, progress=False
             )
             assert rep.streamed and not rep.sizes()["sets_own"]
             refuted += bool(rep.is_refuted)

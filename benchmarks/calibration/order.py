@@ -233,7 +233,7 @@ def renyi_part(law_name: str, reps: int, max_n: int, seed: int) -> list[dict]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # outputs clamped onto the pilot's grid edge
                 report = rdpjax.audit(
-                    sample, [1], [0], key=jax.random.key(seed * 10_000 + r), claim=law["claim"],
+                    jax.random.key(seed * 10_000 + r), sample, [1], [0], claim=law["claim"],
                     n=rdpjax.Looks(max_n=max_n), test="renyi", progress=False,
                 )  # fmt: skip
             results.append((bool(report.is_refuted), report.n, np.asarray(report.lower)))

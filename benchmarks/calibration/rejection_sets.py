@@ -204,7 +204,7 @@ def part_libraries(n: int, keys: int = 1) -> list[dict]:
             for k in range(keys):
                 t = time.perf_counter()
                 report = rdpjax.audit(
-                    sample, [1.0], [0.0], key=jax.random.key(k), n=n, claim=claim, progress=False
+                    jax.random.key(k), sample, [1.0], [0.0], n=n, claim=claim, progress=False
                 )
                 row = {
                     "library": name,

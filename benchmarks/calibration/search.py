@@ -214,9 +214,9 @@ def describe(x, xp, j) -> str:
 def run_case(case: Case, key, *, n, steps, restarts, search_n) -> dict:
     start = time.perf_counter()
     res = find_pair(
+        key,
         case.mechanism,
         ORDERS,
-        key=key,
         pairs=Pairs(space=case.space),
         budget=Budget(steps=steps, restarts=restarts, search_n=search_n),
         certification=Certification(n=n, alpha=ALPHA),

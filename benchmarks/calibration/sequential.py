@@ -139,10 +139,10 @@ def _sequential(mech, x, xp, claim, schedule, key, project=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # outputs clamped onto the pilot's grid: counted, valid
         report = rdpjax.audit(
+            key,
             mech,
             x,
             xp,
-            key=key,
             claim=claim,
             n=rdpjax.Looks(schedule=schedule),
             project=project,
@@ -216,7 +216,7 @@ def power(reps: int, max_n: int, seed: int, fixed_max: int) -> list[dict]:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     report = rdpjax.audit(
-                        mech, x, xp, n=n, key=key, claim=claim, project=project, progress=False
+                        key, mech, x, xp, n=n, claim=claim, project=project, progress=False
                     )
                 hits += report.is_refuted
             row["fixed"].append(

@@ -243,11 +243,15 @@ def part_audit_order(reps: int, n: int) -> list[dict]:
         for order in ("sorted", "repeat"):
             hits = same = checked = 0
             for r in range(reps):
-                kw = dict(n=n, key=jax.random.key(20_000 + r), claim=claim, progress=False)
-                report = rdpjax.audit(_sampler(law, order), [1], [0], **kw)
+                kw = dict(n=n, claim=claim, progress=False)
+                report = rdpjax.audit(
+                    jax.random.key(20_000 + r), _sampler(law, order), [1], [0], **kw
+                )
                 hits += int(report.is_refuted)
                 if r < 20:
-                    drawn = rdpjax.audit(_sampler(law, "drawn"), [1], [0], **kw)
+                    drawn = rdpjax.audit(
+                        jax.random.key(20_000 + r), _sampler(law, "drawn"), [1], [0], **kw
+                    )
                     checked += 1
                     same += int(
                         drawn.verdict() == report.verdict()

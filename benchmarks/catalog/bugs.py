@@ -46,11 +46,11 @@ def first_refutation(case, sizes, key):
     last report."""
     for n in sizes:
         report = rdpjax.audit(
+            key,
             case.mechanism,
             case.x,
             case.x_prime,
             n=n,
-            key=key,
             claim=case.claim,
             progress=False,
             **case.options,

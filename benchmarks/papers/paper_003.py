@@ -612,7 +612,7 @@ def run_audits(key, cfg) -> list[dict]:
         jax.random.split(key, len(cases)), cases, strict=True
     ):
         t0 = time.perf_counter()
-        report = audit(mech, x, xp, cfg["audit_lams"], n=cfg["audit_n"], key=key_c, project=project)
+        report = audit(key_c, mech, x, xp, cfg["audit_lams"], n=cfg["audit_n"], project=project)
         exact_inf = max(mech.divergence(math.inf, x, xp), mech.divergence(math.inf, xp, x))
         rows.append(
             {

@@ -156,7 +156,7 @@ def stream_child(n: int, *, via_audit: bool = False) -> dict:
     def stream():
         if via_audit:  # the front door: rdpjax.audit streams this n by itself (same key, draws)
             return rdpjax.audit(
-                mechanism, x, x_prime, list(ORDERS), n=n, key=jax.random.key(1), progress=False
+                jax.random.key(1), mechanism, x, x_prime, list(ORDERS), n=n, progress=False
             ).bound
         return streamed_bound(
             jax.random.key(1),

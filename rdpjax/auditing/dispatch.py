@@ -66,12 +66,12 @@ _BYTES_PER_OUTPUT = 24
 
 
 def audit(
+    key: jax.Array,
     mechanism: Mechanism | Callable[..., Any],
     x: Any,
     x_prime: Any,
     lam: float | Sequence[float] | None = None,
     *,
-    key: jax.Array,
     n: int | float | Looks | None = None,
     claim: Any = None,
     alpha: float = 0.05,
@@ -88,6 +88,8 @@ def audit(
     together, a true claim is refuted at some order with probability at most ``alpha``.
 
     Args:
+      key: a JAX PRNG key (the only source of randomness), first as in every rdpjax function
+        that draws.
       mechanism: a :class:`rdpjax.mechanisms.Mechanism` (zoo, or
         :func:`rdpjax.mechanisms.from_sampler`), or any callable ``sample(rng, database, n) ->
         array-like`` with ``rng`` a ``numpy.random.Generator`` (first called once for 2 outputs
@@ -97,7 +99,6 @@ def audit(
       lam: one order λ > 1 or several; ``None`` chooses them
         (:func:`rdpjax.claims.orders.default_orders`: 2, 5, 7 without a claim, a wide grid
         with one).
-      key: a JAX PRNG key (the only source of randomness).
       n: outputs per database (an integer ≥ 2; ``1e6`` is accepted; default 10⁶), or a
         :class:`~rdpjax.auditing.Looks`: a sequential audit, in looks of growing size up to
         ``Looks.max_n``, that stops at the first look refuting the claim
@@ -124,6 +125,11 @@ def audit(
         :func:`rdpjax.lower_bound` rejects.
       TypeError: on a keyword that names no option.
     """
+    if isinstance(key, Mechanism) or callable(key):
+        raise ValueError(
+            "the key comes first: rdpjax.audit(key, mechanism, x, x_prime, …); got "
+            f"{type(key).__name__} as the key"
+        )
     options = audit_options(options, fields)
     is_mechanism = isinstance(mechanism, Mechanism)
     if not is_mechanism and not callable(mechanism):
@@ -274,7 +280,7 @@ def _learned_looks(mechanism, x, x_prime, lam, looks, key, claim, alpha, both_di
         "learn", mechanism, key, x, x_prime, max_n, options.stream.batch_size, training
     )
     report = audit(
-        mechanism, x, x_prime, lam, key=key, n=dataclasses.replace(looks, max_n=rest),
+        key, mechanism, x, x_prime, lam, n=dataclasses.replace(looks, max_n=rest),
         claim=claim, alpha=alpha, both_directions=both_directions,
         options=dataclasses.replace(options, project=learned),
     )  # fmt: skip

@@ -91,7 +91,7 @@ class RemoteSampler:
 
     Example:
       >>> with RemoteSampler("/opt/tumult/bin/python", "mech.py", "noisy_count") as sample:
-      ...     report = rdpjax.audit(sample, x, x_prime, key=key, n=10**5, claim=claim)
+      ...     report = rdpjax.audit(key, sample, x, x_prime, n=10**5, claim=claim)
     """
 
     def __init__(self, python: str, path: str, function: str):

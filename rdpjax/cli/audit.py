@@ -243,12 +243,12 @@ def _audit(args, claim, modules, mechanism, x, x_prime) -> int:
         if warning is None and not args.until_refuted and (args.numpy or args.python):
             _say_how_long(mechanism, x, sizes["n"], n_given=args.n is not None)
         report = audit(
+            jax.random.key(args.seed),
             mechanism,
             x,
             x_prime,
             args.lam,
             **sizes,
-            key=jax.random.key(args.seed),
             alpha=args.alpha,
             both_directions=not args.one_direction,
             project=project,

@@ -122,9 +122,9 @@ def run(args) -> int:
     key_search = jax.random.key(args.seed)
     try:
         result = find_pair(
+            key_search,
             mech,
             args.lam,
-            key=key_search,
             pairs=Pairs(
                 m=args.m, domain=args.domain, levels=args.levels, neighbours=args.neighbours
             ),

@@ -41,10 +41,10 @@ __all__ = ["Budget", "Certification", "Pairs", "SearchResult", "find_pair"]
 
 
 def find_pair(
+    key: jax.Array,
     mechanism: Mechanism | Callable,
     lam: float | Sequence[float],
     *,
-    key: jax.Array,
     pairs: Pairs | None = None,
     budget: Budget | None = None,
     certification: Certification | None = None,
@@ -80,11 +80,11 @@ def find_pair(
     that pair, hence on ε(λ), however the pair was chosen; no correction for the search is due.
 
     Args:
+      key: PRNG key; split as :class:`~rdpjax.search.SearchKeys` describes.
       mechanism: a mechanism of :mod:`rdpjax.mechanisms` (or :func:`~rdpjax.mechanisms.
         from_sampler`) taking databases of shape ``(m,)`` or ``(m, d)``; or a numpy black box
         taking databases of shape ``(m,)`` (``(m − 1,)`` for the smaller of an add-remove pair).
       lam: one order λ > 1 or several; each gets its own restarts (JAX), one pair is certified.
-      key: PRNG key; split as :class:`~rdpjax.search.SearchKeys` describes.
       pairs: the databases searched and the neighbouring relation (:class:`Pairs`); default
         ``Pairs()``: the mechanism's :func:`~rdpjax.search.search_space` under replace-one (a
         black box needs ``m``, ``domain`` and ``neighbours``).
@@ -115,7 +115,7 @@ def find_pair(
       >>> import jax, rdpjax
       >>> from rdpjax.search import Budget, Certification, find_pair
       >>> mech = rdpjax.mechanisms.Gaussian(5.0)
-      >>> res = find_pair(mech, 2.0, key=jax.random.key(0), budget=Budget(steps=20, restarts=2),
+      >>> res = find_pair(jax.random.key(0), mech, 2.0, budget=Budget(steps=20, restarts=2),
       ...                 certification=Certification(n=20_000))
       >>> res.method
       'gradient'

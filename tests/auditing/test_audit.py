@@ -31,7 +31,7 @@ def rr_curve(eps, lam):
 def test_audit_zoo_mechanism_reports_exact_and_no_violation():
     mech = Laplace(5.0)
     x, xp = mech.reference_pair()
-    r = audit(mech, x, xp, [2, 5, 7], n=50_000, key=jax.random.key(0))
+    r = audit(jax.random.key(0), mech, x, xp, [2, 5, 7], n=50_000)
     assert isinstance(r, AuditReport)
     exact = [mech.divergence(lam, x, xp) for lam in (2, 5, 7)]
     np.testing.assert_allclose(r.exact, exact)
@@ -49,8 +49,8 @@ def test_audit_zoo_mechanism_reports_exact_and_no_violation():
 def test_known_bad_mechanism_is_caught_and_its_correct_twin_is_not():
     bad, good = OrthogonalSeries(1.0, 2, ties="literal"), OrthogonalSeries(1.0, 2)
     x, xp = bad.reference_pair()
-    r_bad = audit(bad, x, xp, [2, 5, 7], n=100_000, key=jax.random.key(1))
-    r_good = audit(good, x, xp, [2, 5, 7], n=100_000, key=jax.random.key(2))
+    r_bad = audit(jax.random.key(1), bad, x, xp, [2, 5, 7], n=100_000)
+    r_good = audit(jax.random.key(2), good, x, xp, [2, 5, 7], n=100_000)
     assert r_bad.refuted_at.all() and r_bad.refuted and r_bad.verdict().startswith("REFUTED")
     assert not r_good.refuted_at.any() and not r_good.refuted
     assert np.all(r_bad.lower <= r_bad.exact) and np.all(r_good.lower <= r_good.exact)
@@ -63,7 +63,7 @@ def numpy_laplace(rng, database, n):
 
 def test_numpy_black_box_is_audited():
     x, xp = np.r_[1.0, np.zeros(9)], np.zeros(10)
-    r = audit(numpy_laplace, x, xp, [2, 5], n=50_000, key=jax.random.key(3),
+    r = audit(jax.random.key(3), numpy_laplace, x, xp, [2, 5], n=50_000,
               claim=claims.pure_dp(0.2))  # fmt: skip
     assert r.exact is None and r.mechanism == "numpy_laplace"
     assert np.all(r.lower <= np.array([0.037015, 0.084103]))
@@ -82,7 +82,7 @@ def test_black_box_batches_give_the_same_draws():
 def test_projection_is_applied():
     mech = RandomizedResponse(1.5)
     x, xp = mech.reference_pair()
-    first = audit(mech, x, xp, 2.0, n=20_000, key=jax.random.key(5), project=lambda v: v[:, 0])
+    first = audit(jax.random.key(5), mech, x, xp, 2.0, n=20_000, project=lambda v: v[:, 0])
     assert first.projected and int(first.bound.support) == 2
     assert first.lower[0] <= first.exact[0]
 
@@ -92,27 +92,27 @@ def test_projection_is_applied():
     [(dict(n=1), "n must"), (dict(n=10.5), "n must"), (dict(batch_size=0), "batch_size")],
 )
 def test_bad_arguments(kwargs, match):
-    args = dict(n=100, key=jax.random.key(0))
+    args = dict(n=100)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
-        audit(numpy_laplace, np.zeros(3), np.ones(3), 2.0, **args)
+        audit(jax.random.key(0), numpy_laplace, np.zeros(3), np.ones(3), 2.0, **args)
 
 
 def test_bad_black_boxes():
     with pytest.raises(ValueError, match="callable"):
-        audit(42, np.zeros(3), np.ones(3), 2.0, n=100, key=jax.random.key(0))
+        audit(jax.random.key(0), 42, np.zeros(3), np.ones(3), 2.0, n=100)
     with pytest.raises(ValueError, match="returned shape"):
-        audit(lambda rng, d, n: rng.normal(size=n - 1), 0, 1, 2.0, n=100, key=jax.random.key(0))
+        audit(jax.random.key(0), lambda rng, d, n: rng.normal(size=n - 1), 0, 1, 2.0, n=100)
 
 
 def test_unknown_options_are_a_type_error_naming_the_options():
     with pytest.raises(TypeError, match="claim=rdpjax.claims.pure_dp"):
         audit(
-            numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=100, key=jax.random.key(0),
+            jax.random.key(0), numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=100,
             claimed_epsilon=1.0,
         )  # fmt: skip
     with pytest.raises(TypeError, match="'bandwith'.*BoundOptions.*bandwidth"):
-        audit(numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=100, key=jax.random.key(0),
+        audit(jax.random.key(0), numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=100,
               bandwith=0.1)  # fmt: skip
 
 
@@ -121,17 +121,17 @@ def test_default_orders_follow_the_claim():
     mech = Laplace(5.0)
     x, xp = mech.reference_pair()
     key = jax.random.key(6)
-    plain = audit(mech, x, xp, n=10_000, key=key, claim=None)  # Laplace's own claim: ε = 0.2
+    plain = audit(key, mech, x, xp, n=10_000, claim=None)  # Laplace's own claim: ε = 0.2
     np.testing.assert_array_equal(plain.lam, CLAIM_ORDERS)
-    small = audit(mech, x, xp, n=9_999, key=key)  # below SMALL_N: λ ≤ 5
+    small = audit(key, mech, x, xp, n=9_999)  # below SMALL_N: λ ≤ 5
     np.testing.assert_array_equal(small.lam, SMALL_N_CLAIM_ORDERS)
     table = claims.rdp({2.0: 0.05, 4.0: 0.08})  # small-n grid cut at 4, and 4 itself
-    tabulated = audit(mech, x, xp, n=5_000, key=key, claim=table)
+    tabulated = audit(key, mech, x, xp, n=5_000, claim=table)
     np.testing.assert_array_equal(tabulated.lam, [1.5, 2.0, 3.0, 4.0])
     np.testing.assert_array_equal(tabulated.claimed, [0.05, 0.05, 0.08, 0.08])  # what was compared
-    own = audit(mech, x, xp, [2.0, 4.0], n=5_000, key=key, claim=table)  # lam= still wins
+    own = audit(key, mech, x, xp, [2.0, 4.0], n=5_000, claim=table)  # lam= still wins
     np.testing.assert_array_equal(own.lam, [2.0, 4.0])
-    black_box = audit(numpy_laplace, x, xp, n=5_000, key=key)  # no claim
+    black_box = audit(key, numpy_laplace, x, xp, n=5_000)  # no claim
     np.testing.assert_array_equal(black_box.lam, DEFAULT_ORDERS)
     assert black_box.claim is None and black_box.claimed is None
     assert black_box.verdict().startswith("no claim")
@@ -143,8 +143,8 @@ def test_gaussian_against_its_exact_curve_and_half_of_it():
     mech = Gaussian(5.0)
     x, xp = mech.reference_pair()
     key = jax.random.key(7)
-    exact = audit(mech, x, xp, n=10**6, key=key, claim=claims.zcdp(1 / 50))
-    half = audit(mech, x, xp, n=10**6, key=key, claim=claims.zcdp(1 / 100))
+    exact = audit(key, mech, x, xp, n=10**6, claim=claims.zcdp(1 / 50))
+    half = audit(key, mech, x, xp, n=10**6, claim=claims.zcdp(1 / 100))
     np.testing.assert_allclose(exact.exact, np.asarray(CLAIM_ORDERS) / 50)
     assert not exact.is_refuted and np.all(exact.lower <= exact.exact)
     assert half.is_refuted and half.verdict().startswith("REFUTED")
@@ -156,15 +156,15 @@ def test_sparse_vector_variants_with_their_own_claim():
     """Lee-Clifton's variant claims ε = 1 and is refuted by a default audit; Lyu's is not."""
     bad, good = SparseVector(1.0, variant="lee_clifton"), SparseVector(1.0, variant="lyu")
     x, xp = bad.reference_pair()
-    r_bad = audit(bad, x, xp, n=10**5, key=jax.random.key(8))
-    r_good = audit(good, x, xp, n=10**5, key=jax.random.key(8))
+    r_bad = audit(jax.random.key(8), bad, x, xp, n=10**5)
+    r_good = audit(jax.random.key(8), good, x, xp, n=10**5)
     assert r_bad.is_refuted and not r_good.is_refuted
     assert np.all(r_bad.lower <= r_bad.exact) and np.all(r_good.lower <= r_good.exact)
     # At paper 000's orders the Rényi bounds alone let the claim survive: the wide grid is what
     # finds it there. The default also runs the pooled guesses, which refute it at any orders.
-    at_257 = audit(bad, x, xp, [2, 5, 7], n=10**5, key=jax.random.key(8), test="renyi")
+    at_257 = audit(jax.random.key(8), bad, x, xp, [2, 5, 7], n=10**5, test="renyi")
     assert not at_257.is_refuted
-    both = audit(bad, x, xp, [2, 5, 7], n=10**5, key=jax.random.key(8))
+    both = audit(jax.random.key(8), bad, x, xp, [2, 5, 7], n=10**5)
     assert both.is_refuted and both.sets is not None and both.sets.refuted
 
 
@@ -174,9 +174,12 @@ def test_a_black_box_returning_sorted_batches_gets_the_same_audit():
     def sorted_laplace(rng, database, n):
         return np.sort(numpy_laplace(rng, database, n))[::-1]
 
-    kw = dict(n=20_000, key=jax.random.key(5), claim=claims.pure_dp(0.2), progress=False)
+    kw = dict(n=20_000, claim=claims.pure_dp(0.2), progress=False)
     x, xp = np.r_[1.0, np.zeros(9)], np.zeros(10)
-    a, b = audit(numpy_laplace, x, xp, [2, 5], **kw), audit(sorted_laplace, x, xp, [2, 5], **kw)
+    a, b = (
+        audit(jax.random.key(5), numpy_laplace, x, xp, [2, 5], **kw),
+        audit(jax.random.key(5), sorted_laplace, x, xp, [2, 5], **kw),
+    )
     np.testing.assert_array_equal(a.lower, b.lower)
     assert a.sets is not None and b.sets is not None
     assert (a.sets.epsilon, a.sets.mu, a.verdict()) == (b.sets.epsilon, b.sets.mu, b.verdict())
@@ -186,7 +189,7 @@ def test_a_black_box_returning_sorted_batches_gets_the_same_audit():
 def test_report_files(tmp_path):
     mech = Laplace(5.0)
     x, xp = mech.reference_pair()
-    r = audit(mech, x, xp, [2, 5], n=5_000, key=jax.random.key(9), densities=True)
+    r = audit(jax.random.key(9), mech, x, xp, [2, 5], n=5_000, densities=True)
     # The densities behind the bound: p̂ a density on the grid, q̂_τ floored at the bound's τ.
     curves = r.densities
     assert abs(curves.cell_volume * curves.p_hat.sum() - 1) < 1e-6
@@ -216,10 +219,10 @@ def test_report_files(tmp_path):
 
 @pytest.mark.slow
 def test_black_box_progress_bar(capsys):
-    audit(numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=2_000, key=jax.random.key(0),
+    audit(jax.random.key(0), numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=2_000,
           batch_size=500, progress=True)  # fmt: skip
     assert "drawing" in capsys.readouterr().err
-    audit(numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=2_000, key=jax.random.key(0),
+    audit(jax.random.key(0), numpy_laplace, np.zeros(3), np.ones(3), 2.0, n=2_000,
           batch_size=500, progress=False)  # fmt: skip
     assert capsys.readouterr().err == ""
 
@@ -236,7 +239,7 @@ def test_projection_is_applied_per_batch():
         shapes.append(v.shape)
         return v[:, 0]
 
-    r = audit(vector, x, xp, 2.0, n=3_000, key=jax.random.key(1), batch_size=1_000, project=first)
+    r = audit(jax.random.key(1), vector, x, xp, 2.0, n=3_000, batch_size=1_000, project=first)
     assert r.projected and r.lower[0] <= 0.037015
     assert shapes[0] == (2, 3) and set(shapes[1:]) == {(1_000, 3)}  # a probe, then batches
 
@@ -250,7 +253,7 @@ def test_audit_streams_beyond_the_memory_budget():
     mech = Gaussian(5.0)
     x, xp = mech.reference_pair()
     key = jax.random.key(10)
-    r = audit(mech, x, xp, [2, 5], n=200_000, key=key, memory_budget=0, progress=False)
+    r = audit(key, mech, x, xp, [2, 5], n=200_000, memory_budget=0, progress=False)
     direct = streamed_bound(
         key, MechanismPair(mech, x, xp), [2, 5], n=200_000, both_directions=True
     )
@@ -258,7 +261,7 @@ def test_audit_streams_beyond_the_memory_budget():
     np.testing.assert_array_equal(r.lower, direct.lower)
 
     xs, xps = np.r_[1.0, np.zeros(9)], np.zeros(10)
-    r = audit(numpy_laplace, xs, xps, [2, 5], n=100_000, key=key, memory_budget=0,
+    r = audit(key, numpy_laplace, xs, xps, [2, 5], n=100_000, memory_budget=0,
               batch_size=30_000, progress=False)  # fmt: skip
     direct = streamed_bound(
         key,
@@ -292,4 +295,4 @@ def test_non_finite_outputs_are_named_by_side_and_counted_by_output():
         return np.where(np.arange(n) < 4 * np.all(np.asarray(database) == 0), np.nan, out)
 
     with pytest.raises(ValueError, match=r"returned 4 NaN outputs on x' \(of 300\)"):
-        audit(nan_on_x_prime, [1.0], [0.0], 2.0, key=jax.random.key(0), n=300, progress=False)
+        audit(jax.random.key(0), nan_on_x_prime, [1.0], [0.0], 2.0, n=300, progress=False)

@@ -15,9 +15,11 @@ X, X_PRIME = np.array([0.0]), np.array([1.0])
 @pytest.mark.parametrize("memory_budget", [None, 0])  # in memory, and streamed (one pass)
 def test_audit_reports_the_points_and_keeps_its_verdict(memory_budget):
     budget = {} if memory_budget is None else {"memory_budget": memory_budget}
-    common = dict(key=jax.random.key(1), n=20_000, claim=approx_dp(1.0, 1e-5), **budget)
-    plain = rdpjax.audit(Gaussian(scale=1.0), X, X_PRIME, **common)
-    asked = rdpjax.audit(Gaussian(scale=1.0), X, X_PRIME, tpr_at_fpr=[0.01, 0.1], **common)
+    common = dict(n=20_000, claim=approx_dp(1.0, 1e-5), **budget)
+    plain = rdpjax.audit(jax.random.key(1), Gaussian(scale=1.0), X, X_PRIME, **common)
+    asked = rdpjax.audit(
+        jax.random.key(1), Gaussian(scale=1.0), X, X_PRIME, tpr_at_fpr=[0.01, 0.1], **common
+    )
     assert plain.verdict() == asked.verdict()
     np.testing.assert_array_equal(plain.lower, asked.lower)
     points = asked.sets.operating_points
@@ -32,11 +34,11 @@ def test_audit_reports_the_points_and_keeps_its_verdict(memory_budget):
 def test_audit_refuses_points_it_cannot_report():
     gauss = Gaussian(scale=1.0)
     with pytest.raises(ValueError, match="tpr_at_fpr= .* Rényi bounds alone"):
-        rdpjax.audit(gauss, X, X_PRIME, key=jax.random.key(0), n=1000, claim=zcdp(0.5),
+        rdpjax.audit(jax.random.key(0), gauss, X, X_PRIME, n=1000, claim=zcdp(0.5),
                      tpr_at_fpr=0.01)  # fmt: skip
     with pytest.raises(ValueError, match="tpr_at_fpr= .* sequential audit"):
-        rdpjax.audit(gauss, X, X_PRIME, key=jax.random.key(0), n=Looks(max_n=10_000),
+        rdpjax.audit(jax.random.key(0), gauss, X, X_PRIME, n=Looks(max_n=10_000),
                      claim=approx_dp(1.0, 1e-5), tpr_at_fpr=0.01)  # fmt: skip
     with pytest.raises(ValueError, match="tpr_at_fpr must be"):
-        rdpjax.audit(gauss, X, X_PRIME, key=jax.random.key(0), n=1000,
+        rdpjax.audit(jax.random.key(0), gauss, X, X_PRIME, n=1000,
                      claim=approx_dp(1.0, 1e-5), tpr_at_fpr=2.0)  # fmt: skip

@@ -39,7 +39,7 @@ def laplace_reports():
     mech = Laplace(5.0)
     x, xp = mech.reference_pair()
     return {
-        n: rdpjax.audit(mech, x, xp, ORDERS, n=n, key=jax.random.key(n), both_directions=False)
+        n: rdpjax.audit(jax.random.key(n), mech, x, xp, ORDERS, n=n, both_directions=False)
         for n in (2_000, 20_000)
     }
 

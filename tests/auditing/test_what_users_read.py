@@ -20,8 +20,8 @@ def _audit(claim, **fields):
     """σ = 1 on a sum of sensitivity 1: exactly 1-GDP (ε(δ = 1e-5) = 4.38, ε(2) = 1)."""
     fields.setdefault("n", 20_000)
     return rdpjax.audit(
-        lambda rng, db, m: np.sum(db) + rng.normal(0.0, 1.0, size=m),
-        [1.0], [0.0], key=jax.random.key(1), claim=claim, progress=False, **fields,
+        jax.random.key(1), lambda rng, db, m: np.sum(db) + rng.normal(0.0, 1.0, size=m),
+        [1.0], [0.0], claim=claim, progress=False, **fields,
     )  # fmt: skip
 
 
@@ -39,11 +39,11 @@ def reports():
         "false zCDP": _audit(zcdp(0.2)),
         "true GDP": _audit(gdp(1.5)),
         "learned": rdpjax.audit(
+            jax.random.key(2),
             lambda rng, db, m: np.sum(db) + rng.normal(0.0, 1.0, size=(m, 3)),
             [1.0],
             [0.0],
             [2.0],
-            key=jax.random.key(2),
             n=10_000,
             project="learn",
             claim=zcdp(0.1),
@@ -166,11 +166,11 @@ def test_vector_outputs_are_refused_before_the_draws():
     for fields in ({"n": 10**5}, {"n": Looks(max_n=10**5)}):
         calls.clear()
         with pytest.raises(OutputDimensionError, match="project='learn'") as err:
-            rdpjax.audit(five, [1.0], [0.0], key=jax.random.key(0), claim=zcdp(0.1), **fields)
+            rdpjax.audit(jax.random.key(0), five, [1.0], [0.0], claim=zcdp(0.1), **fields)
         assert err.value.dim == 5 and sum(calls) <= 2_000, calls  # a probe or the pilot only
     calls.clear()
     with pytest.raises(OutputDimensionError) as err:  # betting on sets takes one number
-        rdpjax.audit(five, [1.0], [0.0], key=jax.random.key(0), claim=approx_dp(1.0, 1e-5),
+        rdpjax.audit(jax.random.key(0), five, [1.0], [0.0], claim=approx_dp(1.0, 1e-5),
                      n=Looks(max_n=10**5))  # fmt: skip
     assert err.value.most == 1 and sum(calls) <= 2
 
@@ -185,7 +185,7 @@ def test_a_learned_score_in_a_sequential_audit(claim):
         out[:, 0] += np.sum(database)
         return out
 
-    r = rdpjax.audit(step, [1.0], [0.0], key=jax.random.key(3), claim=claim, project="learn",
+    r = rdpjax.audit(jax.random.key(3), step, [1.0], [0.0], claim=claim, project="learn",
                      n=Looks(max_n=20_000), progress=False)  # fmt: skip
     s = r.sizes()
     assert r.refuted and s["asked"] == 20_000 and s["training"] == 500

@@ -458,18 +458,18 @@ def test_true_tabulated_claim_survives_and_a_false_one_is_refuted():
     np.testing.assert_allclose([mech.divergence(o, x, xp) for o in (2.0, 63.0)], [0.1, 3.15])
     true, false = rdp(exact, orders=OPACUS_ORDERS), rdp(0.3 * exact, orders=OPACUS_ORDERS)
     key = jax.random.key(47)
-    kept = audit(mech, x, xp, n=10**4, key=key, claim=true)
+    kept = audit(key, mech, x, xp, n=10**4, claim=true)
     assert not kept.is_refuted
     np.testing.assert_array_equal(kept.lam, CLAIM_ORDERS)
     # 9 orders × 2 directions × 2 families (Gaussian outputs are mapped by default and their own
     # KDE is bounded beside the map): 36, not 604.
     assert kept.bound.n_bounds == 36
     np.testing.assert_allclose(kept.claimed, np.asarray(CLAIM_ORDERS) / 20.0)
-    refuted = audit(mech, x, xp, n=10**4, key=key, claim=false)
+    refuted = audit(key, mech, x, xp, n=10**4, claim=false)
     assert refuted.is_refuted and refuted.verdict().startswith("REFUTED")
     np.testing.assert_allclose(refuted.claimed, 0.3 * np.asarray(CLAIM_ORDERS) / 20.0)
     # An explicit lam= is kept: the table's own orders give 302 bounds a family, as before.
-    own = audit(mech, x, xp, OPACUS_ORDERS, n=10**4, key=key, claim=false)
+    own = audit(key, mech, x, xp, OPACUS_ORDERS, n=10**4, claim=false)
     assert own.lam.size == 151 and own.bound.n_bounds == 2 * 302 and own.is_refuted
 
 

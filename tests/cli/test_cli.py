@@ -231,12 +231,12 @@ def test_reproduce_writes_results_and_figures(tmp_path, capsys):
     # own KDE: reproduce bounds with transform=None, the estimator its coverage column measures).
     x, xp = paper_pair()
     report = audit(
+        cell_key(0, "Gaussian", 5000, purpose=0),
         EXPERIMENTS["Gaussian"](),
         x,
         xp,
         ORDERS,
         n=5000,
-        key=cell_key(0, "Gaussian", 5000, purpose=0),
         both_directions=False,
         transform=None,
     )

@@ -109,8 +109,8 @@ def test_the_streamed_route_takes_a_remote_sampler(mech):
     """Beyond the memory budget the draws are binned batch by batch: the same black box."""
     with RemoteSampler(sys.executable, str(mech), "noisy_sum") as sample:
         report = rdpjax.audit(
-            sample, np.array([2.0, 1.0]), np.array([0.0, 1.0]), [2.0], n=20_000,
-            key=jax.random.key(0), claim=rdpjax.claims.pure_dp(1.0), memory_budget=1_000,
+            jax.random.key(0), sample, np.array([2.0, 1.0]), np.array([0.0, 1.0]), [2.0],
+            n=20_000, claim=rdpjax.claims.pure_dp(1.0), memory_budget=1_000,
             batch_size=5_000, progress=False,
         )  # fmt: skip
     assert report.streamed and report.is_refuted

@@ -283,7 +283,7 @@ def test_audits_and_the_command_line(tmp_path, capsys):
         return float(np.sum(database)) + rng.standard_cauchy(n)
 
     x, xp = np.array([1.0, 0.0]), np.array([0.0, 0.0])
-    report = rdpjax.audit(cauchy_sum, x, xp, 2.0, n=N, key=jax.random.key(6), progress=False)
+    report = rdpjax.audit(jax.random.key(6), cauchy_sum, x, xp, 2.0, n=N, progress=False)
     assert report.bound.transform == "quantile"
     # The reader is told, with what was bounded: in the details (--verbose) and the report file;
     # the plain text says the pilot's size.
@@ -294,7 +294,7 @@ def test_audits_and_the_command_line(tmp_path, capsys):
             in text
         )
     streamed = rdpjax.audit(
-        cauchy_sum, x, xp, 2.0, n=N, key=jax.random.key(6), progress=False, memory_budget=0,
+        jax.random.key(6), cauchy_sum, x, xp, 2.0, n=N, progress=False, memory_budget=0,
         transform="auto",
     )  # fmt: skip
     assert streamed.bound.transform is None  # binned as drawn: the outputs are kept

@@ -82,7 +82,7 @@ def test_zero_noise_bug_is_noted_and_its_bound_grows_with_n():
     for n in (100, 1_000, 10_000):
         # The Rényi bounds alone (test="renyi"), at the whole α: the note is theirs.
         report = rdpjax.audit(
-            zero_noise, X, X_PRIME, lam=[2.0], n=n, key=jax.random.key(0), claim=pure_dp(1.0),
+            jax.random.key(0), zero_noise, X, X_PRIME, lam=[2.0], n=n, claim=pure_dp(1.0),
             progress=False, test="renyi",
         )  # fmt: skip
         assert report.is_refuted and report.notes and "may be infinite" in report.notes[0]
@@ -91,7 +91,7 @@ def test_zero_noise_bug_is_noted_and_its_bound_grows_with_n():
         lowers.append(float(report.lower[0]))
     assert lowers[0] < lowers[1] < lowers[2]  # log(1/τ) with the floor τ ∝ n^(−0.4)
     seq = rdpjax.audit(
-        zero_noise, X, X_PRIME, n=Looks(max_n=1_000), key=jax.random.key(0),
+        jax.random.key(0), zero_noise, X, X_PRIME, n=Looks(max_n=1_000),
         claim=pure_dp(1.0), progress=False,
     )  # fmt: skip
     assert seq.is_refuted and seq.bound.discrete and "may be infinite" in seq.notes[0]
@@ -102,7 +102,7 @@ def test_correct_mechanisms_get_no_note():
     mech = RandomizedResponse(1.5)  # likelihood ratios up to e^15 over 1024 codes
     x, x_prime = mech.reference_pair()
     for seed in range(3):
-        report = rdpjax.audit(mech, x, x_prime, n=1_000, key=jax.random.key(seed), progress=False)
+        report = rdpjax.audit(jax.random.key(seed), mech, x, x_prime, n=1_000, progress=False)
         assert report.notes == ()
 
 
@@ -116,8 +116,8 @@ def test_a_partial_gap_is_noted_by_the_audit():
         return np.where(rng.random(m) < 0.22, 100 + rng.integers(0, 10, m), shared)
 
     report = rdpjax.audit(
-        partial_gap, np.array([1.0]), np.array([0.0]), lam=[2.0, 30.0], n=10_000,
-        key=jax.random.key(1), progress=False,
+        jax.random.key(1), partial_gap, np.array([1.0]), np.array([0.0]), lam=[2.0, 30.0],
+        n=10_000, progress=False,
     )  # fmt: skip
     assert report.bound.discrete and np.all(np.isfinite(report.lower))
     assert report.notes and report.notes[0].startswith("supports differ")

@@ -168,10 +168,10 @@ def test_audit_passes_the_transform_and_needs_the_draws_in_memory(tmp_path, caps
     mech = Laplace(1.0)
     x, xp = mech.reference_pair()
     key = jax.random.key(6)
-    report = rdpjax.audit(mech, x, xp, [2.0, 5.0], n=40_000, key=key, transform="quantile")
+    report = rdpjax.audit(key, mech, x, xp, [2.0, 5.0], n=40_000, transform="quantile")
     assert report.bound.transform == "quantile" and np.all(report.lower <= report.exact)
     with pytest.raises(ValueError, match="needs the draws in memory"):
-        rdpjax.audit(mech, x, xp, 2.0, n=40_000, key=key, transform="quantile", memory_budget=0)
+        rdpjax.audit(key, mech, x, xp, 2.0, n=40_000, transform="quantile", memory_budget=0)
     code = main(["audit", "laplace", "--n", "2e4", "--transform", "quantile", "--quiet"])
     assert code in (0, 1) and capsys.readouterr().out.strip()
 

@@ -440,12 +440,12 @@ def test_literal_even_k_series_is_caught_and_tie_split_is_not():
             rng, np.full(m, float(x)), 2, alpha, ties
         )
         report = audit(
+            jax.random.key(21 + i),
             sampler,
             0.0,
             0.5,
             lam,
             n=n,
-            key=jax.random.key(21 + i),
             project=codes,
             claim=rdpjax.claims.pure_dp(alpha),
         )

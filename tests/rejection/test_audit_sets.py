@@ -21,7 +21,7 @@ def noisy_sum(rng, database, m):
 def _audit(claim, **fields):
     fields.setdefault("n", 50_000)
     return rdpjax.audit(
-        noisy_sum, [1.0], [0.0], key=jax.random.key(0), claim=claim, progress=False, **fields
+        jax.random.key(0), noisy_sum, [1.0], [0.0], claim=claim, progress=False, **fields
     )
 
 
@@ -55,7 +55,7 @@ def test_streamed_sets_for_a_black_box_and_a_zoo_mechanism():
     assert report.streamed and report.sets.streamed and report.sets.refuted
     zoo = mechanisms.Gaussian(1.0)  # N(x, 1): on x = 1 vs 0, 1-GDP
     r = rdpjax.audit(
-        zoo, [1.0], [0.0], key=jax.random.key(1), n=20_000, claim=gdp(0.6), memory_budget=0,
+        jax.random.key(1), zoo, [1.0], [0.0], n=20_000, claim=gdp(0.6), memory_budget=0,
         progress=False,
     )  # fmt: skip
     assert r.sets.streamed and r.sets.refuted
@@ -69,7 +69,7 @@ def test_integer_rows_are_coded_jointly_for_the_sets():
         return np.where(flips, 1 - bits, bits).astype(np.int64)
 
     report = rdpjax.audit(
-        two_bits, [1, 1], [0, 0], key=jax.random.key(3), n=20_000, claim=approx_dp(1.2, 0.0),
+        jax.random.key(3), two_bits, [1, 1], [0, 0], n=20_000, claim=approx_dp(1.2, 0.0),
         test="both", progress=False, lam=[2.0],
     )  # fmt: skip
     assert report.sets.cells == 5 and report.sets.refuted and report.sets.epsilon <= 2.0
@@ -77,7 +77,7 @@ def test_integer_rows_are_coded_jointly_for_the_sets():
 
 def test_sequential_audits_bet_on_sets():
     report = rdpjax.audit(
-        noisy_sum, [1.0], [0.0], key=jax.random.key(2), claim=gdp(0.5),
+        jax.random.key(2), noisy_sum, [1.0], [0.0], claim=gdp(0.5),
         n=Looks(max_n=20_000), progress=False,
     )  # fmt: skip
     assert report.bound is None and report.is_refuted and report.n < 5_000
@@ -126,9 +126,12 @@ def test_approx_dp_with_delta_zero_is_audited_as_pure_dp(sequential):
     from rdpjax.claims import pure_dp
 
     size = dict(n=Looks(max_n=4_000) if sequential else 4_000)
-    common = dict(key=jax.random.key(11), progress=False, **size)
+    common = dict(progress=False, **size)
     claims = (approx_dp(0.35, 0.0), pure_dp(0.35))
-    reports = [rdpjax.audit(_two_sided_geometric, [1], [0], claim=c, **common) for c in claims]
+    reports = [
+        rdpjax.audit(jax.random.key(11), _two_sided_geometric, [1], [0], claim=c, **common)
+        for c in claims
+    ]
     a, b = (r.to_dict() for r in reports)
     assert a == b and a["claim"]["kind"] == "pure_dp"
     # fixed n: both families (the sets refute it too); sequential: the Rényi looks alone
@@ -145,9 +148,9 @@ def test_a_sequential_betting_audit_is_the_same_for_sorted_batches():
     def sorted_sum(rng, database, m):
         return np.sort(noisy_sum(rng, database, m))
 
-    kw = dict(key=jax.random.key(4), claim=gdp(0.8), n=Looks(max_n=5_000))
-    a = rdpjax.audit(noisy_sum, [1.0], [0.0], progress=False, **kw)
-    b = rdpjax.audit(sorted_sum, [1.0], [0.0], progress=False, **kw)
+    kw = dict(claim=gdp(0.8), n=Looks(max_n=5_000))
+    a = rdpjax.audit(jax.random.key(4), noisy_sum, [1.0], [0.0], progress=False, **kw)
+    b = rdpjax.audit(jax.random.key(4), sorted_sum, [1.0], [0.0], progress=False, **kw)
     assert a.sets == b.sets and a.verdict() == b.verdict() and a.n == b.n
     assert len(a.sets.path) > 5
 
@@ -167,7 +170,7 @@ def test_a_streamed_audit_draws_about_n_a_side_for_both_statistics():
         calls.update({1: 0, 0: 0})
         extra = {} if budget is None else {"memory_budget": budget}
         r = rdpjax.audit(
-            counting, 1, 0, key=jax.random.key(4), n=n, claim=approx_dp(1.0, 1e-5),
+            jax.random.key(4), counting, 1, 0, n=n, claim=approx_dp(1.0, 1e-5),
             progress=False, **extra,
         )  # fmt: skip
         assert r.streamed == (budget == 0) and r.sets.refuted
@@ -189,10 +192,10 @@ def test_a_streamed_audit_gives_the_same_answer_whatever_order_the_sampler_retur
 
     reports = [
         rdpjax.audit(
+            jax.random.key(8),
             s,
             1,
             0,
-            key=jax.random.key(8),
             n=30_000,
             claim=approx_dp(0.8, 1e-5),
             memory_budget=0,

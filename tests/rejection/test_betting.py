@@ -336,13 +336,13 @@ def test_a_betting_audit_keeps_and_resumes_its_checkpoint(tmp_path):
     import rdpjax
 
     looks = Looks(max_n=5_000, checkpoint=tmp_path)
-    common = dict(key=jax.random.key(3), n=looks, claim=gdp(0.6), progress=False)
-    first = rdpjax.audit(_noisy_sum, [1.0], [0.0], **common)
+    common = dict(n=looks, claim=gdp(0.6), progress=False)
+    first = rdpjax.audit(jax.random.key(3), _noisy_sum, [1.0], [0.0], **common)
     assert (tmp_path / "betting.npz").exists() and first.refuted
     with pytest.raises(ValueError, match="holds a betting audit's draws"):
-        rdpjax.audit(_noisy_sum, [1.0], [0.0], **common)
+        rdpjax.audit(jax.random.key(3), _noisy_sum, [1.0], [0.0], **common)
     resumed = common | {"n": Looks(max_n=5_000, checkpoint=tmp_path, resume=True)}
-    again = rdpjax.audit(_noisy_sum, [1.0], [0.0], **resumed)
+    again = rdpjax.audit(jax.random.key(3), _noisy_sum, [1.0], [0.0], **resumed)
     assert again.sets == first.sets
     with pytest.raises(ValueError, match="belongs to another audit"):
-        rdpjax.audit(_noisy_sum, [1.0], [0.0], **(resumed | {"claim": gdp(0.5)}))
+        rdpjax.audit(jax.random.key(3), _noisy_sum, [1.0], [0.0], **(resumed | {"claim": gdp(0.5)}))

@@ -45,9 +45,9 @@ CLIPPED_MEAN = mechanisms.from_sampler(_clipped_mean_sample, name="clipped mean"
 @pytest.fixture(scope="module")
 def clipped_run():
     return find_pair(
+        jax.random.key(0),
         CLIPPED_MEAN,
         ORDERS,
-        key=jax.random.key(0),
         pairs=Pairs(space=SPACE),
         budget=Budget(steps=40, restarts=2, search_n=1024),
         certification=Certification(n=4000, alpha=ALPHA),
@@ -57,9 +57,9 @@ def clipped_run():
 @pytest.fixture(scope="module")
 def discrete_run():
     return find_pair(
+        jax.random.key(1),
         mechanisms.RandomizedResponse(1.0),
         2.0,
-        key=jax.random.key(1),
         pairs=Pairs(m=3),
         budget=Budget(steps=6, restarts=2, population=4, search_n=512),
         certification=Certification(n=4000, both_directions=True),
@@ -180,9 +180,9 @@ def test_discrete_mechanisms_use_the_evolutionary_search(discrete_run):
     assert np.all(np.diff(r.trace, axis=-1) >= 0)  # (1+P)-ES: the incumbent never gets worse
     with pytest.raises(ValueError, match="gradient"):
         find_pair(
+            jax.random.key(1),
             mechanisms.RandomizedResponse(1.0),
             2.0,
-            key=jax.random.key(1),
             pairs=Pairs(m=3),
             budget=Budget(method="gradient", steps=2, restarts=1),
             certification=Certification(n=100),
@@ -200,7 +200,7 @@ def test_search_space_and_validation():
     gauss = mechanisms.Gaussian(5.0)
     key = jax.random.key(0)
     with pytest.raises(ValueError, match="lam"):
-        find_pair(gauss, 1.0, key=key, certification=Certification(n=100))
+        find_pair(key, gauss, 1.0, certification=Certification(n=100))
     # The option objects check their fields when they are made.
     for make, kwargs, match in (
         (Budget, {"steps": 0}, "steps"),
@@ -222,9 +222,9 @@ def test_search_space_and_validation():
         with pytest.raises(ValueError, match=match):
             make(**kwargs)
     with pytest.raises(ValueError, match="budget must be a Budget"):
-        find_pair(gauss, 2.0, key=key, budget={"steps": 2})
+        find_pair(key, gauss, 2.0, budget={"steps": 2})
     with pytest.raises(ValueError, match="method must be one of"):
-        find_pair(gauss, 2.0, key=key, budget=Budget(method="tpe"))
+        find_pair(key, gauss, 2.0, budget=Budget(method="tpe"))
 
 
 def test_options_defaults_are_the_former_keyword_defaults():

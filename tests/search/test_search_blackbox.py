@@ -70,9 +70,9 @@ KEY = jax.random.key(3)
 @pytest.fixture(scope="module")
 def vote_run():
     res = find_pair(
+        KEY,
         RECORDER,
         ORDERS,
-        key=KEY,
         pairs=Pairs(m=10, domain=(0.0, 1.0), neighbours="replace-one"),
         budget=Budget(trials=25, restarts=1, top=2, **SIZES),
         certification=CERTIFICATION,
@@ -87,6 +87,7 @@ def _find(sample, **kwargs):
     pairs = {k: kwargs.pop(k) for k in list(kwargs) if k in fields[Pairs]}
     budget = {k: kwargs.pop(k) for k in list(kwargs) if k in fields[Budget]}
     return find_pair(
+        kwargs.pop("key"),
         sample,
         kwargs.pop("lam", ORDERS),
         pairs=Pairs(**pairs),
@@ -225,14 +226,14 @@ def test_bad_domain_and_options_are_value_errors(kwargs, match):
 def test_other_misuse():
     key = jax.random.key(0)
     with pytest.raises(ValueError, match="Mechanism or a numpy black box"):
-        find_pair(42, 2.0, key=key, pairs=Pairs(m=3, domain=(0, 1), neighbours="replace-one"))
+        find_pair(key, 42, 2.0, pairs=Pairs(m=3, domain=(0, 1), neighbours="replace-one"))
     with pytest.raises(ValueError, match="replace-one relation"):
-        find_pair(mechanisms.Gaussian(5.0), 2.0, key=key, pairs=Pairs(neighbours="add-remove"))
+        find_pair(key, mechanisms.Gaussian(5.0), 2.0, pairs=Pairs(neighbours="add-remove"))
     with pytest.raises(ValueError, match="numpy black boxes only"):
-        find_pair(mechanisms.Gaussian(5.0), 2.0, key=key, options=rdpjax.BoundOptions())
+        find_pair(key, mechanisms.Gaussian(5.0), 2.0, options=rdpjax.BoundOptions())
     box = Pairs(m=3, domain=(0, 1), neighbours="replace-one")
     with pytest.raises(ValueError, match="must be a rdpjax.BoundOptions"):
-        find_pair(lambda rng, db, m: rng.normal(size=m), 2.0, key=key, pairs=box,
+        find_pair(key, lambda rng, db, m: rng.normal(size=m), 2.0, pairs=box,
                   options={"discrete": True})  # fmt: skip
 
 

@@ -74,7 +74,7 @@ def test_looks_bet_on_jax_draws_through_their_numpy_form(kind):
     r = streamed_set_test(KEY, draws, gdp(0.5), n=Looks(max_n=20_000))
     assert r.refuted and r.n < 20_000
     if kind == "mechanism":
-        report = rdpjax.audit(MECH, X, X_PRIME, claim=gdp(0.5), n=Looks(max_n=20_000), key=KEY,
+        report = rdpjax.audit(KEY, MECH, X, X_PRIME, claim=gdp(0.5), n=Looks(max_n=20_000),
                               progress=False)  # fmt: skip
         assert r.to_dict() == report.sets.to_dict()
 

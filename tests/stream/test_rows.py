@@ -39,9 +39,9 @@ def two_bits(rng, database, m):
 
 
 def test_a_streamed_audit_takes_integer_rows_and_agrees_with_memory():
-    common = dict(key=jax.random.key(0), n=40_000, claim=pure_dp(1.5), lam=[2.0], progress=False)
-    streamed = rdpjax.audit(two_bits, [1, 1], [0, 0], memory_budget=0, **common)
-    in_memory = rdpjax.audit(two_bits, [1, 1], [0, 0], discrete=True, **common)
+    common = dict(n=40_000, claim=pure_dp(1.5), lam=[2.0], progress=False)
+    streamed = rdpjax.audit(jax.random.key(0), two_bits, [1, 1], [0, 0], memory_budget=0, **common)
+    in_memory = rdpjax.audit(jax.random.key(0), two_bits, [1, 1], [0, 0], discrete=True, **common)
     assert streamed.streamed and not in_memory.streamed
     # Two ε = 1 bits both flipped: 2-DP, refuting 1.5-DP; D_2 of the pair is 2·D_2(RR_1) = 0.86.
     exact = 2 * float(pure_dp(1.0)(2.0))

@@ -76,11 +76,11 @@ def run_case(case, seeds: int, n: int | None = None) -> dict:
     lowers, refuted, noted, lam, claimed, exact = [], 0, 0, None, None, None
     for seed in range(seeds):
         report = rdpjax.audit(
+            case_key(case.name, seed),
             case.mechanism,
             case.x,
             case.x_prime,
             n=n,
-            key=case_key(case.name, seed),
             alpha=ALPHA,
             claim=case.claim,
             progress=False,

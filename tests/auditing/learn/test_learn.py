@@ -123,7 +123,7 @@ def test_audit_learns_a_correlation_leak():
         return z @ chol.T if database[0] == 1 else z
 
     report = rdpjax.audit(
-        correlated, np.array([1.0]), np.array([0.0]), 2.0, n=10**5, key=jax.random.key(0),
+        jax.random.key(0), correlated, np.array([1.0]), np.array([0.0]), 2.0, n=10**5,
         project="learn", progress=False,
     )  # fmt: skip
     assert json.loads(report.settings)["projection"]["family"] == "quadratic_form"
@@ -139,12 +139,12 @@ def test_audit_learns_and_certifies_on_fresh_draws():
     lows, oracle = [], []
     for r in range(10):
         key = jax.random.key(r)
-        report = rdpjax.audit(mech, x, x_prime, [2.0, 5.0], n=20_000, key=key, project="learn")
+        report = rdpjax.audit(key, mech, x, x_prime, [2.0, 5.0], n=20_000, project="learn")
         n_train = report.to_dict()["settings"]["projection"]["n_train"]
         assert np.all(report.lower <= report.exact) and report.n == 20_000 - n_train
         lows.append(report.lower[0])
         direct = rdpjax.audit(
-            mech, x, x_prime, [2.0, 5.0], n=20_000, key=key, project=lambda v: v @ diff
+            key, mech, x, x_prime, [2.0, 5.0], n=20_000, project=lambda v: v @ diff
         )
         oracle.append(direct.lower[0])
     assert np.mean(lows) > 0.85 * np.mean(oracle)
@@ -175,9 +175,9 @@ def test_black_box_and_command_line(tmp_path, capsys):
 def test_errors():
     mech, x, x_prime = _gaussian_pair(3)
     with pytest.raises(ValueError, match="function or 'learn'"):
-        rdpjax.audit(mech, x, x_prime, 2.0, n=1000, key=jax.random.key(0), project="guess")
+        rdpjax.audit(jax.random.key(0), mech, x, x_prime, 2.0, n=1000, project="guess")
     with pytest.raises(ValueError, match="n ≥ 100"):
-        rdpjax.audit(mech, x, x_prime, 2.0, n=60, key=jax.random.key(0), project="learn")
+        rdpjax.audit(jax.random.key(0), mech, x, x_prime, 2.0, n=60, project="learn")
     with pytest.raises(ValueError, match="family must be"):
         learn_projection(np.ones((50, 2)), np.zeros((50, 2)), families=["mlp"])
     with pytest.raises(ValueError, match="≥ 20 training outputs"):
@@ -220,11 +220,23 @@ def test_dp_sgd_step_with_optax_is_cleared_and_a_broken_one_refuted():
         return (g.sum(0)[None] + sigma * jax.random.normal(key, (n, d))) / 10
 
     claim = rdpjax.claims.from_dp_accounting(dpa.GaussianDpEvent(sigma))
-    options = dict(n=20_000, key=jax.random.key(8), project="learn", progress=False)
-    ok = rdpjax.audit(rdpjax.mechanisms.from_sampler(step, claim=claim), x, x_prime, 2.0, **options)
+    options = dict(n=20_000, project="learn", progress=False)
+    ok = rdpjax.audit(
+        jax.random.key(8),
+        rdpjax.mechanisms.from_sampler(step, claim=claim),
+        x,
+        x_prime,
+        2.0,
+        **options,
+    )
     assert not ok.refuted and 0.1 < ok.lower[0] <= 2.0 / (2 * sigma**2)
     bad = rdpjax.audit(
-        rdpjax.mechanisms.from_sampler(broken, claim=claim), x, x_prime, 2.0, **options
+        jax.random.key(8),
+        rdpjax.mechanisms.from_sampler(broken, claim=claim),
+        x,
+        x_prime,
+        2.0,
+        **options,
     )
     assert np.all(bad.refuted_at)
 
@@ -263,12 +275,12 @@ def test_growing_the_training_part_raises_the_bound_in_high_dimension():
     for label, training in (("grown", Training()), ("fixed", Training(fraction_max=0.0))):
         reports = [
             rdpjax.audit(
+                jax.random.key(r),
                 mech,
                 x,
                 x_prime,
                 2.0,
                 n=20_000,
-                key=jax.random.key(r),
                 project="learn",
                 training=training,
             )
@@ -290,12 +302,12 @@ def test_the_training_part_is_capped():
 
     mech, x, x_prime = _gaussian_pair(3)
     report = rdpjax.audit(
+        jax.random.key(2),
         mech,
         x,
         x_prime,
         2.0,
         n=1000,
-        key=jax.random.key(2),
         project="learn",
         training=Training(max_outputs=50),
     )

@@ -103,7 +103,7 @@ def test_discrete_look_equals_the_fixed_n_bound_on_the_same_draws():
     key = jax.random.key(4)
     schedule = geometric_schedule(1_600, first=200, spending="inverse_square")
     report = rdpjax.audit(
-        coin, ONE, ZERO, lam=[2.0, 5.0], key=key, n=Looks(schedule=schedule),
+        key, coin, ONE, ZERO, lam=[2.0, 5.0], n=Looks(schedule=schedule),
         batch_size=150, progress=False,
     )  # fmt: skip
     assert [look.n for look in report.looks] == list(schedule.sizes)
@@ -124,12 +124,12 @@ def test_discrete_look_equals_the_fixed_n_bound_on_the_same_draws():
 
 @pytest.mark.slow
 def test_a_false_claim_stops_early_and_a_true_one_runs_to_max_n():
-    kw = dict(key=jax.random.key(0), n=Looks(max_n=25_600), progress=False)
-    false = rdpjax.audit(laplace_sum, ONE, ZERO, claim=pure_dp(0.3), **kw)
+    kw = dict(n=Looks(max_n=25_600), progress=False)
+    false = rdpjax.audit(jax.random.key(0), laplace_sum, ONE, ZERO, claim=pure_dp(0.3), **kw)
     assert false.is_refuted and false.looks[-1].refuted
     assert len(false.looks) < 6 and false.n == false.looks[-1].n < 25_600
     assert not any(look.refuted for look in false.looks[:-1])
-    true = rdpjax.audit(laplace_sum, ONE, ZERO, claim=pure_dp(1.0), **kw)
+    true = rdpjax.audit(jax.random.key(0), laplace_sum, ONE, ZERO, claim=pure_dp(1.0), **kw)
     assert not true.is_refuted and true.n == 25_600
     assert len(true.looks) == len(geometric_schedule(25_600).sizes)
     assert true.looks[-1].drawn == 25_600 + 64  # the pilot of continuous outputs
@@ -153,7 +153,7 @@ def test_true_exact_claims_are_not_refuted_small_study():
 
         for r in range(12):
             report = rdpjax.audit(
-                mech, x, xp, key=jax.random.key(100 + r), claim=rdp(curve),
+                jax.random.key(100 + r), mech, x, xp, claim=rdp(curve),
                 n=Looks(max_n=6_400), progress=False,
             )  # fmt: skip
             refuted += report.is_refuted
@@ -163,8 +163,10 @@ def test_true_exact_claims_are_not_refuted_small_study():
 
 @pytest.mark.slow
 def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
-    kw = dict(key=jax.random.key(7), n=Looks(max_n=6_400), batch_size=250)
-    full = rdpjax.audit(laplace_sum, ONE, ZERO, claim=pure_dp(2.0), progress=False, **kw)
+    kw = dict(n=Looks(max_n=6_400), batch_size=250)
+    full = rdpjax.audit(
+        jax.random.key(7), laplace_sum, ONE, ZERO, claim=pure_dp(2.0), progress=False, **kw
+    )
     calls = {"n": 0}
 
     def crashing(rng, database, m):
@@ -176,6 +178,7 @@ def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
     crashing.__name__ = "laplace_sum"  # the same audit's fingerprint
     with pytest.raises(RuntimeError, match="crashed"):
         rdpjax.audit(
+            jax.random.key(7),
             crashing,
             ONE,
             ZERO,
@@ -186,6 +189,7 @@ def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
     assert (tmp_path / CHECKPOINT).exists()
     with pytest.raises(ValueError, match="resume=True"):
         rdpjax.audit(
+            jax.random.key(7),
             laplace_sum,
             ONE,
             ZERO,
@@ -195,17 +199,17 @@ def test_interrupted_audit_resumes_to_the_uninterrupted_result(tmp_path):
         )
     with pytest.raises(ValueError, match="claim"):  # another audit's checkpoint
         rdpjax.audit(
-            laplace_sum, ONE, ZERO, claim=pure_dp(3.0), progress=False,
+            jax.random.key(7), laplace_sum, ONE, ZERO, claim=pure_dp(3.0), progress=False,
             **_at(kw, checkpoint=tmp_path, resume=True),
         )  # fmt: skip
     resumed = rdpjax.audit(
-        laplace_sum, ONE, ZERO, claim=pure_dp(2.0), progress=False,
+        jax.random.key(7), laplace_sum, ONE, ZERO, claim=pure_dp(2.0), progress=False,
         **_at(kw, checkpoint=tmp_path, resume=True),
     )  # fmt: skip
     assert resumed.looks == full.looks
     np.testing.assert_array_equal(resumed.lower, full.lower)
     again = rdpjax.audit(  # a finished checkpoint resumes to the same report, drawing nothing
-        laplace_sum, ONE, ZERO, claim=pure_dp(2.0), progress=False,
+        jax.random.key(7), laplace_sum, ONE, ZERO, claim=pure_dp(2.0), progress=False,
         **_at(kw, checkpoint=tmp_path, resume=True),
     )  # fmt: skip
     assert again.looks == full.looks
@@ -219,28 +223,50 @@ def test_jax_mechanism_interrupted_and_resumed(tmp_path, monkeypatch):
 
     mech = Gaussian(2.0)
     x, xp = mech.reference_pair()
-    kw = dict(key=jax.random.key(3), n=Looks(max_n=3_200), claim=zcdp(0.125))
-    full = rdpjax.audit(mech, x, xp, batch_size=300, progress=False, **kw)
+    kw = dict(n=Looks(max_n=3_200), claim=zcdp(0.125))
+    full = rdpjax.audit(jax.random.key(3), mech, x, xp, batch_size=300, progress=False, **kw)
     draw = sources._sample
     monkeypatch.setattr(sources, "_sample", interrupted_at(draw, 9))
     with pytest.raises(KeyboardInterrupt):
-        rdpjax.audit(mech, x, xp, batch_size=300, progress=False, **_at(kw, checkpoint=tmp_path))
+        rdpjax.audit(
+            jax.random.key(3),
+            mech,
+            x,
+            xp,
+            batch_size=300,
+            progress=False,
+            **_at(kw, checkpoint=tmp_path),
+        )
     monkeypatch.setattr(sources, "_sample", draw)
     saved = np.load(tmp_path / CHECKPOINT)
     assert 0 < json.loads(str(saved["state"]))["drawn"][0] < 3_200
     resumed = rdpjax.audit(
-        mech, x, xp, batch_size=300, progress=False, **_at(kw, checkpoint=tmp_path, resume=True)
+        jax.random.key(3),
+        mech,
+        x,
+        xp,
+        batch_size=300,
+        progress=False,
+        **_at(kw, checkpoint=tmp_path, resume=True),
     )
     assert resumed.looks == full.looks
     np.testing.assert_array_equal(resumed.lower, full.lower)
 
 
 def test_sequential_errors():
-    kw = dict(key=jax.random.key(0), progress=False)
+    kw = dict(progress=False)
     with pytest.raises(ValueError, match="max_n"):
-        rdpjax.audit(laplace_sum, ONE, ZERO, n=Looks(), **kw)
+        rdpjax.audit(jax.random.key(0), laplace_sum, ONE, ZERO, n=Looks(), **kw)
     with pytest.raises(ValueError, match="transform: not an option of a sequential audit"):
-        rdpjax.audit(laplace_sum, ONE, ZERO, n=Looks(max_n=1000), transform="quantile", **kw)
+        rdpjax.audit(
+            jax.random.key(0),
+            laplace_sum,
+            ONE,
+            ZERO,
+            n=Looks(max_n=1000),
+            transform="quantile",
+            **kw,
+        )
     with pytest.raises(ValueError, match="resume=True needs the checkpoint"):
         Looks(max_n=1000, resume=True)
     for bad in (1.5, 1, True, "1000"):
@@ -248,7 +274,7 @@ def test_sequential_errors():
             Looks(max_n=bad)
     for flag in ("sequential", "max_n", "schedule", "checkpoint", "resume"):  # the old flags
         with pytest.raises(TypeError, match=r"n=rdpjax.Looks\(max_n="):
-            rdpjax.audit(laplace_sum, ONE, ZERO, n=1000, **{flag: True}, **kw)
+            rdpjax.audit(jax.random.key(0), laplace_sum, ONE, ZERO, n=1000, **{flag: True}, **kw)
 
 
 def _at(kw, **looks):
@@ -374,19 +400,33 @@ def test_vectors_of_codes_are_joint_outcomes_as_in_a_fixed_n_audit(tmp_path):
     """(m, 3) integer outputs: counted as joint outcomes, with the bounds of the same audit on
     one scalar code per row (project=), which a relabelling of the outcomes cannot change; a
     checkpointed run stopped mid-way resumes to the same looks (the table of rows is saved)."""
-    kw = dict(key=jax.random.key(3), n=Looks(max_n=3_200), batch_size=400, progress=False)
-    vectors = rdpjax.audit(coin_pair, ONE, ZERO, claim=pure_dp(2.0), **kw)
-    coded = rdpjax.audit(coin_pair, ONE, ZERO, claim=pure_dp(2.0), project=_joint_code, **kw)
+    kw = dict(n=Looks(max_n=3_200), batch_size=400, progress=False)
+    vectors = rdpjax.audit(jax.random.key(3), coin_pair, ONE, ZERO, claim=pure_dp(2.0), **kw)
+    coded = rdpjax.audit(
+        jax.random.key(3), coin_pair, ONE, ZERO, claim=pure_dp(2.0), project=_joint_code, **kw
+    )
     assert [look.n for look in vectors.looks] == [look.n for look in coded.looks]
     np.testing.assert_allclose(vectors.lower, coded.lower, rtol=1e-9)
     np.testing.assert_allclose(vectors.estimate, coded.estimate, rtol=1e-9)
-    fixed = rdpjax.audit(coin_pair, ONE, ZERO, 2.0, key=jax.random.key(3), n=400, progress=False)
+    fixed = rdpjax.audit(jax.random.key(3), coin_pair, ONE, ZERO, 2.0, n=400, progress=False)
     assert fixed.bound.discrete and vectors.bound.discrete
     crashing = interrupted_at(coin_pair, 6)  # named coin_pair: the same audit's fingerprint
     with pytest.raises(KeyboardInterrupt):
-        rdpjax.audit(crashing, ONE, ZERO, claim=pure_dp(2.0), **_at(kw, checkpoint=tmp_path))
+        rdpjax.audit(
+            jax.random.key(3),
+            crashing,
+            ONE,
+            ZERO,
+            claim=pure_dp(2.0),
+            **_at(kw, checkpoint=tmp_path),
+        )
     resumed = rdpjax.audit(
-        coin_pair, ONE, ZERO, claim=pure_dp(2.0), **_at(kw, checkpoint=tmp_path, resume=True)
+        jax.random.key(3),
+        coin_pair,
+        ONE,
+        ZERO,
+        claim=pure_dp(2.0),
+        **_at(kw, checkpoint=tmp_path, resume=True),
     )
     assert resumed.looks == vectors.looks
 
@@ -435,8 +475,8 @@ def test_integer_outputs_of_any_sign_are_counted_as_a_fixed_n_audit_counts_them(
         return relabel(two_sided_geometric(rng, database, m))
 
     schedule = geometric_schedule(1_600, first=200, spending="inverse_square")
-    kw = dict(key=key, n=Looks(schedule=schedule), batch_size=150, progress=False)
-    report = rdpjax.audit(sample, ONE, ZERO, lam=[2.0, 5.0], **kw)
+    kw = dict(n=Looks(schedule=schedule), batch_size=150, progress=False)
+    report = rdpjax.audit(key, sample, ONE, ZERO, lam=[2.0, 5.0], **kw)
     draws = _drawn_as_the_audit(sample, key, schedule.sizes, 150)
     first_bad = [np.flatnonzero((d < 0) | (d >= 2**24)) for d in draws]
     assert any(f.size for f in first_bad)  # the case is exercised
@@ -459,11 +499,11 @@ def test_a_sampler_returning_sorted_batches_gives_the_same_looks(sample):
     """Issue 51, "any order": each look is a function of the multiset of whole batches
     (engine's module docstring), so sorting (or reverse-sorting) every batch, the pilot's too,
     changes no look."""
-    kw = dict(key=jax.random.key(9), n=Looks(max_n=3_200), batch_size=300)
+    kw = dict(n=Looks(max_n=3_200), batch_size=300)
     kw |= dict(lam=[2.0, 8.0], claim=pure_dp(2.0), progress=False)
-    as_drawn = rdpjax.audit(sample, ONE, ZERO, **kw)
+    as_drawn = rdpjax.audit(jax.random.key(9), sample, ONE, ZERO, **kw)
     for reverse in (False, True):
-        ordered = rdpjax.audit(_sorted(sample, reverse), ONE, ZERO, **kw)
+        ordered = rdpjax.audit(jax.random.key(9), _sorted(sample, reverse), ONE, ZERO, **kw)
         assert [look.n for look in ordered.looks] == [look.n for look in as_drawn.looks]
         for a, b in zip(ordered.looks, as_drawn.looks, strict=True):
             np.testing.assert_allclose(a.lower, b.lower, rtol=1e-9, atol=1e-12)
@@ -480,11 +520,13 @@ def _late_negative(rng, database, m):
 def test_a_resumed_audit_keeps_the_table_of_integer_values(tmp_path, crash_at):
     """The table that starts at the first negative output is saved with the checkpoint: an audit
     stopped before or after that point resumes to the uninterrupted looks."""
-    kw = dict(key=jax.random.key(5), n=Looks(max_n=3_200), batch_size=150, lam=[2.0])
+    kw = dict(n=Looks(max_n=3_200), batch_size=150, lam=[2.0])
     kw |= dict(claim=pure_dp(0.5), progress=False)
-    full = rdpjax.audit(_late_negative, ONE, ZERO, **kw)
+    full = rdpjax.audit(jax.random.key(5), _late_negative, ONE, ZERO, **kw)
     crashing = interrupted_at(_late_negative, crash_at)  # the same audit's fingerprint
     with pytest.raises(KeyboardInterrupt):
-        rdpjax.audit(crashing, ONE, ZERO, **_at(kw, checkpoint=tmp_path))
-    resumed = rdpjax.audit(_late_negative, ONE, ZERO, **_at(kw, checkpoint=tmp_path, resume=True))
+        rdpjax.audit(jax.random.key(5), crashing, ONE, ZERO, **_at(kw, checkpoint=tmp_path))
+    resumed = rdpjax.audit(
+        jax.random.key(5), _late_negative, ONE, ZERO, **_at(kw, checkpoint=tmp_path, resume=True)
+    )
     assert resumed.looks == full.looks
