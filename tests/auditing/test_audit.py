@@ -296,3 +296,12 @@ def test_non_finite_outputs_are_named_by_side_and_counted_by_output():
 
     with pytest.raises(ValueError, match=r"returned 4 NaN outputs on x' \(of 300\)"):
         audit(jax.random.key(0), nan_on_x_prime, [1.0], [0.0], 2.0, n=300, progress=False)
+
+
+def test_the_key_comes_first():
+    """A mechanism (or a black box) where the key goes is named, not a traceback deep inside."""
+    x, xp = np.array([1.0]), np.array([0.0])
+    with pytest.raises(ValueError, match=r"the key comes first: rdpjax.audit\(key, mechanism"):
+        audit(Laplace(1.0), x, xp, [2.0])
+    with pytest.raises(ValueError, match="the key comes first"):
+        audit(lambda rng, db, m: rng.normal(size=m), x, xp, [2.0])
