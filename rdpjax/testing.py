@@ -16,11 +16,11 @@ against::
         return np.sum(database) + rng.laplace(0.0, 0.5, n)
 
     def test_laplace_is_1_dp():
-        assert_claim_holds(laplace, [1.0], [0.0], pure_dp(1.0), n=10**5, key=jax.random.key(0))
+        assert_claim_holds(jax.random.key(0), laplace, [1.0], [0.0], pure_dp(1.0), n=10**5)
 
     def test_the_audit_catches_half_the_noise():
         assert_claim_refuted(
-            laplace_half_noise, [1.0], [0.0], pure_dp(1.0), n=10**5, key=jax.random.key(0)
+            jax.random.key(0), laplace_half_noise, [1.0], [0.0], pure_dp(1.0), n=10**5
         )
 
 Both run :func:`rdpjax.audit` (any mechanism it takes: a numpy callable ``sample(rng, database,
@@ -82,7 +82,7 @@ def _checked_audit(
         raise ValueError(f"{what}: key is required (e.g. jax.random.key(0)).")
     for name in ("claimed_epsilon", "claim"):
         if name in audit_options:
-            raise ValueError(f"{what}: pass the claim as the fourth argument, not {name}=.")
+            raise ValueError(f"{what}: pass the claim after x_prime, not as {name}=.")
     return audit(
         key,
         mechanism,
@@ -98,13 +98,13 @@ def _checked_audit(
 
 
 def assert_claim_holds(
+    key: Any,
     mechanism: Mechanism | Callable,
     x: Any,
     x_prime: Any,
     claim: Any,
     *,
     n: int,
-    key: Any,
     alpha: float = 0.05,
     lam: float | Sequence[float] | None = None,
     **audit_options: Any,
@@ -116,6 +116,7 @@ def assert_claim_holds(
     report's margins (``report.claimed − report.lower``) say how close they came.
 
     Args:
+      key: a JAX PRNG key (the audit's only randomness for seedable samplers).
       mechanism: what :func:`rdpjax.audit` takes: a numpy callable ``sample(rng, database, n)``,
         a JAX sampler wrapped by :func:`rdpjax.mechanisms.from_sampler`, or a zoo mechanism.
       x: the first of the adjacent databases.
@@ -123,7 +124,6 @@ def assert_claim_holds(
       claim: an :class:`rdpjax.claims.Claim` (``pure_dp``, ``zcdp``, ``gdp``, ``rdp``,
         ``from_dp_accounting``); a bare number is refused (ε, ρ or μ?).
       n: outputs per database.
-      key: a JAX PRNG key (the audit's only randomness for seedable samplers).
       alpha: the family-wise level of the audit's bounds: the false-failure rate's bound.
       lam: orders to check (default: the audit's claim grid).
       **audit_options: passed to :func:`rdpjax.audit` (``project``, ``discrete``,
@@ -150,13 +150,13 @@ def assert_claim_holds(
 
 
 def assert_claim_refuted(
+    key: Any,
     mechanism: Mechanism | Callable,
     x: Any,
     x_prime: Any,
     claim: Any,
     *,
     n: int,
-    key: Any,
     alpha: float = 0.05,
     lam: float | Sequence[float] | None = None,
     **audit_options: Any,
@@ -169,12 +169,12 @@ def assert_claim_refuted(
     valid at level ``alpha``.
 
     Args:
+      key: a JAX PRNG key (the audit's only randomness for seedable samplers).
       mechanism: the known-bad mechanism, of any kind :func:`assert_claim_holds` takes.
       x: the first of the adjacent databases.
       x_prime: the second, adjacent to ``x``.
       claim: the :class:`rdpjax.claims.Claim` it makes (a bare number is refused).
       n: outputs per database.
-      key: a JAX PRNG key (the audit's only randomness for seedable samplers).
       alpha: the family-wise level of the audit's bounds, at which a refutation is valid.
       lam: orders to check (default: the audit's claim grid).
       **audit_options: passed to :func:`rdpjax.audit`, as in :func:`assert_claim_holds`;

@@ -52,22 +52,22 @@ CLAIM = pure_dp(1.0)
 
 @pytest.mark.slow
 def test_a_correct_laplace_passes_and_returns_the_report():
-    report = assert_claim_holds(laplace_sum, *PAIR, CLAIM, n=SMALL_N, key=jax.random.key(0))
+    report = assert_claim_holds(jax.random.key(0), laplace_sum, *PAIR, CLAIM, n=SMALL_N)
     assert not report.is_refuted and report.n == SMALL_N and report.claim == CLAIM
 
 
 @pytest.mark.slow
 def test_a_broken_laplace_is_refuted_and_fails_assert_claim_holds():
     bad = laplace_sum_half_noise
-    report = assert_claim_refuted(bad, *PAIR, CLAIM, n=SMALL_N, key=jax.random.key(0))
+    report = assert_claim_refuted(jax.random.key(0), bad, *PAIR, CLAIM, n=SMALL_N)
     assert report.is_refuted
     with pytest.raises(AssertionError, match=r"(?s)refuted by an audit.*REFUTED"):
-        assert_claim_holds(bad, *PAIR, CLAIM, n=SMALL_N, key=jax.random.key(0))
+        assert_claim_holds(jax.random.key(0), bad, *PAIR, CLAIM, n=SMALL_N)
 
 
 def test_assert_claim_refuted_fails_on_a_correct_mechanism():
     with pytest.raises(AssertionError, match="did not refute"):
-        assert_claim_refuted(laplace_sum, *PAIR, CLAIM, n=SMALL_N, key=jax.random.key(0))
+        assert_claim_refuted(jax.random.key(0), laplace_sum, *PAIR, CLAIM, n=SMALL_N)
 
 
 def test_assertions_take_jax_samplers_and_audit_options():
@@ -76,7 +76,7 @@ def test_assertions_take_jax_samplers_and_audit_options():
     )
     x, x_prime = jax.numpy.array(PAIR[0]), jax.numpy.array(PAIR[1])
     orders = [1.5, 2.0, 3.0, 5.0]  # the default grid at this n: the compiled bound is reused
-    report = assert_claim_holds(mech, x, x_prime, CLAIM, n=SMALL_N, key=jax.random.key(1),
+    report = assert_claim_holds(jax.random.key(1), mech, x, x_prime, CLAIM, n=SMALL_N,
                                 lam=orders)  # fmt: skip
     assert list(report.lam) == orders
 
@@ -92,7 +92,7 @@ def test_assertions_take_jax_samplers_and_audit_options():
         ({"key": None}, "key is required"),
         ({"n": 1}, "n must be a whole number"),
         ({"mechanism": "gaussian"}, "mechanism must be"),
-        ({"claimed_epsilon": 1.0}, "pass the claim as the fourth argument"),
+        ({"claimed_epsilon": 1.0}, "pass the claim after x_prime"),
     ],
 )
 @pytest.mark.parametrize("assertion", [assert_claim_holds, assert_claim_refuted])
@@ -101,7 +101,7 @@ def test_bad_input_is_a_clear_value_error(assertion, kwargs, match):
     extra = {k: v for k, v in kwargs.items() if k not in args}
     args.update({k: v for k, v in kwargs.items() if k in args})
     with pytest.raises(ValueError, match=match):
-        assertion(args["mechanism"], *PAIR, args["claim"], n=args["n"], key=args["key"], **extra)
+        assertion(args["key"], args["mechanism"], *PAIR, args["claim"], n=args["n"], **extra)
 
 
 def test_rdpjax_testing_is_a_lazy_submodule():
@@ -201,8 +201,8 @@ def _audit_case(case, key=0):
     n ≤ 300): one n for every audit, so that few bound programs are compiled."""
     assert case.kind == "correct" or case.n <= SMALL_N, case.name
     assertion = assert_claim_refuted if case.kind == "bug" else assert_claim_holds
-    return assertion(case.mechanism, case.x, case.x_prime, case.claim, n=SMALL_N,
-                     key=jax.random.key(key), alpha=ALPHA, **case.options)  # fmt: skip
+    return assertion(jax.random.key(key), case.mechanism, case.x, case.x_prime, case.claim,
+                     n=SMALL_N, alpha=ALPHA, **case.options)  # fmt: skip
 
 
 # A few of each module's cases: the first audit of a law of a new shape compiles its bound
@@ -309,10 +309,11 @@ def test_multi_freq_ldpy_subset_selection_order_leak():
     expected = p * math.comb(m.K - 2, s - 2) / math.comb(m.K - 1, s - 1)
     assert abs(with_both - expected) < 5 * math.sqrt(expected * (1 - expected) / len(sets))
     assert m.subset_renyi(m.K, m.EPS)([1e4])[0] == pytest.approx(m.EPS, abs=1e-3)  # λ → ∞: ε
-    assert_claim_refuted(bug.mechanism, bug.x, bug.x_prime, bug.claim, n=bug.n,
-                         key=jax.random.key(0), alpha=ALPHA, **bug.options)  # fmt: skip
-    assert_claim_holds(fixed.mechanism, fixed.x, fixed.x_prime, fixed.claim, n=fixed.n,
-                       key=jax.random.key(0), alpha=ALPHA, **fixed.options)  # fmt: skip
+    key = jax.random.key(0)
+    assert_claim_refuted(key, bug.mechanism, bug.x, bug.x_prime, bug.claim, n=bug.n,
+                         alpha=ALPHA, **bug.options)  # fmt: skip
+    assert_claim_holds(key, fixed.mechanism, fixed.x, fixed.x_prime, fixed.claim, n=fixed.n,
+                       alpha=ALPHA, **fixed.options)  # fmt: skip
 
 
 @pytest.mark.slow

@@ -51,6 +51,7 @@ def test_entry_points_take_numpy_ints():
     # n, reps and batch_size pass as np.int64; the order λ = 0.5, checked after them, does not.
     with pytest.raises(ValueError, match="every order lam must be finite and > 1"):
         coverage(
+            jax.random.key(0),
             rdpjax.mechanisms.Laplace(1.0),
             x,
             x_prime,
@@ -58,7 +59,6 @@ def test_entry_points_take_numpy_ints():
             n=np.int64(100),
             reps=np.int64(2),
             batch_size=np.int64(1),
-            key=jax.random.key(0),
         )
 
 

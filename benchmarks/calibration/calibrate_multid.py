@@ -51,7 +51,7 @@ def run_cell(name: str, d: int, make, cells: int, n: int, reps: int, seed: int) 
     grid_module.CELLS_PER_BANDWIDTH_BY_DIM[d] = cells
     x, xp = rdpjax.mechanisms.databases.paper_pair(dim=d)
     start = time.perf_counter()
-    r = coverage(make(), x, xp, ORDERS, n=n, reps=reps, key=jax.random.key(seed))
+    r = coverage(jax.random.key(seed), make(), x, xp, ORDERS, n=n, reps=reps)
     seconds = time.perf_counter() - start
     k = int(np.all(r.lower <= r.exact, axis=1).sum())
     plan_shape = _grid_shape(make(), x, xp, n, seed)

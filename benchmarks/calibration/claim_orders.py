@@ -78,7 +78,7 @@ def _rate(hits: int, reps: int) -> dict:
 def _lowers(mech, orders, n, reps, seed):
     x, xp = mech.reference_pair()
     res = coverage(
-        mech, x, xp, list(orders), n=n, reps=reps, key=jax.random.key(seed), both_directions=True
+        jax.random.key(seed), mech, x, xp, list(orders), n=n, reps=reps, both_directions=True
     )
     return np.asarray(res.lower), np.asarray(res.exact)
 

@@ -51,7 +51,7 @@ def cells():
 def _bounds(mech, orders, n, reps, seed):
     x, xp = mech.reference_pair()
     return coverage(
-        mech, x, xp, list(orders), n=n, reps=reps, key=jax.random.key(seed), both_directions=True
+        jax.random.key(seed), mech, x, xp, list(orders), n=n, reps=reps, both_directions=True
     )
 
 

@@ -81,7 +81,7 @@ def main(argv=None) -> int:
         rows, start = [], time.perf_counter()
         for n in NS:
             key = jax.random.fold_in(jax.random.key(31), 1000 * i + NS.index(n))
-            r = coverage(make(), x, xp, ORDERS, n=n, reps=args.reps, key=key)
+            r = coverage(key, make(), x, xp, ORDERS, n=n, reps=args.reps)
             rows.append(
                 {
                     "n": n,

@@ -75,7 +75,7 @@ def run(reps: int, n: int, seed: int, which: list[int] | None = None) -> dict:
         for set_name, orders in order_sets.items():
             t = time.perf_counter()
             res = coverage(
-                mech, x, xp, list(orders), n=n, reps=reps, key=jax.random.key(seed),
+                jax.random.key(seed), mech, x, xp, list(orders), n=n, reps=reps,
                 both_directions=True,
             )  # fmt: skip
             lower = np.asarray(res.lower)  # (reps, L)

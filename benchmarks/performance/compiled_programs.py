@@ -188,9 +188,9 @@ def coverage_programs(quick: bool) -> Check:
             rdpjax.studies.coverage, x=x, x_prime=xp, lam=[2], n=500, reps=4, **options
         )
         with compiled_names() as first:
-            study(mech, key=jax.random.key(1))
+            study(jax.random.key(1), mech)
         with compiled_names() as again:
-            study(other, key=jax.random.key(2))
+            study(jax.random.key(2), other)
         ok &= main <= set(first) and not main & set(again)
         seen.append(f"{type(mech).__name__}: {len(main & set(first))}, {len(main & set(again))}")
     return Check("both compiled first, neither again", "; ".join(seen), ok)
@@ -208,9 +208,9 @@ def coverage_shares_the_bound_program(quick: bool) -> Check:
         rdpjax.studies.coverage, x=x, x_prime=xp, lam=[2], n=700, reps=3, key=jax.random.key(1)
     )
     with compiled_names() as first:
-        study(g, layout="bucketed")
+        study(mechanism=g, layout="bucketed")
     with compiled_names() as second:
-        study(rdpjax.mechanisms.PoissonSubsampled(g, 0.5), layout="bucketed")
+        study(mechanism=rdpjax.mechanisms.PoissonSubsampled(g, 0.5), layout="bucketed")
     ok = {"jit(_draws)", "jit(_bounds)"} <= set(first)
     ok &= "jit(_draws)" in second and "jit(_bounds)" not in second
     seen = f"gaussian: {sorted(set(first) & _STUDY)}; subsampled: {sorted(set(second) & _STUDY)}"
@@ -225,8 +225,8 @@ def coverage_chunks_compile_their_draws(quick: bool) -> Check:
     """
     x, xp = rdpjax.mechanisms.databases.paper_pair()
     study = functools.partial(
-        rdpjax.studies.coverage, rdpjax.mechanisms.Laplace(2.0), x, xp, [2, 5], n=600, reps=9,
-        key=jax.random.key(4), batch_size=1,
+        rdpjax.studies.coverage, jax.random.key(4), rdpjax.mechanisms.Laplace(2.0), x, xp, [2, 5],
+        n=600, reps=9, batch_size=1,
     )  # fmt: skip
     study()
     with compiled_names() as names:
@@ -242,8 +242,8 @@ def coverage_smaller_bound_batches(quick: bool) -> Check:
     """
     x, xp = rdpjax.mechanisms.databases.paper_pair()
     study = functools.partial(
-        rdpjax.studies.coverage, rdpjax.mechanisms.Gaussian(4.0), x, xp, [2], n=800, reps=6,
-        key=jax.random.key(5),
+        rdpjax.studies.coverage, jax.random.key(5), rdpjax.mechanisms.Gaussian(4.0), x, xp, [2],
+        n=800, reps=6,
     )  # fmt: skip
     study()
     with compiled_names() as names:

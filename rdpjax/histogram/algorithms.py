@@ -86,11 +86,11 @@ def _common(settings: HistogramSettings, lam) -> dict:
 
 
 def estimate_ldp(
+    key,
     mechanism,
     x1,
     x2,
     *,
-    key,
     accuracy: Accuracy,
     regularity: Regularity,
     settings: HistogramSettings | None = None,
@@ -105,11 +105,11 @@ def estimate_ldp(
     ε*.
 
     Args:
+      key: a PRNG key; input i draws from ``jax.random.split(key, 2)[i]``.
       mechanism: a mechanism with ``sample(key, database, n)`` returning scalar outputs in
         ``[low, high]`` (e.g. ``rdpjax.mechanisms.TruncatedLaplace``); must be a JAX pytree.
       x1: the first input.
       x2: the second input.
-      key: a PRNG key; input i draws from ``jax.random.split(key, 2)[i]``.
       accuracy: the target γ and β (:class:`~rdpjax.histogram.Accuracy`).
       regularity: L and the output interval ``[a, b]`` of both output densities
         (:class:`~rdpjax.histogram.Regularity`; its input fields are not used).
@@ -128,7 +128,7 @@ def estimate_ldp(
       >>> import math, jax, rdpjax
       >>> from rdpjax.histogram import Accuracy, HistogramSettings, Regularity
       >>> mech = rdpjax.mechanisms.TruncatedLaplace(scale=2.0)      # ε* = 0.5
-      >>> r = estimate_ldp(mech, 0.0, 1.0, key=jax.random.key(0),
+      >>> r = estimate_ldp(jax.random.key(0), mech, 0.0, 1.0,
       ...                  accuracy=Accuracy(precision=1.0, confidence=0.8),
       ...                  regularity=Regularity(lipschitz=1 / (4 * (1 - math.exp(-0.5)))),
       ...                  settings=HistogramSettings(with_lower_bound=False))
@@ -156,11 +156,11 @@ def estimate_ldp(
 
 
 def estimate_lrdp(
+    key,
     mechanism,
     x1,
     x2,
     *,
-    key,
     lam: float,
     accuracy: Accuracy,
     regularity: Regularity,
@@ -174,11 +174,11 @@ def estimate_lrdp(
     buckets) and paper 000's lower bound on the same ``D_λ`` (same direction).
 
     Args:
+      key: a PRNG key; input i draws from ``jax.random.split(key, 2)[i]``.
       mechanism: a JAX-pytree mechanism with scalar outputs in ``[low, high]`` (as in
         :func:`estimate_ldp`, like every argument but ``lam``).
       x1: the first input.
       x2: the second input.
-      key: a PRNG key; input i draws from ``jax.random.split(key, 2)[i]``.
       lam: the Rényi order λ > 1 (also the order of paper 000's bound).
       accuracy: the target γ and β (:class:`~rdpjax.histogram.Accuracy`).
       regularity: L and ``[a, b]`` (:class:`~rdpjax.histogram.Regularity`).
@@ -213,9 +213,9 @@ def estimate_lrdp(
 
 
 def estimate_global_ldp(
+    key,
     mechanism,
     *,
-    key,
     accuracy: Accuracy,
     regularity: Regularity,
     settings: HistogramSettings | None = None,
@@ -230,9 +230,9 @@ def estimate_global_ldp(
     ``(c, d)``, a pair fixed before seeing the data (so it stays valid), on the same draws.
 
     Args:
+      key: a PRNG key; input i draws from ``jax.random.split(key, inputs)[i]``.
       mechanism: a JAX-pytree mechanism with scalar outputs in ``[low, high]`` (as in
         :func:`estimate_ldp`).
-      key: a PRNG key; input i draws from ``jax.random.split(key, inputs)[i]``.
       accuracy: the target γ and β (:class:`~rdpjax.histogram.Accuracy`).
       regularity: L, ``[a, b]``, L' (``input_lipschitz``, required) and the input interval
         ``[c, d]`` (:class:`~rdpjax.histogram.Regularity`).
@@ -260,9 +260,9 @@ def estimate_global_ldp(
 
 
 def estimate_global_lrdp(
+    key,
     mechanism,
     *,
-    key,
     lam: float,
     accuracy: Accuracy,
     regularity: Regularity,
@@ -275,9 +275,9 @@ def estimate_global_lrdp(
     directions.
 
     Args:
+      key: a PRNG key; input i draws from ``jax.random.split(key, inputs)[i]``.
       mechanism: a JAX-pytree mechanism with scalar outputs in ``[low, high]`` (as in
         :func:`estimate_global_ldp`, like every argument but ``lam``).
-      key: a PRNG key; input i draws from ``jax.random.split(key, inputs)[i]``.
       lam: the Rényi order λ > 1 (also the order of paper 000's bound).
       accuracy: the target γ and β (:class:`~rdpjax.histogram.Accuracy`).
       regularity: L, ``[a, b]``, L' (required) and ``[c, d]``

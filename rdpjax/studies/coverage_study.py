@@ -247,6 +247,7 @@ class StudyOptions:
 
 
 def coverage(
+    key,
     mechanism: Mechanism,
     x,
     x_prime,
@@ -254,7 +255,6 @@ def coverage(
     *,
     n: int,
     reps: int,
-    key,
     alpha: float = 0.05,
     both_directions: bool = False,
     options: StudyOptions | None = None,
@@ -263,6 +263,7 @@ def coverage(
     """Empirical coverage of :func:`rdpjax.lower_bound` on a zoo mechanism with a known truth.
 
     Args:
+      key: PRNG key.
       mechanism: a zoo mechanism whose ``divergence`` is known for ``(x, x_prime)``.
       x: the first of two adjacent databases.
       x_prime: the second, adjacent to ``x``.
@@ -270,7 +271,6 @@ def coverage(
         :func:`rdpjax.lower_bound`.
       n: outputs per database per replication.
       reps: number of replications (R).
-      key: PRNG key.
       alpha: family-wise level.
       both_directions: bound both directions; the truth is then the larger divergence.
       options: a :class:`StudyOptions` (batching, devices, the estimator's options).

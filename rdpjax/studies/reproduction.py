@@ -140,13 +140,13 @@ def coverage_cell(
     """
     start = time.perf_counter()
     result = coverage(
+        cell_key(seed, label, n, purpose=1),
         mechanism,
         x,
         x_prime,
         lam,
         n=n,
         reps=reps,
-        key=cell_key(seed, label, n, purpose=1),
         alpha=alpha,
         both_directions=both_directions,
     )

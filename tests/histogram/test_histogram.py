@@ -241,12 +241,11 @@ def test_estimate_ldp_is_the_kernel_on_split_keys():
     mech, key = TruncatedLaplace(scale=2.0), jax.random.key(5)
     lip = lipschitz_laplace(2.0)
     kw = dict(
-        key=key,
         accuracy=H.Accuracy(precision=1.0, confidence=0.8),
         regularity=H.Regularity(lipschitz=lip),
         settings=H.HistogramSettings(with_lower_bound=False),
     )
-    r = H.estimate_ldp(mech, 0.0, 1.0, **kw)
+    r = H.estimate_ldp(key, mech, 0.0, 1.0, **kw)
     assert (r.buckets, r.n, r.guaranteed) == (6, 9588, True)
     assert int(r.status) == 0 and int(r.failed_bucket) == -1
     with rdpjax.float64():  # n < chunk_size: one chunk, drawn from fold_in(key_i, 0)
@@ -258,7 +257,7 @@ def test_estimate_ldp_is_the_kernel_on_split_keys():
     np.testing.assert_array_equal(r.counts, rows)
     want = np.max(np.abs(np.log(rows[0] / rows[1])))
     assert float(r.estimate) == pytest.approx(want, rel=1e-12)
-    assert float(H.estimate_ldp(mech, 0.0, 1.0, **kw).estimate) == float(r.estimate)
+    assert float(H.estimate_ldp(key, mech, 0.0, 1.0, **kw).estimate) == float(r.estimate)
 
 
 def _floor(t, tau, beta):
@@ -281,7 +280,7 @@ TOY_KW = dict(  # theory: (4, 5815)
 
 def test_empty_bucket_is_a_failure_status_and_the_floor_stays_finite():
     """Algorithm 1 fails on bucket 2 of 4 of input 0: a status, never a NaN."""
-    r = H.estimate_ldp(TOY, 0.0, 1.0, key=jax.random.key(0), **TOY_KW)
+    r = H.estimate_ldp(jax.random.key(0), TOY, 0.0, 1.0, **TOY_KW)
     assert int(r.status) == H.STATUS_EMPTY_BUCKET and r.failed
     assert r.buckets == 4 and (int(r.failed_input), int(r.failed_bucket)) == (0, 2)
     assert "empty bucket 2 of input 0" in r.status_text
@@ -302,7 +301,7 @@ def test_empty_bucket_is_a_failure_status_and_the_floor_stays_finite():
 
 
 def test_outputs_outside_the_interval_fail_loudly():
-    r = H.estimate_ldp(TOY, 1.0, 2.0, key=jax.random.key(1), **TOY_KW)
+    r = H.estimate_ldp(jax.random.key(1), TOY, 1.0, 2.0, **TOY_KW)
     assert int(r.status) == H.STATUS_OUTSIDE and r.failed
     np.testing.assert_array_equal(r.outside == 0, [True, False])
     assert np.isposinf(r.estimate)
@@ -332,10 +331,10 @@ def test_estimator_argument_errors():
 
     def run(x2=1.0, lipschitz=0.5, **settings):
         return H.estimate_ldp(
+            jax.random.key(0),
             mech,
             0.0,
             x2,
-            key=jax.random.key(0),
             accuracy=accuracy,
             regularity=H.Regularity(lipschitz=lipschitz),
             settings=H.HistogramSettings(with_lower_bound=False, **settings),
@@ -349,7 +348,7 @@ def test_estimator_argument_errors():
         run(n=0)
     with pytest.raises(ValueError, match="lam"):
         H.estimate_lrdp(
-            mech, 0.0, 1.0, key=jax.random.key(0), lam=1.0, accuracy=accuracy,
+            jax.random.key(0), mech, 0.0, 1.0, lam=1.0, accuracy=accuracy,
             regularity=H.Regularity(lipschitz=0.5),
         )  # fmt: skip
     with pytest.raises(ValueError, match="same shape"):
@@ -395,17 +394,17 @@ def test_options_an_estimator_does_not_take_are_errors():
     mech, key = TruncatedLaplace(scale=2.0), jax.random.key(0)
     accuracy = H.Accuracy(precision=1.0, confidence=0.8)
     regularity = H.Regularity(lipschitz=lipschitz_laplace(2.0))
-    pair = dict(key=key, accuracy=accuracy, regularity=regularity)
+    pair = dict(accuracy=accuracy, regularity=regularity)
     with pytest.raises(ValueError, match="bound_lam applies"):
         H.estimate_lrdp(
-            mech, 0.0, 1.0, lam=2.0, settings=H.HistogramSettings(bound_lam=(2.0,)), **pair
+            key, mech, 0.0, 1.0, lam=2.0, settings=H.HistogramSettings(bound_lam=(2.0,)), **pair
         )
     with pytest.raises(ValueError, match="inputs applies"):
-        H.estimate_ldp(mech, 0.0, 1.0, settings=H.HistogramSettings(inputs=4), **pair)
+        H.estimate_ldp(key, mech, 0.0, 1.0, settings=H.HistogramSettings(inputs=4), **pair)
     with pytest.raises(ValueError, match="input_lipschitz"):
-        H.estimate_global_ldp(mech, **pair)
+        H.estimate_global_ldp(key, mech, **pair)
     with pytest.raises(ValueError, match="accuracy must be an? Accuracy"):
-        H.estimate_ldp(mech, 0.0, 1.0, key=key, accuracy=(1.0, 0.8), regularity=regularity)
+        H.estimate_ldp(key, mech, 0.0, 1.0, accuracy=(1.0, 0.8), regularity=regularity)
     # The defaults are the former keywords' defaults.
     assert H.HistogramSettings() == H.HistogramSettings(
         n=None, buckets=None, inputs=None, floor=None, beta=None, with_lower_bound=True,
@@ -422,15 +421,14 @@ def test_options_an_estimator_does_not_take_are_errors():
 def test_global_is_the_max_over_pairs_of_the_same_draws(lam):
     mech, key = TruncatedLaplace(scale=2.0), jax.random.key(7)
     kw = dict(
-        key=key,
         accuracy=H.Accuracy(precision=1.0, confidence=0.8),
         regularity=H.Regularity(lipschitz=lipschitz_laplace(2.0), input_lipschitz=1.3),
         settings=H.HistogramSettings(inputs=4, buckets=5, n=3000, with_lower_bound=False),
     )
     if lam is None:
-        r = H.estimate_global_ldp(mech, **kw)
+        r = H.estimate_global_ldp(key, mech, **kw)
     else:
-        r = H.estimate_global_lrdp(mech, lam=lam, **kw)
+        r = H.estimate_global_lrdp(key, mech, lam=lam, **kw)
     grid = np.linspace(0.0, 1.0, 4)
     np.testing.assert_allclose(r.inputs, grid)
     keys = jax.random.split(key, 4)
@@ -460,10 +458,10 @@ def test_lower_bound_is_paper_000_on_the_same_draws():
     mech, key = TruncatedLaplace(scale=5.0), jax.random.key(2)
     lip = lipschitz_laplace(5.0)
     r = H.estimate_lrdp(
+        key,
         mech,
         0.0,
         1.0,
-        key=key,
         lam=2.0,
         accuracy=H.Accuracy(precision=1.0, confidence=0.9),
         regularity=H.Regularity(lipschitz=lip),

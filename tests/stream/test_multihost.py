@@ -67,7 +67,7 @@ _WORKER = textwrap.dedent(
     r = replicated_bounds(jax.random.key(8), gauss, [pair, pair[::-1]], [2.0, 5.0], n=500,
                           reps=6, second_order=False)
     res.update(reps_estimate=r.estimate, reps_lower=r.lower)
-    c = coverage(gauss, *pair, [2.0, 5.0], n=500, reps=8, key=jax.random.key(9),
+    c = coverage(jax.random.key(9), gauss, *pair, [2.0, 5.0], n=500, reps=8,
                  second_order=False)
     res.update(cov_estimate=c.estimate, cov_lower=c.lower, cov_coverage=c.coverage)
     with rdpjax.float64():

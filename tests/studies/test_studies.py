@@ -26,7 +26,7 @@ def test_coverage_study_gaussian_and_randomized_response():
     """100 replications at n = 5000: if the true coverage were 0.95, P(≤ 88/100) = 0.6%."""
     x, xp = rdpjax.mechanisms.databases.paper_pair()
     for mech in (rdpjax.mechanisms.Gaussian(5.0), rdpjax.mechanisms.RandomizedResponse(1.5)):
-        r = coverage(mech, x, xp, [2, 7], n=5000, reps=100, key=jax.random.key(0))
+        r = coverage(jax.random.key(0), mech, x, xp, [2, 7], n=5000, reps=100)
         assert r.lower.shape == (100, 2)
         np.testing.assert_allclose(r.exact, [mech.divergence(lam, x, xp) for lam in (2, 7)])
         assert np.all(r.coverage >= 0.88), r.coverage
@@ -48,8 +48,8 @@ def test_coverage_with_another_key_gives_other_bounds_of_the_same_shape():
     ]
     for mech, other, options in cases:
         study = functools.partial(coverage, x=x, x_prime=xp, lam=[2], n=500, reps=4, **options)
-        first = study(mech, key=jax.random.key(1))
-        second = study(other, key=jax.random.key(2))
+        first = study(jax.random.key(1), mech)
+        second = study(jax.random.key(2), other)
         assert first.lower.shape == second.lower.shape == (4, 1)
         assert not np.array_equal(first.lower, second.lower)
 
@@ -74,7 +74,7 @@ def test_a_subsampled_gaussians_pilot_plans_the_gaussians_layout():
             plans.append(rdpjax.plan_bound(p, q, [2], layout="bucketed")[0])
     assert jax.tree.structure(plans[0]) == jax.tree.structure(plans[1])  # one layout
     study = functools.partial(coverage, x=x, x_prime=xp, lam=[2], n=n, reps=3, key=key)
-    gaussian, subsampled = (study(m, layout="bucketed") for m in mechs)
+    gaussian, subsampled = (study(mechanism=m, layout="bucketed") for m in mechs)
     assert gaussian.lower.shape == subsampled.lower.shape == (3, 1)
     assert not np.array_equal(gaussian.lower, subsampled.lower)
 
@@ -88,7 +88,7 @@ def test_chunked_study_equals_one_call():
     x, xp = rdpjax.mechanisms.databases.paper_pair()
     mech = rdpjax.mechanisms.Laplace(2.0)
     study = functools.partial(
-        coverage, mech, x, xp, [2, 5], n=600, reps=9, key=jax.random.key(4), batch_size=1
+        coverage, jax.random.key(4), mech, x, xp, [2, 5], n=600, reps=9, batch_size=1
     )
     whole = study()
     chunked = study(chunk_samples=3 * 600)
@@ -131,16 +131,16 @@ def test_wilson_interval_ends_are_exact():
 )
 def test_coverage_rejects_bad_arguments_before_any_work(kwargs, message):
     x, xp = rdpjax.mechanisms.databases.paper_pair()
-    args = dict(lam=[2.0], n=100, reps=2, key=jax.random.key(0)) | kwargs
+    args = dict(lam=[2.0], n=100, reps=2) | kwargs
     with pytest.raises(ValueError, match=message):
-        coverage(rdpjax.mechanisms.Gaussian(5.0), x, xp, **args)
+        coverage(jax.random.key(0), rdpjax.mechanisms.Gaussian(5.0), x, xp, **args)
 
 
 def test_coverage_needs_a_known_truth():
     mech = rdpjax.mechanisms.from_sampler(lambda key, x, n: jax.random.normal(key, (n,)))
     x, xp = mech.reference_pair()
     with pytest.raises(ValueError, match="exact divergence"):
-        coverage(mech, x, xp, 2.0, n=100, reps=2, key=jax.random.key(0))
+        coverage(jax.random.key(0), mech, x, xp, 2.0, n=100, reps=2)
 
 
 @pytest.mark.slow
@@ -151,7 +151,7 @@ def test_large_grids_are_bounded_in_smaller_batches():
     benchmarks/performance/compiled_programs.py.)"""
     x, xp = rdpjax.mechanisms.databases.paper_pair()
     study = functools.partial(
-        coverage, rdpjax.mechanisms.Gaussian(4.0), x, xp, [2], n=800, reps=6, key=jax.random.key(5)
+        coverage, jax.random.key(5), rdpjax.mechanisms.Gaussian(4.0), x, xp, [2], n=800, reps=6
     )
     whole = study()
     single = study(grid_points=1)
