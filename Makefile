@@ -19,9 +19,9 @@ demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
-# `make test`: the whole suite, every test (1,553 tests: 19.7 and 22.8 min on 2 cores on 2026-12-06, late,
-# the machine shared at times (load up to 7); 15.4 min for 1,533 tests earlier that day with
-# nothing else running; 17.8 min beside one benchmark; 29-35 min beside other studies).
+# `make test`: the whole suite, every test (1,566 tests: 20.6 and 21.0 min on 2 cores on 2026-12-06,
+# the machine quiet; 19.7 and 22.8 min earlier that day with it shared at times, load up to 7;
+# 29-35 min beside other studies).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
 # notebooks, the type check, multi-device runs, studies): 1.5 min on 2 cores, under 3 with the
 # machine shared (load 5-6); for the loop of editing and testing, `make test` before a commit.
