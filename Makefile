@@ -19,7 +19,7 @@ demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
-# `make test`: the whole suite, every test (1,566 tests: 20.6 and 21.0 min on 2 cores on 2026-12-06,
+# `make test`: the whole suite, every test (1,566 tests: 20.1, 20.6 and 21.0 min on 2 cores on 2026-12-06,
 # the machine quiet; 19.7 and 22.8 min earlier that day with it shared at times, load up to 7;
 # 29-35 min beside other studies).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
