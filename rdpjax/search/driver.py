@@ -105,8 +105,8 @@ def find_pair(
       ValueError: on invalid arguments (a black box without its domain or relation, a method
         of the other kind of search), a mechanism whose adjacency is not "one entry differs"
         (:func:`~rdpjax.search.search_space`), ``method="gradient"`` with discrete outputs, or
-        anything :func:`rdpjax.lower_bound` (:func:`rdpjax.stream.streamed_bound` (a
-        :class:`~rdpjax.stream.BlackBox`)) rejects. Invalid fields of :class:`Pairs`,
+        anything :func:`rdpjax.lower_bound` (or, for a black box,
+        :func:`rdpjax.stream.streamed_bound`) rejects. Invalid fields of :class:`Pairs`,
         :class:`Budget` and :class:`Certification` raise when those are made.
       ModuleNotFoundError: for a black box when optuna is not installed
         (``pip install 'rdpjax[search]'``).

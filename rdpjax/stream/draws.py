@@ -88,11 +88,10 @@ class JaxSamplers:
         self._samplers()  # a sampler that is not callable: a ValueError now, not at the door
 
     def _samplers(self) -> tuple[Sampler, Sampler]:
-        p, q = (s if isinstance(s, Sampler) else user_sampler(s) for s in self._given())
+        p, q = (
+            s if isinstance(s, Sampler) else user_sampler(s) for s in (self.sample_p, self.sample_q)
+        )
         return p, q
-
-    def _given(self) -> tuple[Any, Any]:
-        return self.sample_p, self.sample_q
 
     def source(self, key, stream: StreamOptions) -> tuple[Source, StreamOptions]:
         """A :class:`~rdpjax.stream.sources.JaxSource` with keys ``split(key, 3)``."""
