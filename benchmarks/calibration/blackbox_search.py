@@ -135,7 +135,7 @@ def run(case: Case, seed: int, method: str, settings: dict) -> dict:
     seconds = time.perf_counter() - start
     x21, x21_prime = (np.asarray(v, np.float64) for v in paper_pair(M))
     ref = certify(  # the pair (21), on the certification keys of the pair found
-        case.sample, x21, x21_prime, ORDERS, key=search_keys(key).certify, n=settings["n"]
+        search_keys(key).certify, case.sample, x21, x21_prime, ORDERS, n=settings["n"]
     )
     lower_ref = np.asarray(ref.lower)
     ratio = np.where(lower_ref > 0, res.lower / np.where(lower_ref > 0, lower_ref, 1), np.inf)

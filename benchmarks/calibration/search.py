@@ -224,11 +224,11 @@ def run_case(case: Case, key, *, n, steps, restarts, search_n) -> dict:
     # The reference pair on the same certification keys as the pair found (common random
     # numbers): each bound is valid on its own, and their difference reflects the pairs.
     ref = certify(
+        search_keys(key).certify,
         case.mechanism,
         case.x_ref,
         case.x_ref_prime,
         ORDERS,
-        key=search_keys(key).certify,
         n=n,
         alpha=ALPHA,
     )

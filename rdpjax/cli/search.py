@@ -146,11 +146,11 @@ def run(args) -> int:
         if args.reference:
             x, x_prime = _reference(mech, args, result)
             reference = certify(
+                search_keys(key_search).certify,  # common random numbers with the pair found
                 mech,
                 x,
                 x_prime,
                 args.lam,
-                key=search_keys(key_search).certify,  # common random numbers with the pair found
                 n=args.n,
                 alpha=args.alpha,
                 both_directions=args.both_directions,

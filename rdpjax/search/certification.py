@@ -61,12 +61,12 @@ def search_keys(key: jax.Array) -> SearchKeys:
 
 
 def certify(
+    key: jax.Array,
     mechanism: Mechanism | Callable,
     x,
     x_prime,
     lam,
     *,
-    key: jax.Array,
     n: int,
     alpha: float = 0.05,
     family_size: int | None = None,
@@ -86,11 +86,11 @@ def certify(
     one chosen by a search that never used ``key``.
 
     Args:
+      key: a PRNG key that nothing else used.
       mechanism: the mechanism, or a numpy black box ``sample(rng, database, m)``.
       x: the database whose outputs are P (a concrete array).
       x_prime: the database whose outputs are Q (a concrete array).
       lam: one order or several.
-      key: a PRNG key that nothing else used.
       n: draws per side.
       alpha: family-wise error level in (0, 0.5).
       family_size: number of bounds in the whole report, at least ``len(lam) × directions``.

@@ -189,11 +189,11 @@ def find_pair(
     identical = np.all(xs == xs_prime, axis=tuple(range(1, xs.ndim)))
     best = select_candidate(np.where(identical[:, None] & ~np.all(identical), -np.inf, values))
     bound = certify(
+        keys.certify,
         mechanism,
         xs[best],
         xs_prime[best],
         orders,
-        key=keys.certify,
         n=certification.n,
         alpha=certification.alpha,
         both_directions=certification.both_directions,
@@ -257,11 +257,11 @@ def _find_pair_black_box(
         options=options,
     )
     bound = certify(  # fresh draws: keys.certify was never used by the search
+        keys.certify,
         sample,
         run.x,
         run.x_prime,
         orders,
-        key=keys.certify,
         n=certification.n,
         alpha=certification.alpha,
         both_directions=certification.both_directions,

@@ -141,7 +141,7 @@ def build_objective(mechanism, space: SearchSpace, keys, n: int) -> Objective:
 
 
 def search_objective(
-    mechanism: Mechanism, lam: float, *, key: jax.Array, n: int = 4096, space=None
+    key: jax.Array, mechanism: Mechanism, lam: float, *, n: int = 4096, space=None
 ) -> Callable[[jax.Array, jax.Array], jax.Array]:
     """The search objective of :func:`~rdpjax.search.find_pair` as a function ``(x, x') ↦ D̂_λ``.
 
@@ -151,9 +151,9 @@ def search_objective(
     sampler, differentiable in x and x'. Build and call it inside ``rdpjax.float64()``.
 
     Args:
+      key: the PRNG key of the draws.
       mechanism: the mechanism.
       lam: the order λ > 1.
-      key: the PRNG key of the draws.
       n: draws per side (static).
       space: a :class:`~rdpjax.search.SearchSpace`; default :func:`~rdpjax.search.search_space`.
     """

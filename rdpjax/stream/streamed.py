@@ -12,7 +12,6 @@ draws in memory; overview in :mod:`rdpjax.stream`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -23,12 +22,12 @@ from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.stream.draws import Draws, as_draws
+from rdpjax.stream.draws import Draws, JaxSamplers, MechanismPair, as_draws
 from rdpjax.stream.driver import bound_of_source
 from rdpjax.stream.options import StreamOptions, split_options
 from rdpjax.stream.pilot import check_sizes
-from rdpjax.stream.samplers import user_sampler
 from rdpjax.stream.scan import _materialize
+from rdpjax.stream.sources import JaxSource
 
 
 def streamed_bound(
@@ -121,24 +120,41 @@ def streamed_bound(
     )
 
 
-def streamed_samples(key, sample_p: Callable, sample_q: Callable, *, n, chunk: int):
-    """The draws :func:`streamed_bound` makes with the same key, n and chunk, in memory.
+def streamed_samples(key, draws: JaxSamplers | MechanismPair, *, n, chunk: int):
+    """The draws :func:`streamed_bound` makes from ``draws`` with the same key, n and chunk.
 
-    For tests and small n: memory O(n). Runs inside ``rdpjax.float64()``, as the stream does.
+    In memory, for tests and small n: memory O(n). Runs inside ``rdpjax.float64()``, as the
+    stream does. A zoo mechanism's discrete outputs come encoded, as the stream counts them.
+
+    Args:
+      key: the stream's key.
+      draws: :class:`~rdpjax.stream.JaxSamplers` or :class:`~rdpjax.stream.MechanismPair` (a
+        :class:`~rdpjax.stream.BlackBox` draws in numpy: call it).
+      n: draws per side, an int or a pair ``(n_p, n_q)``.
+      chunk: the stream's chunk (its draws are ``fold_in(k_side, i)`` per chunk ``i``).
 
     Returns:
       ``(p, q)`` arrays of ``n_p`` and ``n_q`` draws.
+
+    Raises:
+      ValueError: for a black box or anything else, or for sizes or a chunk below their
+        least values.
     """
+    if not isinstance(draws, JaxSamplers | MechanismPair):
+        raise ValueError(
+            "streamed_samples materializes the draws of JaxSamplers(sample_p, sample_q) or "
+            f"MechanismPair(mechanism, x, x_prime); got {draws!r}"
+        )
     n_p, n_q = check_sizes(n)
     chunk = min(check_int(chunk, "chunk", 1), max(n_p, n_q))
     key = as_key(key)
     impl = str(jax.random.key_impl(key))
-    _, k_p, k_q = jax.random.split(key, 3)
+    source, _ = draws.source(key, StreamOptions())
+    assert isinstance(source, JaxSource)
     out = []
     with float64():
-        for k, fn, m in ((k_p, sample_p, n_p), (k_q, sample_q, n_q)):
+        sides = zip((source.k_p, source.k_q), source.samplers, source.args, (n_p, n_q), strict=True)
+        for k, sampler, args, m in sides:
             data = np.asarray(jax.random.key_data(k))
-            out.append(
-                _materialize(data, (), sampler=user_sampler(fn), n=m, chunk=chunk, impl=impl)
-            )
+            out.append(_materialize(data, args, sampler=sampler, n=m, chunk=chunk, impl=impl))
     return tuple(out)

@@ -145,7 +145,7 @@ def test_certify_family_size_is_checked():
     mech = mechanisms.RandomizedResponse(1.0)
     x, x_prime = jnp.array([1.0, 0.0]), jnp.array([0.0, 0.0])
     with pytest.raises(ValueError, match="family_size"):
-        certify(mech, x, x_prime, [2.0, 3.0], key=jax.random.key(3), n=100, family_size=1)
+        certify(jax.random.key(3), mech, x, x_prime, [2.0, 3.0], n=100, family_size=1)
 
 
 def test_gradient_matches_finite_differences():
@@ -153,7 +153,7 @@ def test_gradient_matches_finite_differences():
     and x' (the objective is piecewise smooth: linear binning, FFT smoothing, log-space sums)."""
     space = SearchSpace(m=3, low=-2.0, high=2.0)
     with rdpjax.float64():
-        f = search_objective(CLIPPED_MEAN, 3.0, key=jax.random.key(4), n=512, space=space)
+        f = search_objective(jax.random.key(4), CLIPPED_MEAN, 3.0, n=512, space=space)
         f_and_grad = jax.jit(jax.value_and_grad(f, argnums=(0, 1)))  # one compilation for all
         x = jnp.array([0.3, -0.2, 0.5])
         x_prime = x.at[0].set(-0.6)

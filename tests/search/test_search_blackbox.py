@@ -111,7 +111,7 @@ def test_finds_a_pair_worse_than_21(vote_run):
     x21, x21_prime = (np.asarray(v, np.float64) for v in paper_pair(10))
     for lam in ORDERS:
         assert exact(res.x, res.x_prime, lam) >= 3 * exact(x21, x21_prime, lam)
-    ref = certify(soft_vote, x21, x21_prime, ORDERS, key=search_keys(KEY).certify, n=res.n)
+    ref = certify(search_keys(KEY).certify, soft_vote, x21, x21_prime, ORDERS, n=res.n)
     assert np.all(res.lower > 0) and np.all(res.lower >= 3 * np.maximum(ref.lower, 0))
     assert np.all(res.lower <= [exact(res.x, res.x_prime, lam) for lam in ORDERS])
     assert res.method == "tpe" and "optuna" in res.reason

@@ -130,7 +130,7 @@ def test_streamed_discrete_equals_in_memory_with_codes_clamped():
 
 def test_streamed_samples_follow_the_documented_key_scheme():
     key = jax.random.key(2)
-    p, q = streamed_samples(key, _codes, _codes, n=10, chunk=4)
+    p, q = streamed_samples(key, JaxSamplers(_codes, _codes), n=10, chunk=4)
     _, k_p, k_q = jax.random.split(key, 3)
     with rdpjax.float64():
         for got, k in ((p, k_p), (q, k_q)):
@@ -212,6 +212,22 @@ def test_four_host_devices_equal_one_device(name, kwargs):
         for field in ("estimate", "lower"):
             np.testing.assert_allclose(four["replicated"][field], getattr(reps, field), rtol=1e-12)
         assert four["mapped"] == [[0.0, 1.0, 2.0], [0.0, 10.0, 20.0]]
+
+
+def test_streamed_samples_of_a_mechanism_are_its_public_draws():
+    """A zoo mechanism's stream draws ``mechanism.sample(fold_in(k_side, i), database, m_i)``
+    chunk by chunk; a black box (numpy) is refused with the values that are accepted."""
+    key, mech = jax.random.key(3), mechanisms.Gaussian(2.0)
+    x, xp = mech.reference_pair()
+    p, q = streamed_samples(key, MechanismPair(mech, x, xp), n=(10, 7), chunk=4)
+    _, k_p, k_q = jax.random.split(key, 3)
+    with rdpjax.float64():
+        for got, k, db, sizes in ((p, k_p, x, (4, 4, 2)), (q, k_q, xp, (4, 3))):
+            parts = [mech.sample(jax.random.fold_in(k, i), db, m) for i, m in enumerate(sizes)]
+            np.testing.assert_array_equal(np.asarray(got), np.concatenate(parts))
+    box = rdpjax.stream.BlackBox(lambda rng, db, m: rng.normal(size=m), 0.0, 1.0)
+    with pytest.raises(ValueError, match="JaxSamplers.*MechanismPair"):
+        streamed_samples(key, box, n=10, chunk=4)
 
 
 def test_map_over_devices_keeps_order_and_replication_batches_fit_the_budget():
@@ -498,7 +514,7 @@ def test_negative_integer_codes_stream_from_the_pilots_least():
     b = streamed_bound(
         key, JaxSamplers(codes_p, codes_q), [2.0, 5.0], n=n, chunk=2_000, second_order=False
     )
-    p, q = streamed_samples(key, codes_p, codes_q, n=n, chunk=2_000)
+    p, q = streamed_samples(key, JaxSamplers(codes_p, codes_q), n=n, chunk=2_000)
     assert np.asarray(p).min() == -3
     ref = rdpjax.lower_bound(np.asarray(p), np.asarray(q), [2.0, 5.0], discrete=True,
                              second_order=False)  # fmt: skip
