@@ -222,6 +222,11 @@ CHEAP_COMPILER_CHECKS = (
     "fusion_conditional_under_vmap",
     "bound_compile_entry_counts",
 )
+BENCHMARK_ONLY_CHECKS = ("program_budget", "padding_floor_programs")
+"""jax's own program counts behind two tests of ``tests/estimator/test_bounds.py`` (the budget
+keeps memory level; samples up to the padding floor compile nothing on a repeat), which check
+what a user sees; they run with the benchmark (``python benchmarks/performance/compiled_programs.py
+--quick``), not again in the suite."""
 
 
 def test_compiled_programs_cheap_checks_hold():
@@ -234,13 +239,15 @@ def test_compiled_programs_cheap_checks_hold():
 
 @pytest.mark.slow
 def test_compiled_programs_other_checks_hold(tmp_path):
-    """The rest of compiled_programs.py's checks (studies, streams, the program budget on 8 data
-    sets): each holds. In a fresh process, as the script runs: they count what is compiled the
-    first time, which a test process that compiled the same programs before cannot see."""
+    """The rest of compiled_programs.py's checks (studies, streams, fusion boundaries) but
+    :data:`BENCHMARK_ONLY_CHECKS`: each holds. In a fresh process, as the script runs: they count
+    what is compiled the first time, which a test process that compiled the same programs before
+    cannot see."""
     import subprocess
 
     bench = _load("compiled_programs")
-    names = [n for n in bench.CHECKS if n not in CHEAP_COMPILER_CHECKS]
+    names = [n for n in bench.CHECKS if n not in CHEAP_COMPILER_CHECKS + BENCHMARK_ONLY_CHECKS]
+    assert set(BENCHMARK_ONLY_CHECKS) <= set(bench.CHECKS)  # renamed there: rename here
     script = Path(bench.__file__)
     root = script.parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
