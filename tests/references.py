@@ -6,6 +6,7 @@ so a given version of the code either passes or fails deterministically.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -50,6 +51,23 @@ def run_script(code: str, *args: str) -> dict:
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     return json.loads(next(s for s in run.stdout.splitlines() if s.startswith("RESULT"))[6:])
+
+
+class Memory:
+    """A checkpoint kept in memory: a copy of every state saved (``state``), and their number.
+
+    It fits both the looks driver's checkpoint (``save(run, now)``) and the betting test's
+    (``save(state, now)``): it keeps whatever it is given.
+    """
+
+    def __init__(self, state=None):
+        self.state, self.saves = state, 0
+
+    def load(self):
+        return self.state
+
+    def save(self, state, now):
+        self.state, self.saves = copy.deepcopy(state), self.saves + 1
 
 
 def interrupted_at(sample, call: int, name: str | None = None):

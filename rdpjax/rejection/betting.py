@@ -62,13 +62,18 @@ where several batches came since the last plan; O(n) merges in all, the plans' s
 geometrically; ``benchmarks/performance/betting_speed.py``). :func:`rdpjax.audit` bets with
 batches of up to 10⁶. Outputs must be one-dimensional (``project=`` maps vectors to one number
 first).
+
+**Driver.** :func:`betting_test` is the looks driver (:func:`rdpjax.stream.looks.run_looks`)
+over :func:`wealth_accumulator`: its batches end at :func:`batch_ends`, every end is a look (the
+wealth is watched at every pair of the batch, the look reads the decision), and the outputs come
+from :class:`rdpjax.stream.batches.BlackBoxBatches`, the draws of a sequential Rényi audit's
+black box; its state (:mod:`rdpjax.rejection.betting_state`) is checkpointed as theirs is.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import jax
 import numpy as np
@@ -78,7 +83,9 @@ from rdpjax._validation import check_int
 from rdpjax.claims import SET_KINDS, Claim
 from rdpjax.rejection.bets import Bets, SortedPast, epsilon_grid, log_multipliers, plan_bets
 from rdpjax.rejection.betting_result import BettingResult, describe
-from rdpjax.stream.batches import checked_outputs, generators
+from rdpjax.rejection.betting_state import BettingState, Checkpoint, Kept, Wealth
+from rdpjax.stream.batches import BlackBoxBatches, generators
+from rdpjax.stream.looks import Accumulator, run_looks
 
 __all__ = [
     "BettingState",
@@ -90,6 +97,7 @@ __all__ = [
     "log_wealth_paths",
     "order_generator",
     "betting_test",
+    "wealth_accumulator",
 ]
 
 SCALES = (0.75, 0.375)
@@ -233,68 +241,6 @@ def log_wealth_paths(
     return {"stop": stop, "log_wealth": final, "winner": winner}
 
 
-@dataclasses.dataclass
-class BettingState:
-    """What :func:`betting_test` has seen and decided: what a checkpoint keeps.
-
-    Attributes:
-        logk: ``(J, 1)`` log wealth of each strategy (:data:`SCALES`).
-        x, y: buffers of both sides' past outputs (the first :attr:`size` are drawn), in the
-            random order they were bet on; they double when full (O(n) copying in all).
-        size: outputs drawn per side.
-        start: pairs seen at the end of the last complete batch.
-        n: pairs used (at the refutation, or :attr:`start`).
-        path: ``(pairs, log wealth)`` at the end of each batch (and at the stop).
-        rng: the numpy bit-generator states of x's, x''s and the orders' Generators after the
-            last complete batch, so that a resumed test continues as an uninterrupted one.
-        discrete: integer codes (sets of codes) or real outputs.
-        refuted: the hedged wealth reached ``1/alpha``.
-        planned: the pairs the bets in force were planned from (0: none yet).
-    """
-
-    logk: np.ndarray
-    x: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))
-    y: np.ndarray = dataclasses.field(default_factory=lambda: np.empty(0))
-    size: int = 0
-    start: int = 0
-    n: int = 0
-    path: list = dataclasses.field(default_factory=list)
-    rng: list = dataclasses.field(default_factory=list)
-    discrete: bool = False
-    refuted: bool = False
-    planned: int = 0
-
-    def add(self, bx: np.ndarray, by: np.ndarray, n: int, log_wealth: float) -> None:
-        """A batch drawn and bet on up to pair ``n`` (its end, or the refuting pair)."""
-        end = self.size + bx.size
-        if end > self.x.size or self.size == 0:
-            grow = max(end, 2 * self.x.size)
-            self.x = np.concatenate([self.x[: self.size].astype(bx.dtype),
-                                     np.empty(grow - self.size, bx.dtype)])  # fmt: skip
-            self.y = np.concatenate([self.y[: self.size].astype(by.dtype),
-                                     np.empty(grow - self.size, by.dtype)])  # fmt: skip
-        self.x[self.size : end], self.y[self.size : end] = bx, by
-        self.size = self.start = end
-        self.n = n
-        self.path.append((n, log_wealth))
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """Both sides' past outputs."""
-        return self.x[: self.size], self.y[: self.size]
-
-
-class Checkpoint(Protocol):
-    """Where :func:`betting_test` keeps its :class:`BettingState` between batches."""
-
-    def load(self) -> BettingState | None:
-        """The state to resume from, or ``None`` to start afresh."""
-        ...
-
-    def save(self, state: BettingState, done: bool) -> None:
-        """Keep ``state`` (called after every complete batch; ``done`` after the last)."""
-        ...
-
-
 def _checked(claim: Any, alpha: Any) -> Claim:
     if not isinstance(claim, Claim) or claim.kind not in SET_KINDS:
         kind = getattr(claim, "kind", type(claim).__name__)
@@ -382,66 +328,92 @@ def betting_test(
     batch = check_int(batch, "batch", 1)
     if not callable(sample):
         raise ValueError(f"sample must be callable as sample(rng, database, m); got {sample!r}")
+    ends = batch_ends(max_n, batch)
+    accumulator = wealth_accumulator(key, claim, alpha, ends)
+    kept = None
+    if checkpoint is not None:
+        eps, delta = epsilon_grid(claim)
+
+        def replan(state: BettingState) -> list[Bets]:
+            """The bets in force in a resumed state, from the pairs before they were planned."""
+            if not state.planned:
+                return []
+            past = (a[None, : state.planned] for a in state.arrays())
+            return plan_bets(*past, eps, delta, state.discrete, SCALES)
+
+        kept = Kept(checkpoint, replan)
+    source = BlackBoxBatches(sample, x, x_prime, key, project)  # generators(key)[1:]: x, x'
+    return run_looks(source, ends, range(len(ends)), accumulator, checkpoint=kept)
+
+
+def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accumulator:
+    """The betting test as an :class:`~rdpjax.stream.looks.Accumulator` over a :class:`Wealth`.
+
+    ``update`` puts each side's batch in a random order (module docstring, "Any order"), plans
+    the bets again where :func:`plans_at` says (from the pairs before the batch only), and
+    advances each strategy's wealth pair by pair, stopping at the first pair where the hedged
+    wealth reaches ``1/alpha`` (Ville's inequality); ``look`` reads that decision; ``result``
+    is the :class:`BettingResult` (``max_n = ends[-1]``).
+    """
     eps, delta = epsilon_grid(claim)
     level = np.log(1.0 / alpha)
-    ends = batch_ends(max_n, batch)
     plans = plans_at(ends)
-    rngs = [*generators(key)[1:], order_generator(key)]  # x, x', the within-batch orders
-    state = None if checkpoint is None else checkpoint.load()
-    if state is None:
+
+    def init() -> Wealth:
         state = BettingState(logk=np.zeros((len(SCALES), 1)))
-    else:
-        for g, saved in zip(rngs, state.rng, strict=True):
-            g.bit_generator.state = saved
-    g_p, g_q, order = rngs
-    bets: list[Bets] = []
-    sorted_past = SortedPast()  # real outputs: the past kept sorted between plans
-    if state.planned:  # resumed: the bets in force, from the pairs before they were planned
-        past = (a[None, : state.planned] for a in state.arrays())
-        bets = plan_bets(*past, eps, delta, state.discrete, SCALES)
-    for end in (e for e in ends if e > state.start and not state.refuted):
-        start, m = state.start, end - state.start
-        bx = _one_dimensional(checked_outputs(sample, g_p, x, m, project, "x"), "x")
-        by = _one_dimensional(checked_outputs(sample, g_q, x_prime, m, project, "x'"), "x'")
+        return Wealth(state, [], SortedPast(), order_generator(key).bit_generator.state)
+
+    def update(wealth: Wealth, bx, by) -> Wealth:
+        state, bets, sorted_past = wealth.past, wealth.bets, wealth.sorted_past
+        bx, by = _one_dimensional(bx, "x"), _one_dimensional(by, "x'")
         # A random order within the batch, whatever order the sampler returned (docstring), as
         # _shuffled; its sorted copy goes into the sorted past.
+        order = np.random.default_rng()
+        order.bit_generator.state = wealth.order
         sx, sy = np.sort(bx[None], axis=1), np.sort(by[None], axis=1)
         bx, by = order.permuted(sx, axis=1)[0], order.permuted(sy, axis=1)[0]
+        start, m = state.start, bx.size
         if start == 0:
-            state.discrete = bool(np.issubdtype(bx.dtype, np.integer))
-            if state.discrete != bool(np.issubdtype(by.dtype, np.integer)):
+            discrete = bool(np.issubdtype(bx.dtype, np.integer))
+            if discrete != bool(np.issubdtype(by.dtype, np.integer)):
                 raise ValueError(
                     f"sample must return the same kind of output on x and x'; got {bx.dtype} "
                     f"on x and {by.dtype} on x'"
                 )
-            state.add(bx, by, end, 0.0)
+            state = state.added(bx, by, start + m, 0.0, discrete=discrete)
         else:
+            planned = state.planned
             if start in plans:
                 past, presorted = state.arrays(), not state.discrete
                 past = sorted_past.update(*past) if presorted else (a[None] for a in past)
                 bets = plan_bets(*past, eps, delta, state.discrete, SCALES, rows_sorted=presorted)
-                state.planned = start
+                planned = start
             paths = _advance(state.logk, bets, bx[None], by[None])
             hedged = _hedged(paths)[0]
             crossed = np.flatnonzero(hedged >= level)
             i = int(crossed[0]) if crossed.size else m - 1
-            state.logk = paths[:, :, i]
-            state.refuted = bool(crossed.size)
-            state.add(bx, by, start + i + 1, float(hedged[i]))
+            state = state.added(bx, by, start + i + 1, float(hedged[i]), logk=paths[:, :, i],
+                                refuted=bool(crossed.size), planned=planned)  # fmt: skip
         if not state.discrete:
             sorted_past.add(sx[0], sy[0])
-        state.rng = [g.bit_generator.state for g in rngs]
-        if checkpoint is not None:
-            checkpoint.save(state, done=state.refuted or end == ends[-1])
-    j = int(np.argmax(state.logk[:, 0]))
-    strategy = describe(bets[j], j, SCALES[j]) if bets else {"strategy": None}
-    return BettingResult(
-        refuted=state.refuted,
-        n=state.n if state.refuted else max_n,
-        drawn=state.size,
-        alpha=alpha,
-        claim=claim,
-        e_value=float(np.exp(_hedged(state.logk)[0])),
-        path=tuple(state.path),
-        strategy=strategy,
-    )
+        return Wealth(state, bets, sorted_past, order.bit_generator.state)
+
+    def look(wealth: Wealth, k: int) -> tuple[Wealth, bool]:
+        return wealth, wealth.past.refuted
+
+    def result(wealth: Wealth) -> BettingResult:
+        state, bets = wealth.past, wealth.bets
+        j = int(np.argmax(state.logk[:, 0]))
+        strategy = describe(bets[j], j, SCALES[j]) if bets else {"strategy": None}
+        return BettingResult(
+            refuted=state.refuted,
+            n=state.n if state.refuted else ends[-1],
+            drawn=state.size,
+            alpha=alpha,
+            claim=claim,
+            e_value=float(np.exp(_hedged(state.logk)[0])),
+            path=tuple(state.path),
+            strategy=strategy,
+        )
+
+    return Accumulator(init, update, look, result)

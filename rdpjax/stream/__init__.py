@@ -61,6 +61,9 @@ boundary, the sharding and the program budget among the internal tricks: :mod:`r
 * :mod:`rdpjax.stream.from_counts`: the counts → bound step (``bound_from_counts``);
 * :mod:`rdpjax.stream.driver`: :func:`bound_of_source`, the one driver every streamed bound
   runs: checks, kind, settings from the pilot, counts, bound;
+* :mod:`rdpjax.stream.looks`: :func:`~rdpjax.stream.looks.run_looks`, the one looks driver
+  (batches of both sides on a schedule of ends, an accumulator fed and looked at, checkpoints)
+  that the sequential Rényi looks and the betting test run on;
 * :mod:`rdpjax.stream.scan`: the compiled draw-and-bin scan over chunks;
 * :mod:`rdpjax.stream.streamed`: :func:`streamed_bound`, :func:`streamed_samples`;
 * :mod:`rdpjax.stream.replicate`: :func:`replicated_bounds`, :func:`bound_of_draws`, and

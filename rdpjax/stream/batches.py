@@ -4,7 +4,9 @@ The host-side counterpart of :mod:`rdpjax.stream.scan`: a numpy black box (or an
 draws outputs batch by batch) checks each batch (:func:`checked_outputs`) and adds it to a
 float64 accumulator (:func:`bin_batch`), which :func:`batch_counts` turns into the counts the
 bound needs. Shared by :func:`rdpjax.stream.streamed_bound` (a :class:`~rdpjax.stream.BlackBox`) and
-the sequential audit (:mod:`rdpjax.auditing.sequential`).
+the sequential audit (:mod:`rdpjax.auditing.sequential`). :class:`BlackBoxBatches` is a black box
+as a source of the looks driver (:mod:`rdpjax.stream.looks`): the Rényi looks' and the betting
+test's.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from rdpjax.stream.pilot import Fixed, Layout
 
 __all__ = [
     "BIN_CHUNK",
+    "BlackBoxBatches",
     "batch_counts",
     "bin_batch",
     "check_batch",
@@ -139,3 +142,41 @@ def check_batch(out: np.ndarray, m: int, project: Callable | None, side: str) ->
                     f"{side}; a mechanism's outputs must be finite."
                 )
     return out
+
+
+class BlackBoxBatches:
+    """Batches of a black box ``sample(rng, database, m)``, one Generator per side.
+
+    ``g_pilot, g_p, g_q = generators(key)``: side ``s`` calls the black box with its own
+    Generator (``g_p`` on x, ``g_q`` on x'), batch after batch, so the Generator carries the
+    position and its state is what a checkpoint keeps (a :class:`rdpjax.stream.looks.BatchSource`).
+
+    Args:
+      sample: the black box.
+      x: the first database.
+      x_prime: the second.
+      key: a JAX key.
+      project: an optional fixed map of a batch (:func:`check_batch`).
+      sides: the two sides' names in error messages.
+    """
+
+    def __init__(self, sample: Callable, x, x_prime, key, project, sides=("x", "x'")) -> None:
+        self.sample, self.databases, self.project = sample, (x, x_prime), project
+        self.g_pilot, *self.rngs = generators(key)
+        self.sides = sides
+
+    def draw(self, side: int, piece: int, m: int) -> np.ndarray:
+        """The next ``m`` checked outputs of ``side`` (0: x, 1: x') from that side's generator."""
+        del piece  # the side's Generator carries the position
+        return checked_outputs(
+            self.sample, self.rngs[side], self.databases[side], m, self.project, self.sides[side]
+        )
+
+    def rng_state(self) -> list:
+        """The two sides' generator states (for a checkpoint)."""
+        return [g.bit_generator.state for g in self.rngs]
+
+    def restore(self, state: list) -> None:
+        """Set the two sides' generators to the states :meth:`rng_state` returned."""
+        for g, s in zip(self.rngs, state, strict=True):
+            g.bit_generator.state = s

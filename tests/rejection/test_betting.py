@@ -1,13 +1,12 @@
 """The sequential set test by betting: its wealth is a supermartingale under a true claim
 (checked exactly), true claims are rarely refuted, false ones quickly, and bad arguments raise."""
 
-import copy
 import json
 
 import jax
 import numpy as np
 import pytest
-from references import interrupted_at
+from references import Memory, interrupted_at
 from scipy import stats
 
 from rdpjax.auditing import Looks
@@ -305,30 +304,17 @@ def test_plans_every_batch_below_the_cap_then_as_the_past_grows_by_an_eighth():
     np.testing.assert_allclose(np.log(result.e_value), out["log_wealth"][0], rtol=1e-12)
 
 
-class _Memory:
-    """A Checkpoint kept in memory (a copy of every state saved)."""
-
-    def __init__(self, state=None):
-        self.state, self.saves = state, 0
-
-    def load(self):
-        return self.state
-
-    def save(self, state, done):
-        self.state, self.saves = copy.deepcopy(state), self.saves + 1
-
-
 def test_an_interrupted_test_resumes_as_an_uninterrupted_one():
     """The state after each batch (outputs, wealth, random states) resumes the test exactly."""
     interrupted = interrupted_at(_noisy_sum, 13)
     key, args = jax.random.key(21), ([1.0], [0.0], gdp(0.8))
     whole = betting_test(key, _noisy_sum, *args, max_n=4000, batch=64)
-    memory = _Memory()
+    memory = Memory()
     with pytest.raises(KeyboardInterrupt):
         betting_test(key, interrupted, *args, max_n=4000, batch=64, checkpoint=memory)
     assert memory.saves >= 5 and 0 < memory.state.start < whole.n
     resumed = betting_test(key, _noisy_sum, *args, max_n=4000, batch=64,
-                                  checkpoint=_Memory(memory.state))  # fmt: skip
+                                  checkpoint=Memory(memory.state))  # fmt: skip
     assert resumed == whole and whole.refuted
 
 

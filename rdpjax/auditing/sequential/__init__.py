@@ -14,7 +14,8 @@ Modules: :mod:`~rdpjax.auditing.sequential.schedule` (looks, α-spending),
 :mod:`~rdpjax.auditing.sequential.setup` (the settings of every look, fixed before the draws),
 :mod:`~rdpjax.auditing.sequential.engine` (incremental counts, the bound of a look),
 :mod:`~rdpjax.auditing.sequential.state` (checkpoints),
-:mod:`~rdpjax.auditing.sequential.audit` (the loop and the report).
+:mod:`~rdpjax.auditing.sequential.audit` (the audit on the looks driver,
+:mod:`rdpjax.stream.looks`, and the report).
 """
 
 from rdpjax.auditing.sequential.audit import OPTIONS, sequential_audit

@@ -1,16 +1,17 @@
-""":func:`sequential_audit`: the look loop, its checkpoints, and the report.
+""":func:`sequential_audit`: the Rényi looks on the looks driver, their checkpoint, and the report.
 
-The loop draws batches of at most ``batch_size`` outputs per side, alternating the sides, until both
-hold the next look's ``n_k``; then it bounds (:func:`rdpjax.auditing.sequential.engine.look_bound`),
-records the look, and stops when the bound exceeds the claim at some order or after the last look.
-With a ``checkpoint`` folder the state is saved after batches and at every look
+The looks driver (:func:`rdpjax.stream.looks.run_looks`) draws batches of at most ``batch_size``
+outputs per side, x then x', until both hold the next look's ``n_k``
+(:func:`rdpjax.auditing.sequential.engine.look_ends`); the accumulator
+(:func:`rdpjax.auditing.sequential.engine.looks_accumulator`) then bounds, records the look, and
+stops when the bound exceeds the claim at some order or after the last look. With a
+``checkpoint`` folder the state is saved after batches and at every look
 (:mod:`rdpjax.auditing.sequential.state`); an interruption (Ctrl-C, an exception in the user's
 sampler, a killed process) loses at most the batch under way (and a few seconds of cheap batches).
 """
 
 from __future__ import annotations
 
-import time
 import warnings
 from pathlib import Path
 
@@ -18,20 +19,18 @@ import jax
 import numpy as np
 
 from rdpjax._internal.progress import progress_bar
-from rdpjax._json import json_floats
 from rdpjax._keys import as_key
 from rdpjax.auditing.draws import exact_divergences, mechanism_source_sha256, user_function
 from rdpjax.auditing.options import AuditOptions, Looks, audit_options
 from rdpjax.auditing.report import AuditReport, Look, json_ready
-from rdpjax.auditing.sequential.engine import add_batch, empty_counts, look_bound
+from rdpjax.auditing.sequential.engine import Totals, look_ends, looks_accumulator
 from rdpjax.auditing.sequential.options import OPTIONS, look_options
 from rdpjax.auditing.sequential.schedule import Schedule, geometric_schedule
-from rdpjax.auditing.sequential.setup import setup_looks
 from rdpjax.auditing.sequential.sources import make_source
-from rdpjax.auditing.sequential.state import CHECKPOINT, SLOW_BATCH, State, load_state, save_state
-from rdpjax.claims.orders import default_orders
+from rdpjax.auditing.sequential.state import CHECKPOINT, LooksFile
 from rdpjax.estimator.support import split_counts, support_gap
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.stream.looks import run_looks
 
 __all__ = ["OPTIONS", "from_audit", "sequential_audit"]
 
@@ -140,50 +139,17 @@ def sequential_audit(
         recorded,
         {"both_directions": bool(both_directions), "batch_size": batch_size},
     )
-    state = _start(source, schedule, options, fingerprint, checkpoint, resume)
-
-    def bound_at(k: int):
-        """Look k's bound from the totals (its orders: ``lam``, or the defaults at n_k)."""
-        n_k = schedule.sizes[k]
-        if lam is not None:
-            orders = [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
-        else:
-            orders = [float(v) for v in default_orders(claim, n_k)]
-        alpha_k = schedule.alphas[k]
-        return look_bound(
-            state.setup, state.counts, state.outside, k, n_k, orders, alpha_k, options
-        )
-
-    bound = None
-    finished = bool(state.looks) and (
-        state.looks[-1]["refuted"] or len(state.looks) == len(schedule.sizes)
-    )
+    file = None if checkpoint is None else LooksFile(checkpoint, fingerprint, resume)
+    ends, looks_at = look_ends(schedule.sizes, batch_size)
+    accumulator = looks_accumulator(source, schedule, lam, claim, options)
     with progress_bar(2 * schedule.sizes[0], progress, "sequential audit") as bar:
-        bar.update(sum(state.drawn))
-        try:
-            for k, n_k in enumerate(schedule.sizes):
-                if finished or k < len(state.looks):
-                    continue
-                bar.total = 2 * n_k  # the bar runs to the next look
-                bar.set_description(f"look {k + 1}/{len(schedule.sizes)}")
-                _draw_until(source, state, n_k, batch_size, checkpoint, bar)
-                bound = bound_at(k)
-                state.looks.append(_look(k, n_k, state.pilot, bound, claim, schedule))
-                if checkpoint is not None:
-                    save_state(state, checkpoint, force=True)
-                if state.looks[-1]["refuted"]:
-                    break
-        except BaseException:
-            if checkpoint is not None:
-                save_state(state, checkpoint, force=True)  # every complete batch is kept
-            raise
-    if bound is None:  # resumed after the last look: the totals are those of that look
-        bound = bound_at(len(state.looks) - 1)
+        totals = run_looks(source, ends, looks_at, accumulator, checkpoint=file, bar=bar)
     function = user_function(mechanism)  # the user's code, hashed (a zoo mechanism: nothing)
     extra = (
         {} if function is None else {"mechanism_source_sha256": mechanism_source_sha256(function)}
     )
-    return _report(state, bound, schedule, claim, exact, name, project, options, checkpoint, extra)
+    return _report(totals, fingerprint, schedule, claim, exact, name, project, options, checkpoint,
+                   extra)  # fmt: skip
 
 
 def from_audit(mechanism, x, x_prime, lam, *, looks, key, alpha, both_directions, claim, options):
@@ -212,97 +178,35 @@ def from_audit(mechanism, x, x_prime, lam, *, looks, key, alpha, both_directions
     return report
 
 
-def _start(source, schedule, options, fingerprint, checkpoint, resume) -> State:
-    if checkpoint is not None:
-        state = load_state(checkpoint, fingerprint)
-        if state is not None and not resume:
-            raise ValueError(
-                f"{Path(checkpoint) / CHECKPOINT} holds an audit's draws; continue it with "
-                "Looks(…, resume=True) (--resume), or use another folder."
-            )
-        if state is None and resume:
-            raise ValueError(f"no checkpoint to resume in {checkpoint} ({CHECKPOINT} is missing).")
-        if state is not None:
-            source.restore(state.rng)
-            return state
-    setup, pilot = setup_looks(source, schedule, options)
-    empty = empty_counts(setup)
-    return State(
-        fingerprint=fingerprint,
-        setup=setup,
-        counts=[empty, empty.copy()],
-        outside=[0.0, 0.0],
-        drawn=[0, 0],
-        pieces=[0, 0],
-        rng=source.rng_state(),
-        pilot=pilot,
-    )
-
-
-def _draw_until(source, state: State, n_k: int, batch_size: int, checkpoint, bar) -> None:
-    """Draw and bin batches, sides alternating, until both sides hold ``n_k`` outputs."""
-    while min(state.drawn) < n_k:
-        for side in (0, 1):
-            m = min(batch_size, n_k - state.drawn[side])
-            if m <= 0:
-                continue
-            started = time.monotonic()
-            out = source.draw(side, state.pieces[side], m)
-            slow = time.monotonic() - started >= SLOW_BATCH
-            counts, off = add_batch(state.setup, state.counts[side], state.outside[side], out)
-            # The state changes only once the batch is complete (a checkpoint is consistent).
-            state.counts[side], state.outside[side] = counts, off
-            state.drawn[side] += m
-            state.pieces[side] += 1
-            state.rng = source.rng_state()
-            bar.update(m)
-            if checkpoint is not None:
-                save_state(state, checkpoint, force=slow)
-
-
-def _look(k: int, n_k: int, pilot: int, bound, claim, schedule) -> dict:
-    lower = np.asarray(bound.lower, np.float64)
-    claimed = None if claim is None else np.asarray(claim(bound.lam), np.float64)
-    refuted = bool(claimed is not None and np.any(lower > claimed))
-    return {
-        "k": k + 1,
-        "n": n_k,
-        "drawn": n_k + pilot,
-        "alpha": schedule.alphas[k],
-        "lam": json_floats(bound.lam),
-        "lower": json_floats(lower),
-        "estimate": json_floats(bound.estimate),
-        "claimed": None if claimed is None else json_floats(claimed),
-        "refuted": refuted,
-    }
-
-
-def _report(state, bound, schedule, claim, exact, name, project, options, checkpoint, extra):
+def _report(
+    totals: Totals, fingerprint, schedule, claim, exact, name, project, options, checkpoint, extra
+):
     """The report of the last look; ``extra``: more settings (the hash of the user's source)."""
+    bound = totals.bound
     lam = [float(v) for v in np.asarray(bound.lam, np.float64)]
     # Draws off the pilot's grid are clamped onto its edge: a fixed map, so the bounds stay
     # valid (possibly looser). Nothing a user can act on: recorded, and shown with --verbose.
-    off = [int(v) for v in state.outside]
-    last = state.looks[-1]
+    off = [int(v) for v in totals.outside]
+    last = totals.looks[-1]
     settings = {
         "lam": lam,
         "lam_chosen_by": "rdpjax.claims.orders.default_orders at each look"
-        if state.fingerprint["lam"] is None
+        if fingerprint["lam"] is None
         else "user",
         "n_asked": int(schedule.max_n),
         "alpha": schedule.alpha,
         "both_directions": options.both_directions,
         "sequential": {
             "schedule": schedule.to_dict(),
-            "looks_taken": len(state.looks),
+            "looks_taken": len(totals.looks),
             "stopped": "refuted" if last["refuted"] else "max_n",
-            "pilot": state.pilot,
+            "pilot": totals.pilot,
             "drawn_per_database": last["drawn"],
             "clamped_to_grid_edge": off,
             "checkpoint": None if checkpoint is None else str(Path(checkpoint) / CHECKPOINT),
         },
-        "batch_size": state.fingerprint["batch_size"],
-        "estimator_options": state.fingerprint["options"],
+        "batch_size": fingerprint["batch_size"],
+        "estimator_options": fingerprint["options"],
         "transform_applied": bound.transform,  # None: the looks bin the outputs as drawn
     }
     settings.update(extra)
@@ -315,17 +219,17 @@ def _report(state, bound, schedule, claim, exact, name, project, options, checkp
         exact=None if exact is None else exact(lam),
         projected=project is not None,
         streamed=True,
-        looks=tuple(Look.from_dict(d) for d in state.looks),
-        notes=_notes(state, schedule.alpha),
+        looks=tuple(Look.from_dict(d) for d in totals.looks),
+        notes=_notes(totals, fingerprint, schedule.alpha),
     )
 
 
-def _notes(state, alpha: float) -> tuple[str, ...]:
-    if not state.setup.discrete:
+def _notes(totals: Totals, fingerprint, alpha: float) -> tuple[str, ...]:
+    if not totals.setup.discrete:
         return ()
-    size = max(c.size for c in state.counts)
+    size = max(c.size for c in totals.counts)
     # Counts only: each side's draws split into two random halves, from the audit's own key.
-    rng = np.random.default_rng(state.fingerprint["key"])
-    p, q = (split_counts(np.pad(c, (0, size - c.size)), rng) for c in state.counts)
+    rng = np.random.default_rng(fingerprint["key"])
+    p, q = (split_counts(np.pad(c, (0, size - c.size)), rng) for c in totals.counts)
     note = support_gap(p, q, alpha)
     return () if note is None else (note,)

@@ -24,8 +24,8 @@ counted the same way, on a table of the values seen.
 **Any order.** A sampler is called for i.i.d. outputs, but may return a batch in any order (sorted,
 or a discrete law written as ``np.repeat(values, rng.multinomial(m, p))``); nothing certified here
 depends on that order, so no batch is permuted. The batch sizes are fixed by the schedule and
-``batch_size`` alone, and a batch never straddles a look (the loop of
-:mod:`rdpjax.auditing.sequential.audit` draws ``min(batch_size, n_k − drawn)``), so look ``k`` uses
+``batch_size`` alone, and a batch never straddles a look (:func:`look_ends`: the looks driver,
+:func:`rdpjax.stream.looks.run_looks`, draws ``min(batch_size, n_k − drawn)``), so look ``k`` uses
 exactly the outputs of the first batches, whole; and its bound is a function of the per-cell totals
 (binned or counted), i.e. of the multiset of those outputs, not of their order (codes of a table are
 assigned per batch in sorted order, a relabelling the frequencies do not see). The pilot is a
@@ -37,29 +37,47 @@ same looks as the unsorted one on the same draws (``tests/auditing/sequential/te
 **Incremental counts.** Each batch is binned once onto the fixed grid (linear binning, the same
 kernel as :class:`rdpjax.stream.BlackBox`) or counted (codes), and added to float64 totals: no draw
 is redrawn or rebinned; a look costs one bound on the grid, independent of n.
+
+**The accumulator** (:func:`looks_accumulator`, for :func:`rdpjax.stream.looks.run_looks`): the
+state is :class:`Totals`; ``update`` adds a batch of each side (:func:`add_batch`), ``look`` bounds
+look ``k`` from the totals (:func:`look_bound`) and stops when the bound exceeds the claim at
+some order.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rdpjax._json import json_floats
 from rdpjax._precision import float64
 from rdpjax.auditing.sequential.options import LookOptions
-from rdpjax.auditing.sequential.setup import LookSetup
+from rdpjax.auditing.sequential.schedule import Schedule
+from rdpjax.auditing.sequential.setup import LookSetup, setup_looks
+from rdpjax.claims.orders import default_orders
 from rdpjax.estimator.api import DEFAULTS
 from rdpjax.estimator.bound_plan import Bound, BoundPlan
 from rdpjax.estimator.grid import Grid, bucket_size
 from rdpjax.estimator.inputs import plan_options
 from rdpjax.stream.batches import batch_counts, bin_batch
 from rdpjax.stream.from_counts import bound_from_counts
+from rdpjax.stream.looks import Accumulator
 from rdpjax.stream.pilot import Fixed, Layout, discrete_fixed
 
-__all__ = ["MAX_CODES", "add_batch", "empty_counts", "look_bound"]
+__all__ = [
+    "MAX_CODES",
+    "Totals",
+    "add_batch",
+    "empty_counts",
+    "look_bound",
+    "look_ends",
+    "looks_accumulator",
+]
 
 MAX_CODES = 2**24
 """Codes below this index the counts directly (others go through a table of values); at most
@@ -230,3 +248,108 @@ def look_bound(
                 fixed, tuple(padded), tuple(outside), (n, n), outside="clip", stacklevel=2
             )
     return jax.tree.map(np.asarray, bound)
+
+
+class Totals(NamedTuple):
+    """What the Rényi looks have counted and decided: the state of :func:`looks_accumulator`.
+
+    Attributes:
+      setup: the settings fixed before the certifying draws (kind, grid, per-look h, τ, β) and
+        the tables of the discrete outputs seen (they grow in place: a relabelling that only
+        ever appends, so an earlier state stays valid).
+      counts: ``(P, Q)`` float64 accumulators (discrete counts, or linear-binning pairs).
+      outside: ``(P, Q)`` numbers of outputs clamped onto the edge of the grid.
+      pilot: outputs per side drawn for the pilot (0 for discrete outputs).
+      looks: one dict per look taken (:func:`look_record`).
+      bound: the bound of the last look taken in this process (``None`` after a resume).
+    """
+
+    setup: LookSetup
+    counts: tuple[np.ndarray, np.ndarray]
+    outside: tuple[float, float]
+    pilot: int
+    looks: tuple[dict, ...] = ()
+    bound: Any = None
+
+
+def look_ends(sizes, batch_size: int) -> tuple[list[int], list[int]]:
+    """The batch ends (outputs per side) and the indices of the looks among them.
+
+    From each look to the next, batches of ``batch_size`` and a last one up to the look:
+    ``min(batch_size, n_k − drawn)`` outputs a batch, a function of the schedule alone.
+    """
+    ends, looks = [], []
+    for n_k in sizes:
+        start = ends[-1] if ends else 0
+        ends.extend(range(start + batch_size, n_k, batch_size))
+        ends.append(int(n_k))
+        looks.append(len(ends) - 1)
+    return ends, looks
+
+
+def look_record(k: int, n_k: int, pilot: int, bound, claim, schedule: Schedule) -> dict:
+    """Look ``k``'s entry of the report: its bound and whether it refutes ``claim``."""
+    lower = np.asarray(bound.lower, np.float64)
+    claimed = None if claim is None else np.asarray(claim(bound.lam), np.float64)
+    refuted = bool(claimed is not None and np.any(lower > claimed))
+    return {
+        "k": k + 1,
+        "n": n_k,
+        "drawn": n_k + pilot,
+        "alpha": schedule.alphas[k],
+        "lam": json_floats(bound.lam),
+        "lower": json_floats(lower),
+        "estimate": json_floats(bound.estimate),
+        "claimed": None if claimed is None else json_floats(claimed),
+        "refuted": refuted,
+    }
+
+
+def looks_accumulator(source, schedule: Schedule, lam, claim, options: LookOptions) -> Accumulator:
+    """The Rényi looks as an :class:`~rdpjax.stream.looks.Accumulator` over :class:`Totals`.
+
+    ``init`` fixes the settings (:func:`setup_looks`, the pilot drawn from ``source``);
+    ``update`` adds a batch of each side; ``look(totals, k)`` bounds look ``k`` at its level
+    ``α_k`` with its orders (``lam``, or :func:`rdpjax.claims.orders.default_orders` at
+    ``n_k``), records it and stops when it refutes ``claim``; ``result`` is the totals with the
+    last look's bound.
+    """
+
+    def init() -> Totals:
+        setup, pilot = setup_looks(source, schedule, options)
+        empty = empty_counts(setup)
+        return Totals(setup, (empty, empty.copy()), (0.0, 0.0), pilot)
+
+    def update(totals: Totals, bx, by) -> Totals:
+        counts, outside = list(totals.counts), list(totals.outside)
+        for side, out in enumerate((bx, by)):
+            if out is not None:
+                counts[side], outside[side] = add_batch(
+                    totals.setup, counts[side], outside[side], out
+                )
+        return totals._replace(counts=tuple(counts), outside=tuple(outside))
+
+    def bound_at(totals: Totals, k: int):
+        n_k = schedule.sizes[k]
+        if lam is not None:
+            orders = [float(v) for v in np.atleast_1d(np.asarray(lam, np.float64))]
+        else:
+            orders = [float(v) for v in default_orders(claim, n_k)]
+        return look_bound(
+            totals.setup, totals.counts, totals.outside, k, n_k, orders, schedule.alphas[k],
+            options,
+        )  # fmt: skip
+
+    def look(totals: Totals, k: int) -> tuple[Totals, bool]:
+        if k < len(totals.looks):  # taken before the checkpoint: its α is spent, its decision kept
+            return totals, bool(totals.looks[k]["refuted"])
+        bound = bound_at(totals, k)
+        record = look_record(k, schedule.sizes[k], totals.pilot, bound, claim, schedule)
+        return totals._replace(looks=(*totals.looks, record), bound=bound), record["refuted"]
+
+    def result(totals: Totals) -> Totals:
+        if totals.bound is None:  # resumed after the last look: the totals are those of that look
+            return totals._replace(bound=bound_at(totals, len(totals.looks) - 1))
+        return totals
+
+    return Accumulator(init, update, look, result)

@@ -3,7 +3,9 @@
 Both give, per side, batches that are a deterministic function of the key and the batch's index
 (JAX: ``mechanism.sample(fold_in(k_side, j), database, ·)``; numpy: one Generator per side,
 spawned from the key by :func:`rdpjax.stream.batches.generators`, whose state is saved with every
-checkpoint), so a resumed audit draws exactly what an uninterrupted one would have.
+checkpoint), so a resumed audit draws exactly what an uninterrupted one would have. Both are
+sources of the looks driver (:class:`rdpjax.stream.looks.BatchSource`); the black box's batches
+(:class:`rdpjax.stream.batches.BlackBoxBatches`) are also those the betting test bets on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 from rdpjax._keys import as_key
 from rdpjax.estimator.grid import bucket_size
 from rdpjax.mechanisms.base import Mechanism
-from rdpjax.stream.batches import check_batch, checked_outputs, generators
+from rdpjax.stream.batches import BlackBoxBatches, check_batch, checked_outputs
 
 __all__ = ["JaxBatches", "NumpyBatches", "make_source"]
 
@@ -83,18 +85,17 @@ class JaxBatches:
         pass
 
 
-class NumpyBatches:
-    """Batches of a black box ``sample(rng, database, m)``, one generator per side.
+class NumpyBatches(BlackBoxBatches):
+    """Batches of a black box ``sample(rng, database, m)``, one generator per side, and a pilot.
 
-    Side ``s`` calls it with its own ``numpy.random.Generator`` (``generators(key)``: pilot, P,
-    Q), batch after batch.
+    :class:`~rdpjax.stream.batches.BlackBoxBatches` (``generators(key)``: pilot, P, Q), with the
+    pilot drawn from the pilot's generator and the kind of outputs read from a probe.
     """
 
     kind = "numpy"
 
     def __init__(self, sample: Callable, x, x_prime, key, project: Callable | None, discrete):
-        self.sample, self.databases, self.project = sample, (x, x_prime), project
-        self.g_pilot, *self.rngs = generators(key)
+        super().__init__(sample, x, x_prime, key, project, _SIDES)
         probe = checked_outputs(sample, np.random.default_rng(0), x, 2, project, "x (probe)")
         integer = probe.dtype.kind in "biu"
         self.discrete = integer if discrete is None else bool(discrete)
@@ -118,22 +119,6 @@ class NumpyBatches:
             )
             for s in (0, 1)
         )
-
-    def draw(self, side: int, piece: int, m: int) -> np.ndarray:
-        """The next ``m`` checked outputs of ``side`` (0: x, 1: x') from that side's generator."""
-        del piece  # the side's Generator carries the position
-        return checked_outputs(
-            self.sample, self.rngs[side], self.databases[side], m, self.project, _SIDES[side]
-        )
-
-    def rng_state(self) -> list:
-        """The two sides' generator states (for a checkpoint)."""
-        return [g.bit_generator.state for g in self.rngs]
-
-    def restore(self, state: list) -> None:
-        """Set the two sides' generators to the states :meth:`rng_state` returned."""
-        for g, s in zip(self.rngs, state, strict=True):
-            g.bit_generator.state = s
 
 
 def make_source(mechanism, x, x_prime, key, project, discrete):

@@ -47,7 +47,7 @@ def _state(setup: LookSetup) -> State:
     ],
 )
 def test_a_checkpoint_gives_back_the_setup_it_saved(tmp_path, setup):
-    save_state(_state(setup), tmp_path, force=True)
+    save_state(_state(setup), tmp_path)
     loaded = load_state(tmp_path, {"audit": "test"})
     assert isinstance(loaded.setup, LookSetup)
     assert loaded.setup == setup
@@ -69,7 +69,7 @@ def test_bad_setups_are_value_errors():
 
 
 def test_a_checkpoint_with_a_broken_setup_is_named(tmp_path):
-    save_state(_state(_continuous()), tmp_path, force=True)
+    save_state(_state(_continuous()), tmp_path)
     path = tmp_path / "sequential.npz"
     with np.load(path) as data:
         record = json.loads(str(data["state"]))
