@@ -16,9 +16,8 @@ os.environ["JAX_NUMPY_DTYPE_PROMOTION"] = "strict"
 # default floor stands (programs that took at least 1 s to compile are kept): writing every
 # small program costs more than reading it back saves. A size bound makes jax lock the folder
 # (filelock) around each read and write, so no process reads an entry half written. Results are
-# unchanged (jax keys an entry on the lowered program itself); compiled_names
-# (rdpjax._internal.programs) turns the cache off inside its block, so that the tests counting
-# compilations see every one.
+# unchanged (jax keys an entry on the lowered program itself), and the tests that count
+# compilations still see a program read back from the cache (tests/test_programs.py).
 SUITE_CACHE_BYTES = 2**31
 if not os.environ.get("RDPJAX_SUITE_JAX_CACHE"):
     import tempfile

@@ -17,7 +17,6 @@ from typing import Any, cast
 
 import jax
 import numpy as np
-from jax.experimental.compilation_cache import compilation_cache
 
 __all__ = [
     "PROGRAM_BUDGET",
@@ -53,15 +52,9 @@ def compiled_names() -> Generator[list[str], None, None]:
     """The names of the programs XLA compiles inside the block (``jax.monitoring`` events).
 
     What the tests and ``benchmarks/performance/compiled_programs.py`` read to see that a program
-    was compiled, or was not compiled again. A name is listed once per backend compilation. jax's
-    persistent compilation cache is off inside the block (a program it read back would be missed
-    by the in-memory cache, yet not compiled), and back as it was after.
+    was compiled, or was not compiled again. A name is listed once per backend compilation.
     """
     names: list[str] = []
-    persistent = bool(cast(Any, jax.config.read("jax_enable_compilation_cache")))
-    if persistent:  # jax decides whether to use it once, at its first compilation: ask again
-        compilation_cache.reset_cache()
-        jax.config.update("jax_enable_compilation_cache", False)
 
     def on_event(event: str, duration_secs: float, **kwargs: str | int) -> None:
         del duration_secs
@@ -73,9 +66,6 @@ def compiled_names() -> Generator[list[str], None, None]:
         yield names
     finally:
         jax.monitoring.unregister_event_duration_listener(on_event)
-        if persistent:
-            compilation_cache.reset_cache()
-            jax.config.update("jax_enable_compilation_cache", True)
 
 
 def program_key(*args: Any) -> tuple[Any, ...]:
