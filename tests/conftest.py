@@ -12,7 +12,7 @@ os.environ["JAX_NUMPY_DTYPE_PROMOTION"] = "strict"
 # One persistent jax compilation cache for the whole run, fresh and removed at its end: the
 # process that starts the run makes the folder, and the test workers, the commands, scripts and
 # notebook kernels the tests start all inherit it, so a program compiled in one is read back by
-# the others (the suite: 17.7 -> 16.4 min on 2 cores, benchmarks/LOG.md "Suite time"). jax's
+# the others (the suite on 2 cores: 17.7 -> 16.4 min; benchmarks/LOG.md, "Suite time"). jax's
 # default floor stands (programs that took at least 1 s to compile are kept): writing every
 # small program costs more than reading it back saves. A size bound makes jax lock the folder
 # (filelock) around each read and write, so no process reads an entry half written. Results are
