@@ -13,6 +13,7 @@ One trick a module; each says what it buys and where it was measured:
   so that drawn samples are written to memory once before they are binned;
 * :mod:`~rdpjax._internal.progress` — progress reports from inside a compiled scan through one
   fixed host callback and a registry of runs; the tqdm bar of host-side loops;
+* :mod:`~rdpjax._internal.threads` — two host computations side by side (the pilot's two sorts);
 * :mod:`~rdpjax._internal.sharding` — device meshes, sums and maps over devices (``shard_map``),
   the replications' batch budget (the public names stay importable from
   :mod:`rdpjax.estimator.sharding`);

@@ -27,6 +27,7 @@ import numpy as np
 
 from rdpjax._internal.progress import progress_run
 from rdpjax._internal.sharding import draw_mesh
+from rdpjax._internal.threads import both
 from rdpjax._keys import as_key, sorted_rows
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.stream.batches import (
@@ -64,16 +65,25 @@ _IN_FLIGHT = 2
 """Numpy batches dispatched to the binning kernel and not yet binned, at most (bounds memory)."""
 
 
-def sorted_pilots(pilots: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Each side's pilot rows sorted (rows of a vector output lexicographically).
+def sorted_pilots(pilots: tuple[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's pilot rows on the host, sorted (rows of a vector output lexicographically).
 
     The settings read the pilot through strided subsamples (the pooled scale), so a sampler
     that returned its batch sorted, or in any order of its own, would change them; sorted
     first, the pilot depends on its multiset only (issue 51), and a strided subsample of it is a
     systematic one across its quantiles. (The rejection sets, which split their selection by
-    position, put it in an order drawn from the key: :mod:`rdpjax.rejection.api`.)
+    position, put it in an order drawn from the key: :mod:`rdpjax.rejection.api`.) The sides
+    (numpy or jax arrays) are copied and sorted side by side (:mod:`rdpjax._internal.threads`).
     """
-    return sorted_rows(pilots[0]), sorted_rows(pilots[1])
+    return both(_sorted_host, pilots[0], pilots[1], items=_items(pilots[0]))
+
+
+def _sorted_host(rows: Any) -> np.ndarray:
+    return sorted_rows(np.asarray(rows))  # a jax array is copied to the host first
+
+
+def _items(rows: Any) -> int:
+    return int(np.prod(np.shape(rows)))
 
 
 class Source(Protocol):
@@ -140,8 +150,9 @@ class JaxSource:
         Drawn when a setting first needs them, then kept (a one-pass audit reads them twice).
         """
         if self.pilots is None or len(self.pilots[0]) != self.pilot_size:
+            # Both sides dispatched before either is copied; the copies and sorts side by side.
             drawn = [
-                np.asarray(pilot_draw(k, a, sampler=s, m=self.pilot_size))
+                pilot_draw(k, a, sampler=s, m=self.pilot_size)
                 for k, s, a in zip(self.pilot_keys, self.samplers, self.args, strict=True)
             ]
             self.pilots = sorted_pilots((drawn[0], drawn[1]))
