@@ -115,15 +115,14 @@ class SetTest:
         kind = None if self.claim is None else self.claim.kind
         # At δ = 0 the quantity is ε-DP's ε itself (a Gaussian's is +∞: the bound is finite).
         name = f"ε(δ = {self.delta:g})" if self.delta > 0 else "the ε of ε-DP"
-        eps = (
-            f"{name} ≥ {self.epsilon:.4g}"
-            if np.isfinite(self.epsilon)
-            else f"no {name} > 0 certified"
-        )
+        # A certified ε ≤ 0 says no more than ε ≥ 0 does (worded as for μ, not as "ε ≥ -0.0004").
+        certified = bool(np.isfinite(self.epsilon) and self.epsilon > 0)
+        short = name if self.delta > 0 else "ε"
+        eps = f"{name} ≥ {self.epsilon:.4g}" if certified else f"no {short} > 0 certified"
         mu = f"μ ≥ {self.mu:.4g}" if np.isfinite(self.mu) and self.mu > 0 else "no μ > 0 certified"
         if kind in ("approx_dp", "pure_dp"):
             claimed = float(self.claim.params["epsilon"])
-            if np.isfinite(self.epsilon):
+            if certified:
                 above = "above" if self.epsilon > claimed else "not above"
                 eps += f", {above} the claimed {claimed:g}"
             return eps

@@ -124,3 +124,18 @@ def test_unknown_option_is_a_type_error():
         set_test(KEY, p, q, bins=3)
     with pytest.raises(TypeError, match="SetOptions; got dict"):
         set_test(KEY, p, q, options={"selection": 0.1})
+
+
+@pytest.mark.parametrize("delta, name", [(0.0, "ε"), (1e-5, "ε(δ = 1e-05)")])
+@pytest.mark.parametrize("epsilon", [-4e-4, 0.0, -np.inf])
+def test_a_certified_epsilon_of_at_most_zero_is_worded_as_nothing_certified(delta, name, epsilon):
+    # A constant mechanism's pooled guess certifies logit(θ_lo) < 0: true, but "ε ≥ -0.0004"
+    # says less than ε ≥ 0 does; it reads as the μ does ("no μ > 0 certified").
+    from rdpjax.rejection.result import SetTest
+
+    claim = pure_dp(0.5) if delta == 0 else approx_dp(0.5, delta)
+    result = SetTest(claim, 0.05, delta, epsilon, -np.inf, False, (), 10, 10, 2)
+    facts = result.facts()
+    assert facts == f"no {name} > 0 certified"
+    positive = SetTest(claim, 0.05, delta, 0.25, -np.inf, False, (), 10, 10, 2).facts()
+    assert positive.endswith("≥ 0.25, not above the claimed 0.5")
