@@ -217,6 +217,20 @@ def test_order_study_sees_the_old_fault_and_restores_the_test(tmp_path):
         assert r["wilson"][0] <= r["rate"] <= r["wilson"][1]
 
 
+@pytest.mark.slow
+def test_ties_study_refutes_the_rounded_gaussian_and_keeps_a_constants_wealth(monkeypatch):
+    bench = _load("betting_ties")
+    monkeypatch.setattr(bench, "MAX_N", 4000)
+    assert bench.rounded_is_not_gdp(0.6) and not bench.rounded_is_not_gdp(1.0)  # exact law
+    rounded = bench.run(bench.rounded, bench.gdp(0.6), reps=10, seed=2001)
+    assert rounded["refuted"] == 10  # 0 to 5 of 10 while the sets were scored on ranks
+    constant = bench.run(bench.constant, bench.gdp(0.5), reps=4, seed=1006)
+    assert constant["refuted"] == 0 and constant["min_final_log_wealth"] == 0.0
+    rows = bench.compare({"validity": {"c": constant}, "power": {}},
+                         {"validity": {"c": constant}, "power": {}})  # fmt: skip
+    assert rows["validity"]["c"]["after_ci"][0] == 0.0
+
+
 CHEAP_COMPILER_CHECKS = (
     "fusion_conditional_kept",
     "fusion_conditional_under_vmap",

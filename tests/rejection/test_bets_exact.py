@@ -1,4 +1,5 @@
-"""The bets' order statistics found without merging are those of the merges, bit for bit.
+"""The bets' order statistics found without merging are those of the merges, bit for bit, and
+each candidate set's counts are those of the set the bets place (counted directly).
 
 Issue 52: ``plan_bets`` finds the distance family's split points by bisection over four
 monotone runs (``_runs_order_statistics``) rather than by merging the sorted distances, finds
@@ -12,22 +13,40 @@ import pytest
 from rdpjax.rejection import bets as B
 
 
+def _counted(sx, sy, thresholds, score):
+    """Each side's count of ``score(v) < t`` at each threshold, by direct comparison: the
+    count of the set that :func:`rdpjax.rejection.bets.log_multipliers` bets on."""
+
+    def side(s):
+        return np.stack([np.sum(score(s[row])[:, None] < thresholds[row], axis=0)
+                         for row in range(s.shape[0])]).astype(np.float64)  # fmt: skip
+
+    return side(sx), side(sy)
+
+
 def _old_distance_splits(sx, sy, center):
-    """Before issue 52: the distances of each side sorted by merging, then split."""
-    return B._split_counts(B._sorted_distances(sx, center), B._sorted_distances(sy, center))
+    """Before issue 52: the distances of each side sorted by merging, then split; each set
+    counted directly (its distances as the bets compute them, ``|v − c|``)."""
+    split = B._split_counts(B._sorted_distances(sx, center), B._sorted_distances(sy, center))
+    rows = [lambda v, c=c: np.abs(v - c) for c in center]
+    counts = [_counted(sx[i : i + 1], sy[i : i + 1], split[0][i : i + 1], rows[i])
+              for i in range(len(rows))]  # fmt: skip
+    cx, cy = (np.concatenate([c[j] for c in counts]) for j in (0, 1))
+    return split[0], cx, cy
 
 
 def _old_value_splits(sx, sy):
-    """Before issue 52: the median by its own bisection, the value splits by theirs."""
+    """Before issue 52: the median by its own bisection, the value splits by theirs; each set
+    ``{v < t}`` counted directly."""
     r, n = sx.shape
     k = B._positions(2 * n)
-    thresholds, cx, center = np.empty((r, k.size)), np.empty((r, k.size)), np.empty(r)
+    thresholds, center = np.empty((r, k.size)), np.empty(r)
     for row in range(r):
         nth, after, _ = B._order_statistics(sx[row], sy[row], np.array([n]))
         center[row] = 0.5 * (nth[0] + after[0])
-        last, after, i = B._order_statistics(sx[row], sy[row], k)
-        thresholds[row], cx[row] = 0.5 * (last + after), i
-    return thresholds, cx, k[None, :] - cx, center
+        last, after, _ = B._order_statistics(sx[row], sy[row], k)
+        thresholds[row] = 0.5 * (last + after)
+    return thresholds, *_counted(sx, sy, thresholds, lambda v: v), center
 
 
 def _draw(rng, kind, shape):

@@ -47,23 +47,24 @@ def test_one_step_multiplier_has_mean_at_most_one_on_the_exact_null(claim):
 
 
 def _split_counts_by_argsort(sx, sy, pooled=None):
-    """The definition: a stable argsort of the pooled past (x first among ties), its values at
-    the split points and the x's among the first k (what the bets read before issue 52)."""
+    """The definition: a sort of the pooled past, halfway between its values at the split
+    points, and each side's count of values below each threshold (the set ``{s < t}`` the bet
+    places, counted directly: at a tie the rank of the k-th value is not that count)."""
     n = sx.shape[1]
-    both = np.concatenate([sx, sy], axis=1)
-    order = np.argsort(both, axis=1, kind="stable")
-    ordered = np.take_along_axis(both, order, axis=1)
+    ordered = np.sort(np.concatenate([sx, sy], axis=1), axis=1)
     k = bets_module._positions(2 * n)
-    cx = np.cumsum(order < n, axis=1)[:, k - 1].astype(np.float64)
-    return 0.5 * (ordered[:, k - 1] + ordered[:, k]), cx, k[None, :] - cx
+    t = 0.5 * (ordered[:, k - 1] + ordered[:, k])
+    cx = np.sum(sx[:, :, None] < t[:, None, :], axis=1).astype(np.float64)
+    cy = np.sum(sy[:, :, None] < t[:, None, :], axis=1).astype(np.float64)
+    return t, cx, cy
 
 
 @pytest.mark.parametrize("ties", [False, True])
 def test_bets_from_sorted_sides_are_those_of_the_pooled_argsort(monkeypatch, ties):
-    """plan_bets merges sorted sides and counts against order statistics; the bets must be
-    those of the definition (a stable argsort of the pooled past, each side unsorted), for
-    continuous outputs and for outputs with ties, and the same when the past is kept sorted as
-    it grows (SortedPast)."""
+    """plan_bets bisects sorted sides for order statistics; the bets must be those of the
+    definition (a sort of the pooled past, each set counted directly on each unsorted side),
+    for continuous outputs and for outputs with ties, and the same when the past is kept sorted
+    as it grows (SortedPast)."""
     rng = np.random.default_rng(3)
     draw = (lambda s: rng.integers(0, 5, s).astype(float)) if ties else rng.standard_normal
     px, py = 0.5 + draw((4, 3000)), draw((4, 3000))
@@ -172,11 +173,16 @@ def test_integer_codes_are_tested_with_sets_of_codes():
     assert r.refuted and r.n < 500 and "codes" in r.strategy["set"]
 
 
-def test_a_constant_output_is_never_refuted():
-    def constant(rng, db, m):
-        return np.zeros(m, np.int64)
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_a_constant_output_is_never_refuted_nor_bet_on(dtype):
+    """No set separates a constant's pairs, so no bet is placed: the wealth stays 1. (Real
+    outputs: while the sets were scored on ranks, the plan saw x's "below" the tied value, bet
+    on ``{v < 1}``, and the wealth fell to e^-1963 in 20,000 pairs.)"""
 
-    r = betting_test(jax.random.key(7), constant, [1], [0], pure_dp(0.1), max_n=100)
+    def constant(rng, db, m):
+        return np.ones(m, dtype)
+
+    r = betting_test(jax.random.key(7), constant, [1], [0], gdp(0.5), max_n=20_000)
     assert not r.refuted and r.e_value == 1.0
 
 
