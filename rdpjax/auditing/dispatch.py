@@ -318,9 +318,21 @@ def _output_dim(mechanism: Mechanism, x: Any) -> int:
 
 
 def _probe(sample: Callable[..., Any], x: Any, project: Callable[..., Any] | None) -> np.ndarray:
-    """2 outputs of a black box on ``x`` (projected), from a generator of their own."""
+    """2 outputs of a black box on ``x`` (projected), from a generator of their own.
+
+    Raises:
+      ValueError: if they are not real numbers or integer codes (strings, objects, complex),
+        in the black box's terms, before any draw is counted.
+    """
     probe = np.asarray(sample(np.random.default_rng(0), x, 2))
-    return probe if project is None else np.asarray(project(probe))
+    probe = probe if project is None else np.asarray(project(probe))
+    if probe.dtype.kind not in "biuf":
+        who = "sample" if project is None else "project"
+        raise ValueError(
+            f"{who} returned {probe.dtype} outputs on x (probe); real numbers or integer codes "
+            "are needed."
+        )
+    return probe
 
 
 def _outputs(mechanism: Any, x: Any, project: Callable[..., Any] | None) -> tuple[int, bool]:

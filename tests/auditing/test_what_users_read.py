@@ -175,6 +175,21 @@ def test_vector_outputs_are_refused_before_the_draws():
     assert err.value.most == 1 and sum(calls) <= 2
 
 
+@pytest.mark.parametrize("dtype", [object, complex, str])
+def test_outputs_that_are_not_numbers_are_refused_in_the_black_boxs_terms(dtype):
+    calls = []
+
+    def odd(rng, database, m):
+        calls.append(m)
+        return (np.sum(database) + rng.normal(size=m)).astype(dtype)
+
+    for n in (10**4, Looks(max_n=10**4)):
+        calls.clear()
+        with pytest.raises(ValueError, match=r"^sample returned \S+ outputs on x \(probe\); real"):
+            rdpjax.audit(jax.random.key(0), odd, [1.0], [0.0], claim=zcdp(0.1), n=n)
+        assert sum(calls) <= 2, calls  # refused on the probe, before the draws
+
+
 @pytest.mark.parametrize("claim", [zcdp(0.05), approx_dp(0.5, 1e-5)])
 def test_a_learned_score_in_a_sequential_audit(claim):
     """`project="learn"` with `n=Looks(…)`: a score learned on a training batch, frozen,
