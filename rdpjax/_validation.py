@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["check_int", "check_orders"]
+__all__ = ["check_int", "check_level", "check_orders"]
 
 
 def check_int(value: object, name: str, minimum: int, maximum: int | None = None) -> int:
@@ -27,6 +27,25 @@ def check_int(value: object, name: str, minimum: int, maximum: int | None = None
             return number
     allowed = f"≥ {minimum}" if maximum is None else f"in [{minimum}, {_readable(maximum)}]"
     raise ValueError(f"{name} must be an int {allowed}; got {value!r}.")
+
+
+def check_level(value: object, name: str = "alpha", upper: float = 0.5) -> float:
+    """A level in ``(0, upper)`` as a Python float, or a ``ValueError`` naming ``name``.
+
+    Accepts what ``float`` reads as a number (Python, NumPy and JAX scalars); rejects bools and
+    strings (``"0.05"`` is not a level, though ``float`` would read it), NaN and anything
+    outside.
+    """
+    message = f"{name} must be a number in (0, {upper:g}); got {value!r}."
+    if isinstance(value, str | bytes | bool | np.bool_):
+        raise ValueError(message)
+    try:
+        level = float(cast("float", value))
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if not 0.0 < level < upper:
+        raise ValueError(message)
+    return level
 
 
 def _readable(value: int) -> str:

@@ -1,11 +1,12 @@
-"""The shared check of whole-number arguments (rdpjax._validation) and its use at entry points."""
+"""The shared checks of whole-number arguments and levels (rdpjax._validation) and their use at
+entry points."""
 
 import jax
 import numpy as np
 import pytest
 
 import rdpjax
-from rdpjax._validation import check_int
+from rdpjax._validation import check_int, check_level
 from rdpjax.studies import coverage
 
 
@@ -81,3 +82,36 @@ def test_one_order_check_for_bounds_search_and_studies(lam, match):
     with pytest.raises(ValueError, match=match):
         rdpjax.lower_bound(np.arange(100.0), np.arange(100.0) + 0.5, lam)
     np.testing.assert_array_equal(check_orders([2, 5]), [2.0, 5.0])
+
+
+@pytest.mark.parametrize("bad", ["0.05", True, None, [0.05], float("nan"), 0.0, 0.5, -1.0])
+def test_a_level_is_a_number_in_the_open_interval(bad):
+    with pytest.raises(ValueError, match=r"^alpha must be a number in \(0, 0\.5\); got "):
+        check_level(bad)
+
+
+def test_numpy_and_jax_scalars_are_levels():
+    import jax.numpy as jnp
+
+    for good in (0.05, np.float32(0.25), jnp.float32(0.25), np.array(0.1), 1e-9):
+        assert check_level(good) == pytest.approx(float(good))
+    assert check_level(0.9, "alpha", upper=1.0) == 0.9
+
+
+@pytest.mark.parametrize("entry", ["lower_bound", "audit", "set_test"])
+def test_public_entry_points_refuse_a_string_level_with_one_clear_error(entry):
+    from rdpjax.claims import gdp
+    from rdpjax.rejection import set_test
+
+    rng = np.random.default_rng(0)
+    p, q = rng.normal(size=500), rng.normal(size=500)
+    calls = {
+        "lower_bound": lambda: rdpjax.lower_bound(p, q, 2.0, alpha="0.05"),
+        "audit": lambda: rdpjax.audit(
+            jax.random.key(0), lambda g, db, m: db + g.normal(size=m), 1.0, 0.0, n=500,
+            alpha="0.05",
+        ),
+        "set_test": lambda: set_test(jax.random.key(0), p, q, gdp(1.0), alpha="0.05"),
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="alpha must be a number in"):
+        calls[entry]()

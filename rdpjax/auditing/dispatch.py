@@ -36,6 +36,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from rdpjax._validation import check_level
 from rdpjax.auditing.draws import (
     OutputDimensionError,
     check_finite_outputs,
@@ -131,6 +132,7 @@ def audit(
             f"{type(key).__name__} as the key"
         )
     options = audit_options(options, fields)
+    alpha = check_level(alpha)
     is_mechanism = isinstance(mechanism, Mechanism)
     if not is_mechanism and not callable(mechanism):
         raise ValueError(

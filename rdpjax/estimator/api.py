@@ -43,6 +43,7 @@ from rdpjax._internal.sharding import draw_mesh  # pyright: ignore[reportUnknown
 from rdpjax._keys import key_rng, random_order
 from rdpjax._precision import float64
 from rdpjax._typing import Array, ArrayLike, typed_jit
+from rdpjax._validation import check_level
 from rdpjax.estimator.bound_plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.device_map import mapped_rest_program
 from rdpjax.estimator.from_samples import Planned, plan_samples
@@ -272,6 +273,7 @@ def lower_bound(
       True
     """
     options = resolve_options(options, fields, caller="lower_bound")
+    alpha = check_level(alpha)
     if key is not None:  # an order from the key alone (issue 51: a sampler may sort its batch)
         rng = key_rng(key, ORDER_TAG)
         p_samples, q_samples = (random_order(rng, np.asarray(x)) for x in (p_samples, q_samples))

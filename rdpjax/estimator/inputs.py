@@ -18,7 +18,7 @@ from jax.typing import DTypeLike
 
 from rdpjax._internal.buffers import copy_with_extremes, to_jax
 from rdpjax._typing import Array, ArrayLike
-from rdpjax._validation import check_orders
+from rdpjax._validation import check_level, check_orders
 from rdpjax.estimator.settings import Defaults
 
 __all__ = [
@@ -135,12 +135,7 @@ def plan_options(
     Returns the keyword arguments of :class:`BoundPlan` other than the layout and the bandwidth.
     """
     lam = check_orders(lam)
-    try:
-        alpha = float(alpha)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}.") from err
-    if not 0 < alpha < 0.5:
-        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}.")
+    alpha = check_level(alpha)
     if variance not in ("autodiff", "eq18"):
         raise ValueError(f"variance must be 'autodiff' or 'eq18'; got {variance!r}.")
     return dict(

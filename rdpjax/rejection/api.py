@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from rdpjax._keys import key_rng, random_order
+from rdpjax._validation import check_level
 from rdpjax.claims import SET_KINDS, as_claim
 from rdpjax.estimator.options import or_default
 from rdpjax.rejection import operating  # noqa: F401  (registers its statistic)
@@ -159,8 +160,7 @@ def counted_set_test(
         A :class:`~rdpjax.rejection.result.SetTest`.
     """
     claim = as_claim(claim)
-    if not 0.0 < float(alpha) < 0.5:
-        raise ValueError(f"alpha must be in (0, 0.5); got {alpha!r}")
+    alpha = check_level(alpha)
     options = or_default(options, SetOptions, "options", "rdpjax.rejection.SetOptions")
     target, delta = _target(claim, delta)
     sel_p, sel_q = (
@@ -277,6 +277,7 @@ def set_test(
         True
     """
     options = set_options(options, fields)
+    alpha = check_level(alpha)
     rng = key_rng(key)
     p, q = _side(p_samples, "p_samples"), _side(q_samples, "q_samples")
     # Sorted first, so that the permutation (from the key) acts on the multiset of draws: the

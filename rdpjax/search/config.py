@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rdpjax._validation import check_int
+from rdpjax._validation import check_int, check_level
 from rdpjax.estimator.options import BoundOptions
 from rdpjax.search.neighbours import check_neighbours
 from rdpjax.search.space import SearchSpace
@@ -179,8 +179,7 @@ class Certification:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "n", check_int(self.n, "n", 2))
-        if not 0 < float(self.alpha) < 0.5:
-            raise ValueError(f"alpha must be in (0, 0.5); got {self.alpha!r}")
+        object.__setattr__(self, "alpha", check_level(self.alpha))
         if not isinstance(self.both_directions, bool | np.bool_):
             raise ValueError(f"both_directions must be a bool; got {self.both_directions!r}")
         object.__setattr__(self, "both_directions", bool(self.both_directions))
