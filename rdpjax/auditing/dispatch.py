@@ -44,6 +44,7 @@ from rdpjax.auditing.draws import (
     exact_divergences,
     mechanism_name,
     mechanism_source_sha256,
+    probe_outputs,
     progress_bar,
     user_function,
     with_projection,
@@ -319,34 +320,16 @@ def _output_dim(mechanism: Mechanism, x: Any) -> int:
     return 1 if len(shape) == 1 else int(np.prod(shape[1:]))
 
 
-def _probe(sample: Callable[..., Any], x: Any, project: Callable[..., Any] | None) -> np.ndarray:
-    """2 outputs of a black box on ``x`` (projected), from a generator of their own.
-
-    Raises:
-      ValueError: if they are not real numbers or integer codes (strings, objects, complex),
-        in the black box's terms, before any draw is counted.
-    """
-    probe = np.asarray(sample(np.random.default_rng(0), x, 2))
-    probe = probe if project is None else np.asarray(project(probe))
-    if probe.dtype.kind not in "biuf":
-        who = "sample" if project is None else "project"
-        raise ValueError(
-            f"{who} returned {probe.dtype} outputs on x (probe); real numbers or integer codes "
-            "are needed."
-        )
-    return probe
-
-
 def _outputs(mechanism: Any, x: Any, project: Callable[..., Any] | None) -> tuple[int, bool]:
     """The outputs' dimension, and whether they are integer codes (after ``project``).
 
     A zoo mechanism's from its shape (before ``project``) and its discrete output; a black
-    box's from one :func:`_probe`, which tells both.
+    box's from one :func:`~rdpjax.auditing.draws.probe_outputs`, which tells both.
     """
     if isinstance(mechanism, Mechanism):
         codes = project is None and bool(mechanism.output(x).is_discrete)
         return _output_dim(mechanism, x), codes
-    probe = _probe(mechanism, x, project)
+    probe = probe_outputs(mechanism, x, project)
     dim = int(np.prod(probe.shape[1:])) if probe.ndim > 1 else 1
     return dim, probe.dtype.kind in "biu"
 

@@ -27,6 +27,7 @@ __all__ = [
     "draw_outputs",
     "exact_divergences",
     "mechanism_source_sha256",
+    "probe_outputs",
     "progress_bar",
     "seed_from_key",
     "user_function",
@@ -129,6 +130,26 @@ def draw_outputs(
             drawn += size
             bar.update(size)
     return random_order(shuffle, np.concatenate(parts) if len(parts) > 1 else parts[0])
+
+
+def probe_outputs(
+    sample: Callable[..., Any], x: Any, project: Callable[..., Any] | None
+) -> np.ndarray:
+    """2 outputs of a black box on ``x`` (projected), from a generator of their own.
+
+    Raises:
+      ValueError: if they are not real numbers or integer codes (strings, objects, complex),
+        in the black box's terms, before any draw is counted.
+    """
+    probe = np.asarray(sample(np.random.default_rng(0), x, 2))
+    probe = probe if project is None else np.asarray(project(probe))
+    if probe.dtype.kind not in "biuf":
+        who = "sample" if project is None else "project"
+        raise ValueError(
+            f"{who} returned {probe.dtype} outputs on x (probe); real numbers or integer codes "
+            "are needed."
+        )
+    return probe
 
 
 ORDER_TAG = 0x0D3E
