@@ -5,7 +5,7 @@ this change those counts were ranks in the pooled order (the x's among the first
 before x' among equal values); where values tie at a split, t is the tied value and the set
 holds none of them, so the plan scored a set on counts it never had (a constant output: it
 bet on a set that never occurs and lost 10% of the wealth a pair). Now each set is counted
-as it is bet on (``rdpjax.rejection.bets._below``). This script runs ``log_wealth_paths``
+as it is bet on (``rdpjax.rejection.splits.below``). This script runs ``log_wealth_paths``
 (R replications at once, α = 0.05, batches of 1,024) on a panel of laws; run it with each tree
 on ``PYTHONPATH`` and the same seeds, then ``--compare`` the two JSON files:
 

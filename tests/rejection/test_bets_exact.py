@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from rdpjax.rejection import bets as B
+from rdpjax.rejection import splits as S
 
 
 def _counted(sx, sy, thresholds, score):
@@ -27,7 +28,7 @@ def _counted(sx, sy, thresholds, score):
 def _old_distance_splits(sx, sy, center):
     """Before issue 52: the distances of each side sorted by merging, then split; each set
     counted directly (its distances as the bets compute them, ``|v − c|``)."""
-    split = B._split_counts(B._sorted_distances(sx, center), B._sorted_distances(sy, center))
+    split = S.split_counts(S.sorted_distances(sx, center), S.sorted_distances(sy, center))
     rows = [lambda v, c=c: np.abs(v - c) for c in center]
     counts = [_counted(sx[i : i + 1], sy[i : i + 1], split[0][i : i + 1], rows[i])
               for i in range(len(rows))]  # fmt: skip
@@ -39,12 +40,12 @@ def _old_value_splits(sx, sy):
     """Before issue 52: the median by its own bisection, the value splits by theirs; each set
     ``{v < t}`` counted directly."""
     r, n = sx.shape
-    k = B._positions(2 * n)
+    k = S.positions(2 * n)
     thresholds, center = np.empty((r, k.size)), np.empty(r)
     for row in range(r):
-        nth, after, _ = B._order_statistics(sx[row], sy[row], np.array([n]))
+        nth, after, _ = S.order_statistics(sx[row], sy[row], np.array([n]))
         center[row] = 0.5 * (nth[0] + after[0])
-        last, after, _ = B._order_statistics(sx[row], sy[row], k)
+        last, after, _ = S.order_statistics(sx[row], sy[row], k)
         thresholds[row] = 0.5 * (last + after)
     return thresholds, *_counted(sx, sy, thresholds, lambda v: v), center
 
@@ -71,17 +72,17 @@ def _assert_same(a, b):
 @pytest.mark.parametrize("kind", ["normal", "rounded", "few", "constant", "float32"])
 def test_distance_splits_by_bisection_are_those_of_the_merge(monkeypatch, kind):
     rng = np.random.default_rng(list("nrfcx").index(kind[0]) if kind[0] in "nrfcx" else 9)
-    monkeypatch.setattr(B, "MERGE_BELOW", 0)  # the bisection at every size
+    monkeypatch.setattr(S, "MERGE_BELOW", 0)  # the bisection at every size
     for trial in range(40):
         n = int(rng.choice([1, 2, 3, 5, 17, 64, 100, 1000, 4097]))
         r = int(rng.integers(1, 4))
         sx = np.sort(_draw(rng, kind, (r, n)), axis=1)
         sy = np.sort(_draw(rng, kind, (r, n)) + (0.5 if trial % 2 else 0.0), axis=1)
-        *values, center = B._value_splits(sx, sy)
+        *values, center = S.value_splits(sx, sy)
         old_values = _old_value_splits(sx, sy)
         _assert_same((*values, center), old_values)
-        assert all(B._plain(s) for s in (*sx, *sy))
-        _assert_same(B._distance_splits(sx, sy, center), _old_distance_splits(sx, sy, center))
+        assert all(S.plain(s) for s in (*sx, *sy))
+        _assert_same(S.distance_splits(sx, sy, center), _old_distance_splits(sx, sy, center))
 
 
 def test_negative_zeros_and_non_finite_rows_take_the_merge():
@@ -90,27 +91,27 @@ def test_negative_zeros_and_non_finite_rows_take_the_merge():
     n = 40_000  # above MERGE_BELOW
     sx = np.sort(np.round(rng.normal(0.2, 1, (1, n)), 1), axis=1)
     sy = np.sort(np.round(rng.normal(0.0, 1, (1, n)), 1), axis=1)
-    assert np.signbit(sx[sx == 0]).any() and not B._plain(sx[0])
-    *_, center = B._value_splits(sx, sy)
-    _assert_same(B._distance_splits(sx, sy, center), _old_distance_splits(sx, sy, center))
+    assert np.signbit(sx[sx == 0]).any() and not S.plain(sx[0])
+    *_, center = S.value_splits(sx, sy)
+    _assert_same(S.distance_splits(sx, sy, center), _old_distance_splits(sx, sy, center))
     signed = np.array([-1.0, -0.0, 0.0, 0.0, 1.0])  # the median and the splits among zeros
     for _ in range(5):
         zx, zy = (np.sort(rng.choice(signed, (1, n)), axis=1) for _ in "xy")
-        *_, center = B._value_splits(zx, zy)
-        _assert_same(B._distance_splits(zx, zy, center), _old_distance_splits(zx, zy, center))
+        *_, center = S.value_splits(zx, zy)
+        _assert_same(S.distance_splits(zx, zy, center), _old_distance_splits(zx, zy, center))
     for bad in (np.inf, np.nan):
         tx = np.sort(np.append(rng.normal(size=n - 1), bad))[None]
-        assert not B._plain(tx[0])
-        *_, center = B._value_splits(tx, sy)
-        _assert_same(B._distance_splits(tx, sy, center), _old_distance_splits(tx, sy, center))
+        assert not S.plain(tx[0])
+        *_, center = S.value_splits(tx, sy)
+        _assert_same(S.distance_splits(tx, sy, center), _old_distance_splits(tx, sy, center))
 
 
 def test_bisection_at_large_sizes_with_ties_is_the_merge():
     rng = np.random.default_rng(11)
     for draw in (lambda s: rng.normal(0, 1, s), lambda s: np.floor(rng.normal(0, 2, s)) + 0.0):
         sx, sy = np.sort(draw((2, 50_000)) + 0.4, axis=1), np.sort(draw((2, 50_000)), axis=1)
-        *_, center = B._value_splits(sx, sy)
-        _assert_same(B._distance_splits(sx, sy, center), _old_distance_splits(sx, sy, center))
+        *_, center = S.value_splits(sx, sy)
+        _assert_same(S.distance_splits(sx, sy, center), _old_distance_splits(sx, sy, center))
 
 
 @pytest.mark.parametrize("negative_zero", [False, True])

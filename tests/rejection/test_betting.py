@@ -12,6 +12,7 @@ from scipy import stats
 from rdpjax.auditing import Looks
 from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp, zcdp
 from rdpjax.rejection import bets as bets_module
+from rdpjax.rejection import splits as splits_module
 from rdpjax.rejection.bets import SortedPast, epsilon_grid, log_multipliers, plan_bets
 from rdpjax.rejection.betting import (
     SCALES,
@@ -52,7 +53,7 @@ def _split_counts_by_argsort(sx, sy, pooled=None):
     places, counted directly: at a tie the rank of the k-th value is not that count)."""
     n = sx.shape[1]
     ordered = np.sort(np.concatenate([sx, sy], axis=1), axis=1)
-    k = bets_module._positions(2 * n)
+    k = splits_module.positions(2 * n)
     t = 0.5 * (ordered[:, k - 1] + ordered[:, k])
     cx = np.sum(sx[:, :, None] < t[:, None, :], axis=1).astype(np.float64)
     cy = np.sum(sy[:, :, None] < t[:, None, :], axis=1).astype(np.float64)
@@ -86,8 +87,8 @@ def test_bets_from_sorted_sides_are_those_of_the_pooled_argsort(monkeypatch, tie
     def distances(sx, sy, c):
         return _split_counts_by_argsort(np.abs(sx - c[:, None]), np.abs(sy - c[:, None]))
 
-    monkeypatch.setattr(bets_module, "_value_splits", values)
-    monkeypatch.setattr(bets_module, "_distance_splits", distances)
+    monkeypatch.setattr(bets_module, "value_splits", values)
+    monkeypatch.setattr(bets_module, "distance_splits", distances)
     reference = plan_bets(px, py, eps, delta, False, SCALES)
     for a, b in zip(fast, reference, strict=True):
         for field in ("family", "center", "threshold", "below", "swap", "epsilon", "lam"):
