@@ -33,12 +33,20 @@ candidates (T ≤ 31 thresholds × 2 families × 2 sides × 2 directions, E ≤ 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import numpy as np
 
 from rdpjax.claims import Claim, hockey_stick
 
-__all__ = ["Bets", "SortedPast", "epsilon_grid", "log_multipliers", "plan_bets"]
+__all__ = [
+    "Bets",
+    "SortedPast",
+    "epsilon_grid",
+    "log_multipliers",
+    "plan_bets",
+    "strategies_log_multipliers",
+]
 
 LEVELS = 31
 """Thresholds per set family: pooled quantiles of the past at levels k/32."""
@@ -280,13 +288,19 @@ def _code_families(px: np.ndarray, py: np.ndarray) -> tuple[list[Family], dict[s
 
 
 def _growth(
-    p: np.ndarray, q: np.ndarray, eps: np.ndarray, delta: np.ndarray, scale: float
+    p: np.ndarray, q: np.ndarray, eps: np.ndarray, delta: np.ndarray, scales: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The aGRAPA λ and E log(1 + λZ) when 1_S(A) ~ Bern(p), 1_S(B) ~ Bern(q) independently."""
+    """The aGRAPA λ and E log(1 + λZ) when 1_S(A) ~ Bern(p), 1_S(B) ~ Bern(q) independently.
+
+    For each strategy's fraction of the aGRAPA λ in ``scales``: a leading axis. What does not
+    depend on the fraction is computed once; each value is the one a strategy's own call
+    would give (the same operations, in the same order, on the same numbers).
+    """
     e = np.exp(eps)
     mean = p - e * q - delta
     var = p * (1 - p) + e * e * q * (1 - q)
-    lam = np.clip(mean / (var + mean * mean), 0.0, CAP / (e + delta)) * scale  # aGRAPA, §5.1
+    full = np.clip(mean / (var + mean * mean), 0.0, CAP / (e + delta))  # aGRAPA, §5.1
+    lam = full * scales.reshape(-1, *([1] * full.ndim))
     g = (
         p * (1 - q) * np.log1p(lam * (1 - delta))
         + (1 - p) * (1 - q) * np.log1p(-lam * delta)
@@ -297,11 +311,14 @@ def _growth(
 
 
 def _best(
-    families: list[Family], n: int, eps: np.ndarray, delta: np.ndarray, scale: float
-) -> dict[str, np.ndarray]:
-    """The candidate of largest smoothed growth per row, over families, sets, sides and ε."""
+    families: list[Family], n: int, eps: np.ndarray, delta: np.ndarray, scales: tuple[float, ...]
+) -> list[dict[str, np.ndarray]]:
+    """The candidate of largest smoothed growth per row, over families, sets, sides and ε.
+
+    One per strategy (``scales``), all scored together (:func:`_growth`).
+    """
     r = families[0][2].shape[0]
-    best: dict[str, np.ndarray] = {}
+    best: list[dict[str, np.ndarray]] = [{} for _ in scales]
     for family, thresholds, cx, cy in families:
         if cx.shape[1] == 0:  # one code seen so far: no set separates anything yet
             continue
@@ -311,28 +328,32 @@ def _best(
         fy = np.stack([fy, 1 - fy], axis=2)[..., None, None]
         p = np.concatenate([fx, fy], axis=3)  # mass of the betting side's own draw
         q = np.concatenate([fy, fx], axis=3)
-        lam, g = _growth(p, q, eps, delta, scale)
-        flat = g.reshape(r, -1)
-        i = np.argmax(flat, axis=1)
-        t_i, side, swap, e_i = np.unravel_index(i, g.shape[1:])
+        lams, gs = _growth(p, q, eps, delta, np.asarray(scales, np.float64))
         rows = np.arange(r)
-        cand = {
-            "family": np.full(r, family),
-            "threshold": thresholds[rows, t_i],
-            "below": side == 0,
-            "swap": swap == 1,
-            "epsilon": eps[e_i],
-            "delta": delta[e_i],
-            "lam": lam.reshape(r, -1)[rows, i],
-            "growth": flat[rows, i],
-        }
-        better = cand["growth"] > best["growth"] if best else np.ones(r, bool)
-        best = {k: np.where(better, v, best[k]) if best else v for k, v in cand.items()}
-    if not best:
-        zero, no = np.zeros(r), np.zeros(r, bool)
-        best = {"family": np.full(r, families[0][0]), "threshold": zero, "below": no}
-        best |= {"swap": no, "epsilon": zero, "delta": zero, "lam": zero, "growth": zero}
-    best["lam"] = np.where(best["growth"] > 0, best["lam"], 0.0)  # no edge seen: no bet
+        for j, (lam, g) in enumerate(zip(lams, gs, strict=True)):
+            flat = g.reshape(r, -1)
+            i = np.argmax(flat, axis=1)
+            t_i, side, swap, e_i = np.unravel_index(i, g.shape[1:])
+            cand = {
+                "family": np.full(r, family),
+                "threshold": thresholds[rows, t_i],
+                "below": side == 0,
+                "swap": swap == 1,
+                "epsilon": eps[e_i],
+                "delta": delta[e_i],
+                "lam": lam.reshape(r, -1)[rows, i],
+                "growth": flat[rows, i],
+            }
+            old = best[j]
+            better = cand["growth"] > old["growth"] if old else np.ones(r, bool)
+            best[j] = {k: np.where(better, v, old[k]) if old else v for k, v in cand.items()}
+    for j, chosen in enumerate(best):
+        if not chosen:
+            zero, no = np.zeros(r), np.zeros(r, bool)
+            chosen = {"family": np.full(r, families[0][0]), "threshold": zero, "below": no}
+            chosen |= {"swap": no, "epsilon": zero, "delta": zero, "lam": zero, "growth": zero}
+        chosen["lam"] = np.where(chosen["growth"] > 0, chosen["lam"], 0.0)  # no edge: no bet
+        best[j] = chosen
     return best
 
 
@@ -372,7 +393,7 @@ def plan_bets(
         *values, center = _value_splits(sx, sy)  # center: the median of the 2n values
         families = [(0, *values), (1, *_distance_splits(sx, sy, center))]
     return [
-        Bets(center=center, **_best(families, n, eps, delta, scale), **extra) for scale in scales
+        Bets(center=center, **chosen, **extra) for chosen in _best(families, n, eps, delta, scales)
     ]
 
 
@@ -421,17 +442,81 @@ def _scores(bets: Bets, v: np.ndarray) -> np.ndarray:
         seen = bets.codes[idx] == v
         ranks = np.take_along_axis(bets.ranks, idx, axis=1)
         return np.where(seen, ranks, bets.codes.size).astype(np.float64)
+    if bets.family.size == 1:  # one row: only its own family's score (the same values)
+        return np.abs(v - bets.center[:, None]) if bets.family[0] == 1 else v
     two_sided = (bets.family == 1)[:, None]
     return np.where(two_sided, np.abs(v - bets.center[:, None]), v)
 
 
-def log_multipliers(bets: Bets, bx: np.ndarray, by: np.ndarray) -> np.ndarray:
-    """``log(1 + λ Z_i)`` for each pair of a batch ``bx, by`` (shape ``(R, b)``)."""
-    t = bets.threshold[:, None]
-    below = bets.below[:, None]
-    sx, sy = _scores(bets, bx), _scores(bets, by)
-    in_x, in_y = np.where(below, sx < t, sx >= t), np.where(below, sy < t, sy >= t)
-    a, b = np.where(bets.swap[:, None], in_y, in_x), np.where(bets.swap[:, None], in_x, in_y)
+def _members(bets: Bets, v: np.ndarray) -> np.ndarray:
+    """Whether each output of ``v`` (shape ``(R, b)``) is in its row's set."""
+    s, t = _scores(bets, v), bets.threshold[:, None]
+    if bets.below.size == 1:  # one row: only the comparison its set makes
+        return s < t if bets.below[0] else s >= t
+    return np.where(bets.below[:, None], s < t, s >= t)
+
+
+def _outcomes(bets: Bets, bx: np.ndarray, by: np.ndarray) -> np.ndarray:
+    """Each pair's outcome ``1_S(A) + 2·1_S(B)`` (0 to 3, ``uint8``; A = X unless ``swap``)."""
+    in_x, in_y = _members(bets, bx), _members(bets, by)
+    if bets.swap.size == 1:
+        a, b = (in_y, in_x) if bets.swap[0] else (in_x, in_y)
+    else:
+        swap = bets.swap[:, None]
+        a, b = np.where(swap, in_y, in_x), np.where(swap, in_x, in_y)
+    out = b.view(np.uint8) << 1
+    out |= a.view(np.uint8)
+    return out
+
+
+def _multiplier_table(bets: Bets) -> np.ndarray:
+    """``log(1 + λ Z)`` for each row and outcome (:func:`_outcomes`), shape ``(R, 4)``.
+
+    ``Z = 1_S(A) − e^ε 1_S(B) − δ`` takes four values: each computed with the same
+    operations, in the same order, as pair by pair, so the table's entries are those values.
+    """
+    a, b = np.array([[False, True, False, True]]), np.array([[False, False, True, True]])
     e = np.exp(bets.epsilon)[:, None]
     z = a - e * b - bets.delta[:, None]
     return np.log1p(bets.lam[:, None] * z)
+
+
+def _same_sets(u: Bets, v: Bets) -> bool:
+    """Whether two bets put every output in or out of their sets alike (same outcomes)."""
+    fields = ("family", "center", "threshold", "below", "swap")
+    return (
+        u.codes is None
+        and v.codes is None
+        and all(np.array_equal(getattr(u, f), getattr(v, f)) for f in fields)
+    )
+
+
+def _looked_up(bets: Bets, outcomes: np.ndarray) -> np.ndarray:
+    table = _multiplier_table(bets)
+    if table.shape[0] == 1:
+        return table[0].take(outcomes)
+    return np.take_along_axis(table, outcomes.astype(np.intp), axis=1)
+
+
+def log_multipliers(bets: Bets, bx: np.ndarray, by: np.ndarray) -> np.ndarray:
+    """``log(1 + λ Z_i)`` for each pair of a batch ``bx, by`` (shape ``(R, b)``).
+
+    Z takes four values a row (:func:`_multiplier_table`), so each pair's multiplier is looked
+    up by its outcome (:func:`_outcomes`) rather than computed pair by pair: the same numbers.
+    """
+    return _looked_up(bets, _outcomes(bets, bx, by))
+
+
+def strategies_log_multipliers(
+    strategies: list[Bets], bx: np.ndarray, by: np.ndarray
+) -> Iterator[np.ndarray]:
+    """:func:`log_multipliers` of each strategy's bets in turn, on the same batch.
+
+    Strategies whose sets are the same as the one before (often all of them) share its pairs'
+    outcomes rather than finding them again.
+    """
+    outcomes, last = None, None
+    for bets in strategies:
+        if outcomes is None or last is None or not _same_sets(bets, last):
+            outcomes, last = _outcomes(bets, bx, by), bets
+        yield _looked_up(bets, outcomes)

@@ -81,7 +81,13 @@ import numpy as np
 from rdpjax._keys import as_key
 from rdpjax._validation import check_int
 from rdpjax.claims import SET_KINDS, Claim
-from rdpjax.rejection.bets import Bets, SortedPast, epsilon_grid, log_multipliers, plan_bets
+from rdpjax.rejection.bets import (
+    Bets,
+    SortedPast,
+    epsilon_grid,
+    plan_bets,
+    strategies_log_multipliers,
+)
 from rdpjax.rejection.betting_result import BettingResult, describe
 from rdpjax.rejection.betting_state import BettingState, Checkpoint, Kept, Wealth
 from rdpjax.stream.batches import BlackBoxBatches, generators
@@ -106,6 +112,8 @@ FIRST = 2
 """Pairs drawn before the first bet (nothing is known before them)."""
 ORDER_TAG = 0x0D3E
 """Folded into the test's key for the generator of the within-batch permutations."""
+_NEAR = 1e-6
+"""Relative margin below the level within which the hedged log wealth is computed (a pair)."""
 
 
 def order_generator(key) -> np.random.Generator:
@@ -149,13 +157,36 @@ def plans_at(ends: list[int]) -> set[int]:
 
 def _advance(logk: np.ndarray, bets: list[Bets], bx: np.ndarray, by: np.ndarray) -> np.ndarray:
     """Each strategy's log wealth after each pair of a batch, ``(J, R, b)``."""
-    steps = [np.cumsum(log_multipliers(plan, bx, by), axis=1) for plan in bets]
-    return logk[:, :, None] + np.stack(steps)
+    paths = np.empty((len(bets), *bx.shape))
+    for j, steps in enumerate(strategies_log_multipliers(bets, bx, by)):
+        np.cumsum(steps, axis=1, out=paths[j])
+    paths += logk[:, :, None]
+    return paths
 
 
 def _hedged(paths: np.ndarray) -> np.ndarray:
     """The log of the mean wealth over strategies (axis 0)."""
     return np.logaddexp.reduce(paths, axis=0) - np.log(paths.shape[0])
+
+
+def _first_crossing(paths: np.ndarray, level: float) -> tuple[int | None, float]:
+    """The first pair of a one-row batch where the hedged log wealth is ≥ ``level``, and it there.
+
+    ``paths``: ``(J, 1, b)``. Returns ``(i, hedged)``, with ``i = None`` and the hedged log
+    wealth at the batch's end when it never is. The hedged log wealth (:func:`_hedged`) is
+    computed only where the richest strategy's is within :data:`_NEAR` of ``level``: the mean
+    wealth is at most the largest, so elsewhere it is below ``level`` (the rounding of
+    :func:`_hedged` is far smaller than :data:`_NEAR`); each value computed is the one
+    :func:`_hedged` gives there (an elementwise function).
+    """
+    richest = paths[0, 0] if paths.shape[0] == 1 else np.max(paths[:, 0], axis=0)
+    near = np.flatnonzero(richest >= level - _NEAR * (1.0 + abs(level)))
+    if near.size:
+        crossed = np.flatnonzero(_hedged(paths[:, 0, near]) >= level)
+        if crossed.size:
+            i = int(near[crossed[0]])
+            return i, float(_hedged(paths[:, :, i : i + 1])[0, 0])
+    return None, float(_hedged(paths[:, :, -1:])[0, 0])
 
 
 def log_wealth_paths(
@@ -358,6 +389,7 @@ def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accu
     eps, delta = epsilon_grid(claim)
     level = np.log(1.0 / alpha)
     plans = plans_at(ends)
+    order = order_generator(key)  # its state is set from the Wealth at each update
 
     def init() -> Wealth:
         state = BettingState(logk=np.zeros((len(SCALES), 1)))
@@ -368,7 +400,6 @@ def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accu
         bx, by = _one_dimensional(bx, "x"), _one_dimensional(by, "x'")
         # A random order within the batch, whatever order the sampler returned (docstring), as
         # _shuffled; its sorted copy goes into the sorted past.
-        order = np.random.default_rng()
         order.bit_generator.state = wealth.order
         sx, sy = np.sort(bx[None], axis=1), np.sort(by[None], axis=1)
         bx, by = order.permuted(sx, axis=1)[0], order.permuted(sy, axis=1)[0]
@@ -389,11 +420,10 @@ def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accu
                 bets = plan_bets(*past, eps, delta, state.discrete, SCALES, rows_sorted=presorted)
                 planned = start
             paths = _advance(state.logk, bets, bx[None], by[None])
-            hedged = _hedged(paths)[0]
-            crossed = np.flatnonzero(hedged >= level)
-            i = int(crossed[0]) if crossed.size else m - 1
-            state = state.added(bx, by, start + i + 1, float(hedged[i]), logk=paths[:, :, i],
-                                refuted=bool(crossed.size), planned=planned)  # fmt: skip
+            crossed, hedged = _first_crossing(paths, level)
+            i = m - 1 if crossed is None else crossed
+            state = state.added(bx, by, start + i + 1, hedged, logk=paths[:, :, i],
+                                refuted=crossed is not None, planned=planned)  # fmt: skip
         if not state.discrete:
             sorted_past.add(sx[0], sy[0])
         return Wealth(state, bets, sorted_past, order.bit_generator.state)
