@@ -44,8 +44,8 @@ __all__ = [
     "SortedPast",
     "epsilon_grid",
     "log_multipliers",
+    "Multipliers",
     "plan_bets",
-    "strategies_log_multipliers",
 ]
 
 LEVELS = 31
@@ -491,8 +491,7 @@ def _same_sets(u: Bets, v: Bets) -> bool:
     )
 
 
-def _looked_up(bets: Bets, outcomes: np.ndarray) -> np.ndarray:
-    table = _multiplier_table(bets)
+def _looked_up(table: np.ndarray, outcomes: np.ndarray) -> np.ndarray:
     if table.shape[0] == 1:
         return table[0].take(outcomes)
     return np.take_along_axis(table, outcomes.astype(np.intp), axis=1)
@@ -504,19 +503,30 @@ def log_multipliers(bets: Bets, bx: np.ndarray, by: np.ndarray) -> np.ndarray:
     Z takes four values a row (:func:`_multiplier_table`), so each pair's multiplier is looked
     up by its outcome (:func:`_outcomes`) rather than computed pair by pair: the same numbers.
     """
-    return _looked_up(bets, _outcomes(bets, bx, by))
+    return _looked_up(_multiplier_table(bets), _outcomes(bets, bx, by))
 
 
-def strategies_log_multipliers(
-    strategies: list[Bets], bx: np.ndarray, by: np.ndarray
-) -> Iterator[np.ndarray]:
-    """:func:`log_multipliers` of each strategy's bets in turn, on the same batch.
+class Multipliers:
+    """:func:`log_multipliers` of several strategies' bets, batch after batch (one plan).
 
-    Strategies whose sets are the same as the one before (often all of them) share its pairs'
-    outcomes rather than finding them again.
+    The tables of multipliers are made once; a strategy whose sets are those of the one
+    before it (often all of them) shares its pairs' outcomes rather than finding them again.
+
+    Args:
+        strategies: one :class:`Bets` per strategy.
     """
-    outcomes, last = None, None
-    for bets in strategies:
-        if outcomes is None or last is None or not _same_sets(bets, last):
-            outcomes, last = _outcomes(bets, bx, by), bets
-        yield _looked_up(bets, outcomes)
+
+    def __init__(self, strategies: list[Bets]) -> None:
+        self.strategies = strategies
+        self.tables = [_multiplier_table(bets) for bets in strategies]
+        self.fresh = [
+            j == 0 or not _same_sets(b, strategies[j - 1]) for j, b in enumerate(strategies)
+        ]
+
+    def __call__(self, bx: np.ndarray, by: np.ndarray) -> Iterator[np.ndarray]:
+        """Each strategy's ``log(1 + λ Z_i)`` for the pairs ``bx, by`` (``(R, b)``), in turn."""
+        outcomes = None
+        for bets, table, fresh in zip(self.strategies, self.tables, self.fresh, strict=True):
+            if fresh or outcomes is None:
+                outcomes = _outcomes(bets, bx, by)
+            yield _looked_up(table, outcomes)
