@@ -409,6 +409,9 @@ class SortedPast:
     def __init__(self) -> None:
         self.x, self.y, self.size = np.empty((1, 0)), np.empty((1, 0)), 0
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        # The sorted pasts as merged: float32 while every output was (half the bytes to merge;
+        # a float32 converts to float64 exactly and in order, so the rows are the same).
+        self.kept = (np.empty((1, 0), np.float32), np.empty((1, 0), np.float32))
 
     def add(self, sx: np.ndarray, sy: np.ndarray) -> None:
         """The next outputs of each side, sorted (1-D): merged in by the next :meth:`update`."""
@@ -426,9 +429,16 @@ class SortedPast:
         sx, sy = runs[0] if len(runs) == 1 else (None, None)
         if not (_same_sorted(sx, px[new]) and _same_sorted(sy, py[new])):
             sx, sy = np.sort(px[new]), np.sort(py[new])
-        self.x, self.y = _merged(self.x, sx[None]), _merged(self.y, sy[None])
+        self.kept = _merged_kept(self.kept[0], sx), _merged_kept(self.kept[1], sy)
+        self.x, self.y = (k.astype(np.float64, copy=False) for k in self.kept)
         self.size = px.size
         return self.x, self.y
+
+
+def _merged_kept(kept: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``kept`` and the sorted ``s`` merged (:func:`_merged`), float32 if both are, else float64."""
+    dtype = np.float32 if kept.dtype == s.dtype == np.float32 else np.float64
+    return _merged(kept.astype(dtype, copy=False), s.astype(dtype, copy=False)[None])
 
 
 def _same_sorted(s: np.ndarray | None, v: np.ndarray) -> bool:
