@@ -184,9 +184,11 @@ def _first_crossing(paths: np.ndarray, level: float) -> tuple[int | None, float]
     :func:`_hedged` is far smaller than :data:`_NEAR`); each value computed is the one
     :func:`_hedged` gives there (an elementwise function).
     """
-    j = paths.shape[0]
-    richest = paths[0, 0] if j == 1 else np.maximum.reduce(paths[:, 0], axis=0)
-    near = np.flatnonzero(richest >= level - _NEAR * (1.0 + abs(level)))
+    j, floor = paths.shape[0], level - _NEAR * (1.0 + abs(level))
+    near = np.empty(0, np.intp)
+    if not paths.max() < floor:  # (NaN anywhere: look at every pair, as _hedged would)
+        richest = paths[0, 0] if j == 1 else np.maximum.reduce(paths[:, 0], axis=0)
+        near = np.flatnonzero(richest >= floor)
     if near.size:
         crossed = np.flatnonzero(_hedged(paths[:, 0, near]) >= level)
         if crossed.size:
