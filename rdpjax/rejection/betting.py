@@ -82,9 +82,11 @@ import numpy as np
 from rdpjax._keys import as_key
 from rdpjax._validation import check_int
 from rdpjax.claims import SET_KINDS, Claim
-from rdpjax.rejection.bets import Bets, Multipliers, SortedPast, epsilon_grid, plan_bets
+from rdpjax.rejection.bets import Bets, SortedPast, epsilon_grid, plan_bets
 from rdpjax.rejection.betting_result import BettingResult, describe
 from rdpjax.rejection.betting_state import BettingState, Checkpoint, Kept, Wealth
+from rdpjax.rejection.wealth import Multipliers, first_crossing
+from rdpjax.rejection.wealth import hedged as _hedged
 from rdpjax.stream.batches import BlackBoxBatches, generators
 from rdpjax.stream.looks import Accumulator, run_looks
 
@@ -107,8 +109,6 @@ FIRST = 2
 """Pairs drawn before the first bet (nothing is known before them)."""
 ORDER_TAG = 0x0D3E
 """Folded into the test's key for the generator of the within-batch permutations."""
-_NEAR = 1e-6
-"""Relative margin below the level within which the hedged log wealth is computed (a pair)."""
 
 
 def order_generator(key) -> np.random.Generator:
@@ -167,34 +167,6 @@ def _advance(
         np.cumsum(steps, axis=1, out=paths[j])
     paths += logk[:, :, None]
     return paths
-
-
-def _hedged(paths: np.ndarray) -> np.ndarray:
-    """The log of the mean wealth over strategies (axis 0)."""
-    return np.logaddexp.reduce(paths, axis=0) - np.log(paths.shape[0])
-
-
-def _first_crossing(paths: np.ndarray, level: float) -> tuple[int | None, float]:
-    """The first pair of a one-row batch where the hedged log wealth is ≥ ``level``, and it there.
-
-    ``paths``: ``(J, 1, b)``. Returns ``(i, hedged)``, with ``i = None`` and the hedged log
-    wealth at the batch's end when it never is. The hedged log wealth (:func:`_hedged`) is
-    computed only where the richest strategy's is within :data:`_NEAR` of ``level``: the mean
-    wealth is at most the largest, so elsewhere it is below ``level`` (the rounding of
-    :func:`_hedged` is far smaller than :data:`_NEAR`); each value computed is the one
-    :func:`_hedged` gives there (an elementwise function).
-    """
-    j, floor = paths.shape[0], level - _NEAR * (1.0 + abs(level))
-    near = np.empty(0, np.intp)
-    if not paths.max() < floor:  # (NaN anywhere: look at every pair, as _hedged would)
-        richest = paths[0, 0] if j == 1 else np.maximum.reduce(paths[:, 0], axis=0)
-        near = np.flatnonzero(richest >= floor)
-    if near.size:
-        crossed = np.flatnonzero(_hedged(paths[:, 0, near]) >= level)
-        if crossed.size:
-            i = int(near[crossed[0]])
-            return i, float(_hedged(paths[:, 0, i]))
-    return None, float(_hedged(paths[:, 0, -1]))
 
 
 def log_wealth_paths(
@@ -390,7 +362,7 @@ class _Cache:
     """What :func:`wealth_accumulator`'s updates keep between batches, to save work only.
 
     ``order``: the :class:`Wealth` ``order`` state its Generator was left at (``None`` during
-    an update); ``multipliers``: the :class:`~rdpjax.rejection.bets.Multipliers` of the bets
+    an update); ``multipliers``: the :class:`~rdpjax.rejection.wealth.Multipliers` of the bets
     in force.
     """
 
@@ -446,7 +418,7 @@ def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accu
             if cache.multipliers is None or cache.multipliers.strategies is not bets:
                 cache.multipliers = Multipliers(bets)  # once a plan
             paths = _advance(state.logk, bets, bx[None], by[None], cache.multipliers)
-            crossed, hedged = _first_crossing(paths, level)
+            crossed, hedged = first_crossing(paths, level)
             i = m - 1 if crossed is None else crossed
             state = state.added(bx, by, start + i + 1, hedged, logk=paths[:, :, i],
                                 refuted=crossed is not None, planned=planned)  # fmt: skip

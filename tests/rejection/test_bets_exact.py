@@ -13,6 +13,7 @@ import pytest
 
 from rdpjax.claims import approx_dp, gdp, pure_dp
 from rdpjax.rejection import bets as B
+from rdpjax.rejection import wealth as W
 
 
 def _old_distance_splits(sx, sy, center):
@@ -197,16 +198,14 @@ def test_multipliers_looked_up_are_those_of_each_pair(rows, discrete):
             if trial % 4 == 3:  # the second strategy's sets differ from the first's
                 strategies[1] = dataclasses.replace(strategies[1], below=~random["below"])
         reference = [_pairwise_log_multipliers(s, bx, by) for s in strategies]
-        for got, want in zip(B.Multipliers(strategies)(bx, by), reference, strict=True):
+        for got, want in zip(W.Multipliers(strategies)(bx, by), reference, strict=True):
             _assert_same((got,), (want,))
-        _assert_same([B.log_multipliers(s, bx, by) for s in strategies], reference)
+        _assert_same([W.log_multipliers(s, bx, by) for s in strategies], reference)
 
 
 def test_the_first_crossing_is_that_of_the_hedged_wealth_at_every_pair():
     """_first_crossing computes the hedged wealth only near the level: the pair and the value
     of computing it at every pair, including a level met exactly."""
-    from rdpjax.rejection.betting import _first_crossing
-
     rng = np.random.default_rng(6)
     for trial in range(200):
         j, b = int(rng.integers(1, 4)), int(rng.integers(1, 500))
@@ -224,4 +223,4 @@ def test_the_first_crossing_is_that_of_the_hedged_wealth_at_every_pair():
             if crossed.size
             else (None, float(hedged[-1]))
         )
-        assert _first_crossing(paths, level) == want
+        assert W.first_crossing(paths, level) == want
