@@ -39,7 +39,7 @@ import numpy as np
 from rdpjax.claims import Claim, hockey_stick
 from rdpjax.rejection.splits import LEVELS, distance_splits, merged, plain, positions, value_splits
 
-__all__ = ["Bets", "SortedPast", "epsilon_grid", "log_multipliers", "plan_bets"]
+__all__ = ["Bets", "SortedPast", "epsilon_grid", "plan_bets"]
 
 PRIOR = 1.0
 """Pseudo-count added to each side's count in and out of a set (Laplace's rule)."""
@@ -119,13 +119,19 @@ def _code_families(px: np.ndarray, py: np.ndarray) -> tuple[list[Family], dict[s
 
 
 def _growth(
-    p: np.ndarray, q: np.ndarray, eps: np.ndarray, delta: np.ndarray, scale: float
+    p: np.ndarray, q: np.ndarray, eps: np.ndarray, delta: np.ndarray, scales: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The aGRAPA λ and E log(1 + λZ) when 1_S(A) ~ Bern(p), 1_S(B) ~ Bern(q) independently."""
+    """The aGRAPA λ and E log(1 + λZ) when 1_S(A) ~ Bern(p), 1_S(B) ~ Bern(q) independently.
+
+    For each strategy's fraction of the aGRAPA λ in ``scales``: a leading axis. What does not
+    depend on the fraction is computed once; each value is the one a strategy's own call
+    would give (the same operations, in the same order, on the same numbers).
+    """
     e = np.exp(eps)
     mean = p - e * q - delta
     var = p * (1 - p) + e * e * q * (1 - q)
-    lam = np.clip(mean / (var + mean * mean), 0.0, CAP / (e + delta)) * scale  # aGRAPA, §5.1
+    full = np.clip(mean / (var + mean * mean), 0.0, CAP / (e + delta))  # aGRAPA, §5.1
+    lam = full * scales.reshape(-1, *([1] * full.ndim))
     g = (
         p * (1 - q) * np.log1p(lam * (1 - delta))
         + (1 - p) * (1 - q) * np.log1p(-lam * delta)
@@ -136,11 +142,14 @@ def _growth(
 
 
 def _best(
-    families: list[Family], n: int, eps: np.ndarray, delta: np.ndarray, scale: float
-) -> dict[str, np.ndarray]:
-    """The candidate of largest smoothed growth per row, over families, sets, sides and ε."""
+    families: list[Family], n: int, eps: np.ndarray, delta: np.ndarray, scales: tuple[float, ...]
+) -> list[dict[str, np.ndarray]]:
+    """The candidate of largest smoothed growth per row, over families, sets, sides and ε.
+
+    One per strategy (``scales``), all scored together (:func:`_growth`).
+    """
     r = families[0][2].shape[0]
-    best: dict[str, np.ndarray] = {}
+    best: list[dict[str, np.ndarray]] = [{} for _ in scales]
     for family, thresholds, cx, cy in families:
         if cx.shape[1] == 0:  # one code seen so far: no set separates anything yet
             continue
@@ -150,28 +159,32 @@ def _best(
         fy = np.stack([fy, 1 - fy], axis=2)[..., None, None]
         p = np.concatenate([fx, fy], axis=3)  # mass of the betting side's own draw
         q = np.concatenate([fy, fx], axis=3)
-        lam, g = _growth(p, q, eps, delta, scale)
-        flat = g.reshape(r, -1)
-        i = np.argmax(flat, axis=1)
-        t_i, side, swap, e_i = np.unravel_index(i, g.shape[1:])
+        lams, gs = _growth(p, q, eps, delta, np.asarray(scales, np.float64))
         rows = np.arange(r)
-        cand = {
-            "family": np.full(r, family),
-            "threshold": thresholds[rows, t_i],
-            "below": side == 0,
-            "swap": swap == 1,
-            "epsilon": eps[e_i],
-            "delta": delta[e_i],
-            "lam": lam.reshape(r, -1)[rows, i],
-            "growth": flat[rows, i],
-        }
-        better = cand["growth"] > best["growth"] if best else np.ones(r, bool)
-        best = {k: np.where(better, v, best[k]) if best else v for k, v in cand.items()}
-    if not best:
-        zero, no = np.zeros(r), np.zeros(r, bool)
-        best = {"family": np.full(r, families[0][0]), "threshold": zero, "below": no}
-        best |= {"swap": no, "epsilon": zero, "delta": zero, "lam": zero, "growth": zero}
-    best["lam"] = np.where(best["growth"] > 0, best["lam"], 0.0)  # no edge seen: no bet
+        for j, (lam, g) in enumerate(zip(lams, gs, strict=True)):
+            flat = g.reshape(r, -1)
+            i = np.argmax(flat, axis=1)
+            t_i, side, swap, e_i = np.unravel_index(i, g.shape[1:])
+            cand = {
+                "family": np.full(r, family),
+                "threshold": thresholds[rows, t_i],
+                "below": side == 0,
+                "swap": swap == 1,
+                "epsilon": eps[e_i],
+                "delta": delta[e_i],
+                "lam": lam.reshape(r, -1)[rows, i],
+                "growth": flat[rows, i],
+            }
+            old = best[j]
+            better = cand["growth"] > old["growth"] if old else np.ones(r, bool)
+            best[j] = {k: np.where(better, v, old[k]) if old else v for k, v in cand.items()}
+    for j, chosen in enumerate(best):
+        if not chosen:
+            zero, no = np.zeros(r), np.zeros(r, bool)
+            chosen = {"family": np.full(r, families[0][0]), "threshold": zero, "below": no}
+            chosen |= {"swap": no, "epsilon": zero, "delta": zero, "lam": zero, "growth": zero}
+        chosen["lam"] = np.where(chosen["growth"] > 0, chosen["lam"], 0.0)  # no edge: no bet
+        best[j] = chosen
     return best
 
 
@@ -211,7 +224,7 @@ def plan_bets(
         *values, center = value_splits(sx, sy)  # center: the median of the 2n values
         families = [(0, *values), (1, *distance_splits(sx, sy, center))]
     return [
-        Bets(center=center, **_best(families, n, eps, delta, scale), **extra) for scale in scales
+        Bets(center=center, **chosen, **extra) for chosen in _best(families, n, eps, delta, scales)
     ]
 
 
@@ -227,6 +240,9 @@ class SortedPast:
     def __init__(self) -> None:
         self.x, self.y, self.size = np.empty((1, 0)), np.empty((1, 0)), 0
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        # The sorted pasts as merged: float32 while every output was (half the bytes to merge;
+        # a float32 converts to float64 exactly and in order, so the rows are the same).
+        self.kept = (np.empty((1, 0), np.float32), np.empty((1, 0), np.float32))
 
     def add(self, sx: np.ndarray, sy: np.ndarray) -> None:
         """The next outputs of each side, sorted (1-D): merged in by the next :meth:`update`."""
@@ -244,33 +260,18 @@ class SortedPast:
         sx, sy = runs[0] if len(runs) == 1 else (None, None)
         if not (_same_sorted(sx, px[new]) and _same_sorted(sy, py[new])):
             sx, sy = np.sort(px[new]), np.sort(py[new])
-        self.x, self.y = merged(self.x, sx[None]), merged(self.y, sy[None])
+        self.kept = _merged_kept(self.kept[0], sx), _merged_kept(self.kept[1], sy)
+        self.x, self.y = (k.astype(np.float64, copy=False) for k in self.kept)
         self.size = px.size
         return self.x, self.y
+
+
+def _merged_kept(kept: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``kept`` and the sorted ``s`` merged (:func:`merged`), float32 if both are, else float64."""
+    dtype = np.float32 if kept.dtype == s.dtype == np.float32 else np.float64
+    return merged(kept.astype(dtype, copy=False), s.astype(dtype, copy=False)[None])
 
 
 def _same_sorted(s: np.ndarray | None, v: np.ndarray) -> bool:
     """Whether ``s`` (sorted) is ``np.sort(v)`` bit for bit when it holds the same values."""
     return s is not None and s.size == v.size and s.dtype == v.dtype and plain(s)
-
-
-def _scores(bets: Bets, v: np.ndarray) -> np.ndarray:
-    if bets.codes is not None and bets.ranks is not None:
-        idx = np.clip(np.searchsorted(bets.codes, v), 0, bets.codes.size - 1)
-        seen = bets.codes[idx] == v
-        ranks = np.take_along_axis(bets.ranks, idx, axis=1)
-        return np.where(seen, ranks, bets.codes.size).astype(np.float64)
-    two_sided = (bets.family == 1)[:, None]
-    return np.where(two_sided, np.abs(v - bets.center[:, None]), v)
-
-
-def log_multipliers(bets: Bets, bx: np.ndarray, by: np.ndarray) -> np.ndarray:
-    """``log(1 + λ Z_i)`` for each pair of a batch ``bx, by`` (shape ``(R, b)``)."""
-    t = bets.threshold[:, None]
-    below = bets.below[:, None]
-    sx, sy = _scores(bets, bx), _scores(bets, by)
-    in_x, in_y = np.where(below, sx < t, sx >= t), np.where(below, sy < t, sy >= t)
-    a, b = np.where(bets.swap[:, None], in_y, in_x), np.where(bets.swap[:, None], in_x, in_y)
-    e = np.exp(bets.epsilon)[:, None]
-    z = a - e * b - bets.delta[:, None]
-    return np.log1p(bets.lam[:, None] * z)

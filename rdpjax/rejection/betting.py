@@ -72,6 +72,7 @@ black box; its state (:mod:`rdpjax.rejection.betting_state`) is checkpointed as 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -81,9 +82,11 @@ import numpy as np
 from rdpjax._keys import as_key
 from rdpjax._validation import check_int
 from rdpjax.claims import SET_KINDS, Claim
-from rdpjax.rejection.bets import Bets, SortedPast, epsilon_grid, log_multipliers, plan_bets
+from rdpjax.rejection.bets import Bets, SortedPast, epsilon_grid, plan_bets
 from rdpjax.rejection.betting_result import BettingResult, describe
 from rdpjax.rejection.betting_state import BettingState, Checkpoint, Kept, Wealth
+from rdpjax.rejection.wealth import Multipliers, first_crossing
+from rdpjax.rejection.wealth import hedged as _hedged
 from rdpjax.stream.batches import BlackBoxBatches, generators
 from rdpjax.stream.looks import Accumulator, run_looks
 
@@ -147,15 +150,23 @@ def plans_at(ends: list[int]) -> set[int]:
     return out
 
 
-def _advance(logk: np.ndarray, bets: list[Bets], bx: np.ndarray, by: np.ndarray) -> np.ndarray:
-    """Each strategy's log wealth after each pair of a batch, ``(J, R, b)``."""
-    steps = [np.cumsum(log_multipliers(plan, bx, by), axis=1) for plan in bets]
-    return logk[:, :, None] + np.stack(steps)
+def _advance(
+    logk: np.ndarray,
+    bets: list[Bets],
+    bx: np.ndarray,
+    by: np.ndarray,
+    multipliers: Multipliers | None = None,
+) -> np.ndarray:
+    """Each strategy's log wealth after each pair of a batch, ``(J, R, b)``.
 
-
-def _hedged(paths: np.ndarray) -> np.ndarray:
-    """The log of the mean wealth over strategies (axis 0)."""
-    return np.logaddexp.reduce(paths, axis=0) - np.log(paths.shape[0])
+    ``multipliers``: ``Multipliers(bets)`` made before (for the batches of one plan).
+    """
+    multipliers = Multipliers(bets) if multipliers is None else multipliers
+    paths = np.empty((len(bets), *bx.shape))
+    for j, steps in enumerate(multipliers(bx, by)):
+        np.cumsum(steps, axis=1, out=paths[j])
+    paths += logk[:, :, None]
+    return paths
 
 
 def log_wealth_paths(
@@ -346,6 +357,19 @@ def betting_test(
     return run_looks(source, ends, range(len(ends)), accumulator, checkpoint=kept)
 
 
+@dataclasses.dataclass
+class _Cache:
+    """What :func:`wealth_accumulator`'s updates keep between batches, to save work only.
+
+    ``order``: the :class:`Wealth` ``order`` state its Generator was left at (``None`` during
+    an update); ``multipliers``: the :class:`~rdpjax.rejection.wealth.Multipliers` of the bets
+    in force.
+    """
+
+    order: dict[str, Any] | None = None
+    multipliers: Multipliers | None = None
+
+
 def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accumulator:
     """The betting test as an :class:`~rdpjax.stream.looks.Accumulator` over a :class:`Wealth`.
 
@@ -358,6 +382,8 @@ def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accu
     eps, delta = epsilon_grid(claim)
     level = np.log(1.0 / alpha)
     plans = plans_at(ends)
+    order = order_generator(key)  # its state is set from the Wealth at each update
+    cache = _Cache()
 
     def init() -> Wealth:
         state = BettingState(logk=np.zeros((len(SCALES), 1)))
@@ -368,8 +394,9 @@ def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accu
         bx, by = _one_dimensional(bx, "x"), _one_dimensional(by, "x'")
         # A random order within the batch, whatever order the sampler returned (docstring), as
         # _shuffled; its sorted copy goes into the sorted past.
-        order = np.random.default_rng()
-        order.bit_generator.state = wealth.order
+        if cache.order is not wealth.order:  # else the generator is at it already
+            order.bit_generator.state = wealth.order
+        cache.order = None  # until this update is complete
         sx, sy = np.sort(bx[None], axis=1), np.sort(by[None], axis=1)
         bx, by = order.permuted(sx, axis=1)[0], order.permuted(sy, axis=1)[0]
         start, m = state.start, bx.size
@@ -388,15 +415,17 @@ def wealth_accumulator(key, claim: Claim, alpha: float, ends: list[int]) -> Accu
                 past = sorted_past.update(*past) if presorted else (a[None] for a in past)
                 bets = plan_bets(*past, eps, delta, state.discrete, SCALES, rows_sorted=presorted)
                 planned = start
-            paths = _advance(state.logk, bets, bx[None], by[None])
-            hedged = _hedged(paths)[0]
-            crossed = np.flatnonzero(hedged >= level)
-            i = int(crossed[0]) if crossed.size else m - 1
-            state = state.added(bx, by, start + i + 1, float(hedged[i]), logk=paths[:, :, i],
-                                refuted=bool(crossed.size), planned=planned)  # fmt: skip
+            if cache.multipliers is None or cache.multipliers.strategies is not bets:
+                cache.multipliers = Multipliers(bets)  # once a plan
+            paths = _advance(state.logk, bets, bx[None], by[None], cache.multipliers)
+            crossed, hedged = first_crossing(paths, level)
+            i = m - 1 if crossed is None else crossed
+            state = state.added(bx, by, start + i + 1, hedged, logk=paths[:, :, i],
+                                refuted=crossed is not None, planned=planned)  # fmt: skip
         if not state.discrete:
             sorted_past.add(sx[0], sy[0])
-        return Wealth(state, bets, sorted_past, order.bit_generator.state)
+        cache.order = order.bit_generator.state
+        return Wealth(state, bets, sorted_past, cache.order)
 
     def look(wealth: Wealth, k: int) -> tuple[Wealth, bool]:
         return wealth, wealth.past.refuted

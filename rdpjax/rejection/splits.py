@@ -12,6 +12,8 @@ set's counts are those of the set itself (:func:`below`), as the bet reads them.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = [
@@ -36,18 +38,27 @@ MERGE_BELOW = 1 << 15
 """Past outputs a side below which the distances to the median are merged, not bisected."""
 
 
+@functools.lru_cache(maxsize=256)
 def positions(total: int) -> np.ndarray:
-    """Split points ``k`` (1 ≤ k < total) of a sorted pooled sample: about LEVELS of them."""
+    """Split points ``k`` (1 ≤ k < total) of a sorted pooled sample: about LEVELS of them.
+
+    Kept for each ``total`` (read-only: the plans of a test ask for the same ones again).
+    """
     k = np.unique(np.round(np.arange(1, LEVELS + 1) * total / (LEVELS + 1)).astype(np.int64))
-    return k[(k >= 1) & (k < total)]
+    k = k[(k >= 1) & (k < total)]
+    k.flags.writeable = False
+    return k
 
 
 def merged(sx: np.ndarray, sy: np.ndarray) -> np.ndarray:
     """Two ``(R, ·)`` arrays of sorted rows merged row by row (sorted, ``sx``'s first among ties).
 
-    A stable sort of two sorted runs is numpy's timsort finding the runs: one linear merge.
+    A stable sort of two sorted runs is numpy's timsort finding the runs: one linear merge
+    (in place, in the concatenation).
     """
-    return np.sort(np.concatenate([sx, sy], axis=1), axis=1, kind="stable")
+    out = np.concatenate([sx, sy], axis=1)
+    out.sort(axis=1, kind="stable")
+    return out
 
 
 def order_statistics(a: np.ndarray, b: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, ...]:

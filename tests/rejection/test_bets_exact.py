@@ -7,11 +7,15 @@ the median with the value family's split points, and ``SortedPast`` merges in th
 batches the test has already made. The references here are the merges they replace.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
+from rdpjax.claims import approx_dp, gdp, pure_dp
 from rdpjax.rejection import bets as B
 from rdpjax.rejection import splits as S
+from rdpjax.rejection import wealth as W
 
 
 def _counted(sx, sy, thresholds, score):
@@ -134,3 +138,109 @@ def test_sorted_past_with_sorted_batches_is_the_sorted_past(negative_zero):
             _assert_same(fast.update(px, py), plain.update(px, py))
     assert fast.size == plain.size == px.size
     assert (zero_order_differs > 0) == negative_zero  # the case the guard is for, met
+
+
+@pytest.mark.parametrize("negative_zero", [False, True])
+def test_sorted_past_of_float32_batches_is_the_float64_merge(negative_zero):
+    """float32 outputs are merged as float32 (issue 52): the rows are the float64 rows of the
+    merges before, bit for bit (each update's new outputs sorted, converted to float64 and
+    merged stably after the past), −0.0 beside 0.0 included."""
+    rng = np.random.default_rng(4)
+    past = B.SortedPast()
+    px, py = np.empty(0, np.float32), np.empty(0, np.float32)
+    ref_x, ref_y = np.empty(0), np.empty(0)
+    for j, m in enumerate([2, 2, 4, 9, 100, *rng.integers(50, 3000, 20)]):
+        bx = np.round(rng.normal(0, 1, m), 1).astype(np.float32)
+        by = np.round(rng.normal(0.3, 1, m), 1).astype(np.float32)
+        if not negative_zero:
+            bx, by = bx + np.float32(0.0), by + np.float32(0.0)
+        px, py = np.append(px, rng.permutation(bx)), np.append(py, rng.permutation(by))
+        past.add(np.sort(bx), np.sort(by))
+        if j % 3 == 1:
+            continue  # two batches before the next update
+        new = slice(ref_x.size, px.size)
+        ref_x = np.sort(np.concatenate([ref_x, np.sort(px[new]).astype(np.float64)]), kind="stable")
+        ref_y = np.sort(np.concatenate([ref_y, np.sort(py[new]).astype(np.float64)]), kind="stable")
+        _assert_same(past.update(px, py), (ref_x[None], ref_y[None]))
+    assert past.size == px.size and past.kept[0].dtype == np.float32
+    assert (np.signbit(ref_x) & (ref_x == 0)).any() == negative_zero
+
+
+def _pairwise_log_multipliers(bets, bx, by):
+    """Before issue 52's second pass: each pair's ``log(1 + λZ)`` from its own Z."""
+    if bets.codes is not None:
+        idx = np.clip(np.searchsorted(bets.codes, bx), 0, bets.codes.size - 1)
+        sx = np.where(bets.codes[idx] == bx, np.take_along_axis(bets.ranks, idx, axis=1),
+                      bets.codes.size).astype(np.float64)  # fmt: skip
+        idx = np.clip(np.searchsorted(bets.codes, by), 0, bets.codes.size - 1)
+        sy = np.where(bets.codes[idx] == by, np.take_along_axis(bets.ranks, idx, axis=1),
+                      bets.codes.size).astype(np.float64)  # fmt: skip
+    else:
+        two_sided = (bets.family == 1)[:, None]
+        sx = np.where(two_sided, np.abs(bx - bets.center[:, None]), bx)
+        sy = np.where(two_sided, np.abs(by - bets.center[:, None]), by)
+    t, below = bets.threshold[:, None], bets.below[:, None]
+    in_x, in_y = np.where(below, sx < t, sx >= t), np.where(below, sy < t, sy >= t)
+    swap = bets.swap[:, None]
+    a, b = np.where(swap, in_y, in_x), np.where(swap, in_x, in_y)
+    z = a - np.exp(bets.epsilon)[:, None] * b - bets.delta[:, None]
+    return np.log1p(bets.lam[:, None] * z)
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+@pytest.mark.parametrize("discrete", [False, True])
+def test_multipliers_looked_up_are_those_of_each_pair(rows, discrete):
+    """log_multipliers and Multipliers look each pair's multiplier up among Z's four values:
+    the numbers of computing it pair by pair, bit for bit, on planned and on random bets."""
+    rng = np.random.default_rng(8 + rows + 10 * discrete)
+    claims = (approx_dp(0.7, 1e-3), gdp(1.3), pure_dp(0.4))
+    for trial in range(30):
+        eps, delta = B.epsilon_grid(claims[trial % 3])
+        n, b = int(rng.integers(5, 3000)), int(rng.integers(1, 2000))
+        if discrete:
+            px, py = rng.geometric(0.3, (rows, n)), rng.geometric(0.4, (rows, n))
+            bx, by = rng.geometric(0.3, (rows, b)), rng.geometric(0.4, (rows, b))
+        else:
+            px, py = rng.normal(0.5, 1, (rows, n)), rng.normal(0, 1, (rows, n))
+            bx, by = (
+                np.round(rng.normal(0.5, 1, (rows, b)), 2),
+                np.round(rng.normal(0, 1, (rows, b)), 2),
+            )
+        strategies = B.plan_bets(px, py, eps, delta, discrete, (0.75, 0.375))
+        if trial % 2:  # random sets, directions and bets, each row its own
+            pick = rng.integers(0, eps.size, rows)
+            cap = B.CAP / (np.exp(eps[pick]) + delta[pick])
+            random = dict(epsilon=eps[pick], delta=delta[pick], lam=rng.uniform(0, 1, rows) * cap)
+            random |= dict(below=rng.random(rows) < 0.5, swap=rng.random(rows) < 0.5)
+            if not discrete:
+                random |= dict(family=rng.integers(0, 2, rows))
+            strategies = [dataclasses.replace(s, **random) for s in strategies]
+            if trial % 4 == 3:  # the second strategy's sets differ from the first's
+                strategies[1] = dataclasses.replace(strategies[1], below=~random["below"])
+        reference = [_pairwise_log_multipliers(s, bx, by) for s in strategies]
+        for got, want in zip(W.Multipliers(strategies)(bx, by), reference, strict=True):
+            _assert_same((got,), (want,))
+        _assert_same([W.log_multipliers(s, bx, by) for s in strategies], reference)
+
+
+def test_the_first_crossing_is_that_of_the_hedged_wealth_at_every_pair():
+    """_first_crossing computes the hedged wealth only near the level: the pair and the value
+    of computing it at every pair, including a level met exactly."""
+    rng = np.random.default_rng(6)
+    for trial in range(200):
+        j, b = int(rng.integers(1, 4)), int(rng.integers(1, 500))
+        paths = np.cumsum(rng.normal(0.02, 0.3, (j, 1, b)), axis=2)
+        hedged = np.logaddexp.reduce(paths, axis=0)[0] - np.log(j)
+        level = [
+            3.0,
+            float(rng.choice(hedged)),
+            float(hedged.max()),
+            np.nextafter(hedged.max(), 9),
+        ][trial % 4]
+        crossed = np.flatnonzero(hedged >= level)
+        want = (
+            (int(crossed[0]), float(hedged[crossed[0]]))
+            if crossed.size
+            else (None, float(hedged[-1]))
+        )
+        assert W.first_crossing(paths, level) == want

@@ -13,13 +13,14 @@ from rdpjax.auditing import Looks
 from rdpjax.claims import approx_dp, gdp, hockey_stick, pure_dp, zcdp
 from rdpjax.rejection import bets as bets_module
 from rdpjax.rejection import splits as splits_module
-from rdpjax.rejection.bets import SortedPast, epsilon_grid, log_multipliers, plan_bets
+from rdpjax.rejection.bets import SortedPast, epsilon_grid, plan_bets
 from rdpjax.rejection.betting import (
     SCALES,
     batch_ends,
     betting_test,
     log_wealth_paths,
 )
+from rdpjax.rejection.wealth import log_multipliers
 from rdpjax.stream.batches import generators
 
 KEY = jax.random.key(12)
