@@ -73,6 +73,7 @@ black box; its state (:mod:`rdpjax.rejection.betting_state`) is checkpointed as 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -84,7 +85,7 @@ from rdpjax._validation import check_int
 from rdpjax.claims import SET_KINDS, Claim
 from rdpjax.rejection.bets import Bets, SortedPast, epsilon_grid, plan_bets
 from rdpjax.rejection.betting_result import BettingResult, describe
-from rdpjax.rejection.betting_state import BettingState, Checkpoint, Kept, Wealth
+from rdpjax.rejection.betting_state import BettingState, Checkpoint, Kept, Wealth, replanned
 from rdpjax.rejection.wealth import Multipliers, first_crossing
 from rdpjax.rejection.wealth import hedged as _hedged
 from rdpjax.stream.batches import BlackBoxBatches, generators
@@ -345,14 +346,7 @@ def betting_test(
     if checkpoint is not None:
         eps, delta = epsilon_grid(claim)
 
-        def replan(state: BettingState) -> list[Bets]:
-            """The bets in force in a resumed state, from the pairs before they were planned."""
-            if not state.planned:
-                return []
-            past = (a[None, : state.planned] for a in state.arrays())
-            return plan_bets(*past, eps, delta, state.discrete, SCALES)
-
-        kept = Kept(checkpoint, replan)
+        kept = Kept(checkpoint, functools.partial(replanned, eps=eps, delta=delta, scales=SCALES))
     source = BlackBoxBatches(sample, x, x_prime, key, project)  # generators(key)[1:]: x, x'
     return run_looks(source, ends, range(len(ends)), accumulator, checkpoint=kept)
 

@@ -16,10 +16,10 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from rdpjax.rejection.bets import Bets, SortedPast
+from rdpjax.rejection.bets import Bets, SortedPast, plan_bets
 from rdpjax.stream.looks import Run
 
-__all__ = ["BettingState", "Checkpoint", "Kept", "Wealth"]
+__all__ = ["BettingState", "Checkpoint", "Kept", "Wealth", "replanned"]
 
 
 @dataclasses.dataclass
@@ -107,6 +107,24 @@ class Checkpoint(Protocol):
         the checkpoint may wait (:class:`rdpjax.stream.looks.Throttle`).
         """
         ...
+
+
+def replanned(
+    state: BettingState, *, eps: np.ndarray, delta: np.ndarray, scales: tuple[float, ...]
+) -> list[Bets]:
+    """The bets in force in a resumed state, planned again from its first ``planned`` pairs.
+
+    Real outputs are planned from the float64 sorted rows that an uninterrupted run plans from
+    (:class:`SortedPast`). A float32 past sorted as float32 gives other midpoints and medians,
+    and the resumed run would then differ from the uninterrupted one.
+    """
+    if not state.planned:
+        return []
+    past = [a[: state.planned] for a in state.arrays()]
+    if state.discrete:
+        return plan_bets(past[0][None], past[1][None], eps, delta, True, scales)
+    rows = SortedPast().update(*past)
+    return plan_bets(*rows, eps, delta, False, scales, rows_sorted=True)
 
 
 class Kept:

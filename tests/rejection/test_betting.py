@@ -2,6 +2,7 @@
 (checked exactly), true claims are rarely refuted, false ones quickly, and bad arguments raise."""
 
 import json
+from types import SimpleNamespace
 
 import jax
 import numpy as np
@@ -324,6 +325,28 @@ def test_an_interrupted_test_resumes_as_an_uninterrupted_one():
     resumed = betting_test(key, _noisy_sum, *args, max_n=4000, batch=64,
                                   checkpoint=Memory(memory.state))  # fmt: skip
     assert resumed == whole and whole.refuted
+
+
+def test_a_resumed_float32_test_plans_from_the_rows_of_the_uninterrupted_one():
+    """On resume the bets in force are planned again: from the float64 sorted rows that the
+    uninterrupted run plans from (``SortedPast``), not from the float32 past sorted as float32,
+    whose midpoints and medians differ (16 of 20 such plans did)."""
+    from rdpjax.rejection.betting_state import replanned
+
+    eps, delta = epsilon_grid(gdp(1.0))
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        n = int(rng.integers(1_000, 30_000))
+        px, py = (rng.normal(mu, 1.0, n).astype(np.float32) for mu in (1.0, 0.0))
+
+        # What a checkpoint holds: the outputs as drawn, and the size of the plan in force.
+        resumed = SimpleNamespace(planned=n, discrete=False, arrays=lambda p=px, q=py: (p, q))
+        got = replanned(resumed, eps=eps, delta=delta, scales=SCALES)
+        rows = (np.sort(a.astype(np.float64))[None] for a in (px, py))  # the run's own rows
+        want = plan_bets(*rows, eps, delta, False, SCALES, rows_sorted=True)
+        for a, b in zip(got, want, strict=True):
+            for field in ("family", "center", "threshold", "below", "swap", "epsilon", "lam"):
+                np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
 
 
 def test_a_betting_audit_keeps_and_resumes_its_checkpoint(tmp_path):
