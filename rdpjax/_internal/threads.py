@@ -3,7 +3,7 @@
 numpy's sorts, copies and jax's device-to-host copies release the GIL, so on a machine with two
 or more cores the two sides of a pilot (x and x') can be sorted side by side: a streamed bound's
 two pilots of 2^16 float32 draws are sorted in 1.4 ms rather than 2.8 ms on the 2-core CPU of
-``benchmarks/LOG.md`` ("Streamed audit: the pilot's sorts side by side"). One worker thread,
+``benchmarks/LOG.md`` ("Odd inputs and a faster pilot"). One worker thread,
 made on first use and kept for the process; below :data:`MIN_ITEMS` values a side the thread's
 hand-off costs more than it saves and both run here.
 """
