@@ -19,9 +19,9 @@ demo: $(STAMP)
 	RDPJAX_CACHE_DIR=$(CURDIR)/$(VENV)/jax-cache $(VENV)/bin/rdpjax reproduce --quick
 
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
-# `make test`: the whole suite, every test (1,576 tests: 15.7 min on 2 cores on 2026-12-06, the machine
+# `make test`: the whole suite, every test (1,614 tests: 16.7 min on 2 cores on 2026-12-06, the machine
 # quiet; 20.1-21.2 min before that day's trims and the run's shared compilation cache, tests/conftest.py;
-# 29-35 min beside other studies).
+# 24.7 min beside a helper's benchmarks, 29-35 min beside other studies).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
 # notebooks, the type check, multi-device runs, studies): 1.5 min on 2 cores, under 3 with the
 # machine shared (load 5-6); for the loop of editing and testing, `make test` before a commit.
