@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from rdpjax._validation import check_level
 from rdpjax.canaries import fdp, steinke
 from rdpjax.canaries.guesses import (
     DEFAULT_FRACTIONS,
@@ -138,10 +139,7 @@ def one_run_bits(
     scores, bits = as_scores_and_bits(scores, bits)
     claim = as_claim(claim)
     delta = _delta(delta, claim)
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float | np.floating):
-        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}")
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+    alpha = check_level(alpha, upper=1.0)
     m = bits.size
     grid = guess_grid(m, fractions, alpha)
     size = grid.shape[0]

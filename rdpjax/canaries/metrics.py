@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from rdpjax._validation import check_level
 from rdpjax.canaries.guesses import split
 from rdpjax.rejection import binomial
 from rdpjax.rejection.operating import OperatingPoint, fpr_count, operating_point
@@ -47,14 +48,6 @@ def clopper_pearson(k: Any, n: int, alpha: float) -> tuple[np.ndarray, np.ndarra
     :func:`rdpjax.rejection.binomial.clopper_pearson` at α/2 each.
     """
     return binomial.clopper_pearson(k, n, alpha / 2)
-
-
-def _level(alpha: Any) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float | np.floating):
-        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}")
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-    return float(alpha)
 
 
 def tpr_at_fpr(in_scores: Any, out_scores: Any, fpr: float, *, alpha: float = 0.05):
@@ -86,7 +79,7 @@ def tpr_at_fpr(in_scores: Any, out_scores: Any, fpr: float, *, alpha: float = 0.
         True
     """
     scores, bits = split(in_scores, out_scores)
-    alpha = _level(alpha)
+    alpha = check_level(alpha, upper=1.0)
     if isinstance(fpr, bool) or not isinstance(fpr, int | float | np.floating):
         raise ValueError(f"fpr must be a number in (0, 1); got {fpr!r}")
     if not 0.0 < float(fpr) < 1.0:
@@ -154,7 +147,7 @@ def auroc(in_scores: Any, out_scores: Any, *, alpha: float = 0.05) -> Auroc:
         1.0
     """
     scores, bits = split(in_scores, out_scores)
-    alpha = _level(alpha)
+    alpha = check_level(alpha, upper=1.0)
     ins, outs = scores[bits == 1], scores[bits == 0]
     n_in, n_out = ins.size, outs.size
     ranks = stats.rankdata(np.concatenate([ins, outs]))  # midranks: ties count ½

@@ -81,7 +81,7 @@ import jax
 import numpy as np
 
 from rdpjax._keys import as_key
-from rdpjax._validation import check_int
+from rdpjax._validation import check_int, check_level
 from rdpjax.claims import SET_KINDS, Claim
 from rdpjax.rejection.bets import Bets, SortedPast, epsilon_grid, plan_bets
 from rdpjax.rejection.betting_result import BettingResult, describe
@@ -260,8 +260,7 @@ def _checked(claim: Any, alpha: Any) -> Claim:
             f"claim must be a Claim of kind {', '.join(SET_KINDS)} (a set test needs δ(ε)); "
             f"got {kind} ({claim}): zCDP and RDP claims are checked by Rényi bounds"
         )
-    if not isinstance(alpha, float | int) or not 0.0 < float(alpha) < 0.5:
-        raise ValueError(f"alpha must be a number in (0, 0.5); got {alpha!r}")
+    check_level(alpha)
     return claim
 
 
