@@ -75,15 +75,8 @@ def sorted_pilots(pilots: tuple[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
     position, put it in an order drawn from the key: :mod:`rdpjax.rejection.api`.) The sides
     (numpy or jax arrays) are copied and sorted side by side (:mod:`rdpjax._internal.threads`).
     """
-    return both(_sorted_host, pilots[0], pilots[1], items=_items(pilots[0]))
-
-
-def _sorted_host(rows: Any) -> np.ndarray:
-    return sorted_rows(np.asarray(rows))  # a jax array is copied to the host first
-
-
-def _items(rows: Any) -> int:
-    return int(np.prod(np.shape(rows)))
+    # sorted_rows copies a jax array to the host first (np.asarray).
+    return both(sorted_rows, pilots[0], pilots[1], items=int(np.size(pilots[0])))
 
 
 class Source(Protocol):
