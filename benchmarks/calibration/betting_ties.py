@@ -36,8 +36,9 @@ import jax
 import numpy as np
 from scipy import stats
 
-from rdpjax.claims import gdp, pure_dp
+from rdpjax.claims import gdp, hockey_stick, pure_dp
 from rdpjax.rejection import betting
+from rdpjax.rejection.binomial import clopper_pearson
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "calibration"
 Q_SUB = 0.3
@@ -110,14 +111,13 @@ POWER = {
 
 def rounded_is_not_gdp(mu: float) -> bool:
     """Whether round(N(1, 1)) vs round(N(0, 1)) breaks mu-GDP: some ε where its exact
-    hockey-stick divergence exceeds that of the μ-Gaussian (closed form)."""
+    hockey-stick divergence exceeds that of the μ-Gaussian (``rdpjax.claims.hockey_stick``)."""
     k = np.arange(-40, 42)
     p = stats.norm.cdf(k + 0.5, 1) - stats.norm.cdf(k - 0.5, 1)
     q = stats.norm.cdf(k + 0.5) - stats.norm.cdf(k - 0.5)
     for e in np.linspace(0.0, 5.0, 501):
         ours = np.sum(np.maximum(p - np.exp(e) * q, 0.0))
-        theirs = stats.norm.cdf(-e / mu + mu / 2) - np.exp(e) * stats.norm.cdf(-e / mu - mu / 2)
-        if ours > theirs + 1e-12:
+        if ours > float(hockey_stick(gdp(mu), e)) + 1e-12:
             return True
     return False
 
@@ -153,9 +153,7 @@ def measure(reps: int, power_reps: int) -> dict:
 
 def compare(before: dict, after: dict) -> dict:
     def ci(k, n):
-        lo = stats.beta.ppf(0.025, k, n - k + 1) if k > 0 else 0.0
-        hi = stats.beta.ppf(0.975, k + 1, n - k) if k < n else 1.0
-        return [float(lo), float(hi)]
+        return [float(v) for v in clopper_pearson(k, n, 0.025)]  # 95%, two-sided
 
     rows = {"validity": {}, "power": {}}
     for part in rows:
