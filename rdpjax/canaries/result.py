@@ -17,10 +17,12 @@ class OneRunResult:
 
     Attributes:
         epsilon: ε lower bound at ``delta`` for **any** (ε, δ)-DP mechanism: the larger of
-            ``epsilon_steinke`` and ``epsilon_fdp``, each at α/2, so valid at 1 − α.
-        epsilon_steinke: Steinke–Nasr–Jagielski's bound (arXiv:2305.08846v1 Thm 3.1/5.2) at α/2.
+            ``epsilon_steinke`` and ``epsilon_fdp``, whose levels sum to α, so valid at 1 − α.
+        epsilon_steinke: Steinke–Nasr–Jagielski's bound (arXiv:2305.08846v1 Thm 3.1/5.2): where
+            :func:`rdpjax.canaries.joint.usable`, one test over the whole grid at 0.95·α
+            (:mod:`rdpjax.canaries.joint`), else each pair at 0.05·α/G.
         epsilon_fdp: Mahloujifar–Melis–Chaudhuri's bound (arXiv:2410.22235) with the curve
-            f_{ε,δ}, at α/2.
+            f_{ε,δ}: each pair at 0.05·α/G beside the joint test, else at 0.95·α/G.
         mu: certified μ: every μ'-GDP claim with μ' < ``mu`` is refuted at level α (f-DP bound
             with the Gaussian curve).
         epsilon_gaussian: the ε at ``delta`` of μ-GDP with μ = ``mu`` (the "Gaussian-shaped"
@@ -28,7 +30,8 @@ class OneRunResult:
         delta: δ of the ε bounds.
         alpha: the error probability of each bound (and of ``refuted``).
         m: canaries (``n_in`` included, ``n_out`` not).
-        grid_size: G, the number of guess pairs tried; each test ran at its Bonferroni share.
+        grid_size: G, the number of guess pairs tried (the pair-by-pair tests' Bonferroni
+            factor).
         guesses: the pair behind ``epsilon``: ``{"k_in", "k_out", "correct", "bound"}``.
         claim: the claim checked, or ``None``.
         refuted: whether the claim is refuted at level α (``None`` without a claim).

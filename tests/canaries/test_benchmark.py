@@ -119,10 +119,12 @@ def test_mislabelled_canaries_run_once_and_stay_below_the_accountant(tmp_path):
 
 def test_canary_split_scan_scores_the_library_split(tmp_path):
     """benchmarks/calibration/canary_split.py on two laws, 3 keys: its ``even`` rule is the
-    library's f-DP bound (``one_run_bits(...).epsilon_fdp``) on the same scores, and every
-    adaptive rule's pairs have exactly the totals' guesses."""
+    pair-by-pair f-DP bound at 0.95·α/G (the library's where the joint test is not used),
+    computed directly on the same scores, and every adaptive rule's pairs have exactly the
+    totals' guesses."""
     pytest.importorskip("jax_privacy")
-    from rdpjax.canaries import one_run_bits
+    from rdpjax.canaries import fdp
+    from rdpjax.canaries.guesses import correct_guesses, guess_grid
 
     bench = _load("canary_split.py")
     out = tmp_path / "split.json"
@@ -136,8 +138,34 @@ def test_canary_split_scan_scores_the_library_split(tmp_path):
         for r in range(3):
             rng = np.random.default_rng([7, 400, law, r])
             scores, bits = bench._law(cell["law"], rng, 400)
-            fdp_bounds.append(one_run_bits(scores, bits, delta=1e-5).epsilon_fdp)
+            grid = guess_grid(400, alpha=0.05)
+            count = correct_guesses(scores, bits, grid)
+            level = 0.95 * 0.05 / grid.shape[0]
+            fdp_bounds.append(fdp.epsilon_lower(400, grid.sum(1), count, 1e-5, level).max())
             totals = bench.guess_totals(400)
             pairs = bench.choose_pairs(scores, totals, 1.5)
             assert np.array_equal(pairs.sum(axis=1), totals)
         assert cell["mean"]["even"] == pytest.approx(np.mean(fdp_bounds), rel=1e-12)
+
+
+def test_canary_joint_compares_the_rules_on_the_same_scores(tmp_path):
+    """benchmarks/calibration/canary_joint.py on two laws, 2 keys: the library's ε is the joint
+    rule's where the joint test is usable (m = 400, δ = 10⁻⁵) and the pair-by-pair rule's where
+    it is not (δ = 10⁻⁴: mδ = 0.04), as the script checks per replication."""
+    pytest.importorskip("jax_privacy")
+    bench = _load("canary_joint.py")
+    out = tmp_path / "joint.json"
+    for delta in ("1e-5", "1e-4"):
+        argv = ["--m", "400", "--laws", "gauss", "sparse", "--reps", "2", "--delta", delta]
+        assert bench.main([*argv, "--shares", "0.05", "--out", str(out)]) == 0
+    cells = json.loads(out.read_text())["cells"]
+    assert [(c["law"], c["delta"]) for c in cells] == [
+        ("gauss", 1e-5),
+        ("sparse", 1e-5),
+        ("gauss", 1e-4),
+        ("sparse", 1e-4),
+    ]
+    for c in cells:
+        rule = "joint_0.05" if c["delta"] == 1e-5 else "pairwise"
+        assert c["joint_used"] == (c["delta"] == 1e-5)
+        assert c["mean"]["library"] == c["mean"][rule]
