@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rdpjax._validation import check_int, check_orders
+from rdpjax._validation import check_int, check_level, check_orders
 from rdpjax.histogram.counting import CHUNK
 from rdpjax.histogram.sample_size import check_common, check_real, input_interval
 
@@ -157,5 +157,4 @@ class HistogramSettings:
         if not isinstance(self.with_lower_bound, bool | np.bool_):
             raise ValueError(f"with_lower_bound must be a bool; got {self.with_lower_bound!r}")
         object.__setattr__(self, "with_lower_bound", bool(self.with_lower_bound))
-        if not 0 < check_real("alpha", self.alpha) < 0.5:
-            raise ValueError(f"alpha must be a number in (0, 0.5); got {self.alpha!r}")
+        object.__setattr__(self, "alpha", check_level(self.alpha))

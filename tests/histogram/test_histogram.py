@@ -382,6 +382,8 @@ def test_estimator_argument_errors():
         (H.HistogramSettings, dict(beta=0.0), "beta"),
         (H.HistogramSettings, dict(bound_lam=(1.0, 2.0)), "bound_lam"),
         (H.HistogramSettings, dict(alpha=0.7), "alpha"),
+        (H.HistogramSettings, dict(alpha="0.05"), "alpha must be a number"),
+        (H.HistogramSettings, dict(alpha=None), "alpha must be a number"),
         (H.HistogramSettings, dict(with_lower_bound="no"), "with_lower_bound"),
     ],
 )
