@@ -107,8 +107,10 @@ def power_cell(eps: float, m: int, reps: int) -> dict:
     }
 
 
-def validity_cells(eps_list: list[float], m: int, reps: int, null_cell: bool) -> list[dict]:
-    """Rates of bounds above the truth and of true claims refuted."""
+def validity_cells(
+    eps_list: list[float], m: int, reps: int, null_cell: bool, gaussian: bool = True
+) -> list[dict]:
+    """Rates of bounds above the truth and of true claims refuted (``gaussian``: its cells)."""
     cells = []
     null = {"epsilon_zero": 0, "mu_zero": 0, "pure_dp_0_kept": 0}
     for r in range(reps if null_cell else 0):
@@ -124,7 +126,7 @@ def validity_cells(eps_list: list[float], m: int, reps: int, null_cell: bool) ->
         claims = {"approx_dp": approx_dp(eps, DELTA), "gdp": gdp(mu), "zcdp": zcdp(mu**2 / 2)}
         hits = {"epsilon_below": 0, "epsilon_gaussian_below": 0, "mu_below": 0}
         hits |= {f"{k}_kept": 0 for k in claims}
-        for r in range(reps):
+        for r in range(reps if gaussian else 0):
             scores, bits = _gaussian([3, m, int(100 * eps), r], m, mu)
             for kind, claim in claims.items():
                 res = one_run_bits(scores, bits, claim, delta=DELTA, alpha=ALPHA)
@@ -133,10 +135,11 @@ def validity_cells(eps_list: list[float], m: int, reps: int, null_cell: bool) ->
                     hits["epsilon_below"] += res.epsilon <= eps
                     hits["epsilon_gaussian_below"] += res.epsilon_gaussian <= eps
                     hits["mu_below"] += res.mu <= mu
-        cells.append(
-            {"cell": "gaussian", "eps": eps, "mu": mu, "m": m}
-            | {k: _rate(v, reps) for k, v in hits.items()}
-        )
+        if gaussian:
+            cells.append(
+                {"cell": "gaussian", "eps": eps, "mu": mu, "m": m}
+                | {k: _rate(v, reps) for k, v in hits.items()}
+            )
         lap = {"epsilon_below": 0, "pure_dp_kept": 0}
         for r in range(reps):
             rng = np.random.default_rng([4, m, int(100 * eps), r])
@@ -314,9 +317,12 @@ def main(argv=None) -> int:
         "--part", choices=["power", "validity", "ties", "pld", "tables"], required=True
     )
     parser.add_argument("--m", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--eps", type=float, nargs="+", default=[2.0, 4.0, 8.0])
+    parser.add_argument("--eps", type=float, nargs="*", default=[2.0, 4.0, 8.0])
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--no-null", action="store_true", help="validity: skip the null cell")
+    parser.add_argument(
+        "--no-gaussian", action="store_true", help="validity: skip the Gaussian cells"
+    )
     parser.add_argument("--out", type=Path, default=OUT, help="the JSON file cells merge into")
     args = parser.parse_args(argv)
     if args.part == "tables":
@@ -346,7 +352,7 @@ def main(argv=None) -> int:
         elif args.part == "ties":
             cells += tied_cells(args.eps, m, reps)
         else:
-            cells += validity_cells(args.eps, m, reps, not args.no_null)
+            cells += validity_cells(args.eps, m, reps, not args.no_null, not args.no_gaussian)
     _merge(args.part, cells, command, args.out)
     print(f"wrote {args.out} ({time.perf_counter() - start:.0f} s)")
     return 0
