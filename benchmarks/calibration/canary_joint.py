@@ -10,8 +10,10 @@
   test (Mahloujifar et al., arXiv:2410.22235) at 0.95·α/G for each of the G pairs, the larger
   bound (the library's rule before the joint test, and still its rule where
   ``rdpjax.canaries.joint.usable`` says no);
-* ``joint_<f>``: the joint Steinke test (``rdpjax.canaries.joint``) at (1 − f)·α and the f-DP
-  tests at f·α/G each, the larger bound, for f-DP shares f in ``--shares``;
+* ``joint_<f>``: the joint Steinke test (``rdpjax.canaries.joint``, on its own grid
+  ``joint.grid``) at (1 − f)·α and the f-DP tests at f·α/G each, the larger bound, for f-DP
+  shares f in ``--shares``;
+* ``joint_pair_grid``: the same at f = 0.05 with the joint test on the pair-by-pair grid;
 * ``library``: ``rdpjax.canaries.one_run_bits(...).epsilon`` (the joint rule at f = 0.05 where
   usable, else ``pairwise``: the script checks it equals one of the two);
 * ``jax``: jax_privacy 2.0's ``CanaryScoreAuditor(in, out).epsilon_one_run`` (δ > 0 only;
@@ -54,11 +56,16 @@ def bounds(scores, bits, delta: float, shares: list[float]) -> dict[str, float]:
             )
         )
     }
-    track = joint.tracks(grid, m)
+    own = joint.grid(m, ALPHA)
+    track, own_count = joint.tracks(own, m), correct_guesses(scores, bits, own)
     for f in shares:
-        eps_j = joint.epsilon_lower(m, track, count, delta, (1.0 - f) * ALPHA)[0]
+        eps_j = joint.epsilon_lower(m, track, own_count, delta, (1.0 - f) * ALPHA)[0]
         eps_f = fdp.epsilon_lower(m, n_guess, count, delta, f * ALPHA / size).max()
         out[f"joint_{f:g}"] = float(max(eps_j, eps_f))
+    # The joint test on the pair-by-pair grid (its first version): what the finer grid adds.
+    eps_j = joint.epsilon_lower(m, joint.tracks(grid, m), count, delta, 0.95 * ALPHA)[0]
+    eps_f = fdp.epsilon_lower(m, n_guess, count, delta, 0.05 * ALPHA / size).max()
+    out["joint_pair_grid"] = float(max(eps_j, eps_f))
     out["library"] = one_run_bits(scores, bits, delta=delta, alpha=ALPHA).epsilon
     if out["library"] not in (out["pairwise"], out.get("joint_0.05")):
         raise AssertionError(f"the library's ε {out['library']} is neither rule's: {out}")

@@ -103,10 +103,35 @@ def _levels(alpha: float, size: int, m: int, delta: float, track) -> tuple[float
     return STEINKE_SHARE * alpha / size, (1.0 - STEINKE_SHARE) * alpha / size, False
 
 
-def _steinke(m, grid, track, n_correct, delta, level, joint_used, extra=None):
-    """The Steinke side's bound (the joint test's, or the largest pair's) and its pair."""
+class _JointGrid:
+    """The joint test's guess pairs, their tracks and counts (counted only when asked for).
+
+    With the default ``fractions``, :func:`rdpjax.canaries.joint.grid` (finer than the
+    pair-by-pair grid: nested pairs cost the joint test little); with the caller's own
+    fractions, their grid.
+    """
+
+    def __init__(self, m, alpha, grid, fractions, scores, bits, key):
+        own = fractions is DEFAULT_FRACTIONS
+        self.grid = joint.grid(m, alpha) if own else grid
+        self.track = joint.tracks(self.grid, m)
+        self._count = (scores, bits, key)
+        self._counts = None
+
+    @property
+    def counts(self) -> np.ndarray:
+        if self._counts is None:
+            self._counts = correct_guesses(*self._count[:2], self.grid, self._count[2])
+        return self._counts
+
+
+def _steinke(m, grid, paths, n_correct, delta, level, joint_used, extra=None):
+    """The Steinke side's bound (the joint test's, or the largest pair's) and its pair.
+
+    The pair is an index into ``paths.grid`` for the joint test, else into ``grid``.
+    """
     if joint_used:
-        return joint.epsilon_lower(m, track, n_correct, delta, level, extra)
+        return joint.epsilon_lower(m, paths.track, paths.counts, delta, level, extra)
     eps = steinke.epsilon_lower(m, grid.sum(axis=1), n_correct, delta, level)
     return float(eps.max()), int(np.argmax(eps))
 
@@ -176,21 +201,26 @@ def one_run_bits(
     size = grid.shape[0]
     n_guess = grid.sum(axis=1)
     n_correct = correct_guesses(scores, bits, grid, key)
-    track = joint.tracks(grid, m)
-    level_s, level_f, joint_used = _levels(alpha, size, m, delta, track)
+    paths = _JointGrid(m, alpha, grid, fractions, scores, bits, key)
+    level_s, level_f, joint_used = _levels(alpha, size, m, delta, paths.track)
     claimed = _claimed_epsilon(claim, delta)
-    eps_s, pair_s = _steinke(m, grid, track, n_correct, delta, level_s, joint_used, claimed)
+    eps_s, pair_s = _steinke(m, grid, paths, n_correct, delta, level_s, joint_used, claimed)
     # The joint test's verdict on the claim, from the same grid (pair -1: nothing rejected).
     joint_refutes = joint_used and claimed is not None and pair_s >= 0 and eps_s >= claimed
     eps_f = fdp.epsilon_lower(m, n_guess, n_correct, delta, level_f)
     mu_g = fdp.mu_lower(m, n_guess, n_correct, alpha / size)
-    best = pair_s if eps_s > eps_f.max() else int(np.argmax(eps_f))
+    if eps_s > eps_f.max():
+        winner = (paths.grid if joint_used else grid)[pair_s]
+        winner_correct = (paths.counts if joint_used else n_correct)[pair_s]
+    else:
+        best = int(np.argmax(eps_f))
+        winner, winner_correct = grid[best], n_correct[best]
     epsilon = float(max(eps_s, eps_f.max()))
     mu = float(mu_g.max())
     refuted = None
     if claim is not None:
         refuted = joint_refutes or _refutes(
-            claim, m, grid, track, n_correct, alpha, epsilon, mu, delta
+            claim, m, grid, paths, n_correct, alpha, epsilon, mu, delta
         )
     return OneRunResult(
         epsilon=epsilon,
@@ -205,9 +235,9 @@ def one_run_bits(
         n_out=int(m - bits.sum()),
         grid_size=size,
         guesses={
-            "k_in": int(grid[best, 0]),
-            "k_out": int(grid[best, 1]),
-            "correct": int(n_correct[best]),
+            "k_in": int(winner[0]),
+            "k_out": int(winner[1]),
+            "correct": int(winner_correct),
             "bound": epsilon,
         },
         claim=claim,
@@ -228,7 +258,7 @@ def _refutes(
     claim: Claim,
     m: int,
     grid: np.ndarray,
-    track: joint.Tracks | None,
+    paths: _JointGrid,
     n_correct: np.ndarray,
     alpha: float,
     epsilon: float,
@@ -241,7 +271,7 @@ def _refutes(
         eps0, delta0 = float(claim.params["epsilon"]), float(claim.params.get("delta", 0.0))
         if delta0 == delta and epsilon > eps0:
             return True  # a bound above the claim: the claim's tests, run for ``epsilon``
-        level_s, level_f, joint_used = _levels(alpha, size, m, delta0, track)
+        level_s, level_f, joint_used = _levels(alpha, size, m, delta0, paths.track)
         curve = lambda a: fdp.eps_delta_curve(a, eps0, delta0)  # noqa: E731
         if fdp.rejects(curve, m, n_guess, n_correct, level_f).any():
             return True
@@ -249,7 +279,7 @@ def _refutes(
             return bool((steinke.p_value(m, n_guess, n_correct, eps0, delta0) <= level_s).any())
         if delta0 == delta:
             return False  # the caller's run had the claim's ε on its grid
-        bound, pair = joint.epsilon_lower(m, track, n_correct, delta0, level_s, eps0)
+        bound, pair = joint.epsilon_lower(m, paths.track, paths.counts, delta0, level_s, eps0)
         return pair >= 0 and bound >= eps0
     if claim.kind == "gdp":
         mu0 = float(claim.params["mu"])

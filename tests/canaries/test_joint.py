@@ -116,20 +116,41 @@ def test_the_claims_verdict_is_the_bounds():
 
 
 def test_joint_bound_is_the_steinke_side_and_beats_bonferroni_on_a_fixed_key():
-    """On the idealized Gaussian (μ = 3, m = 1,000, key 3): the Steinke side is the joint test,
-    and the same tests pair by pair at α/G (Thm 3.1/5.2 each) give less."""
+    """On the idealized Gaussian (μ = 3, m = 1,000, key 3): the Steinke side is the joint test on
+    its own grid, its pair is reported, and the same tests pair by pair at α/G (Thm 3.1/5.2
+    each) on the pair-by-pair grid give less."""
     from rdpjax.canaries import steinke
 
     rng = np.random.default_rng(3)
     bits = rng.integers(0, 2, 1000)
     scores = rng.normal(3.0 * bits, 1.0)
-    grid = guess_grid(1000, alpha=0.05)
-    counts = correct_guesses(scores, bits, grid)
     result = one_run_bits(scores, bits, delta=1e-5)
     level = 0.95 * 0.05
-    assert (
-        result.epsilon_steinke
-        == joint.epsilon_lower(1000, joint.tracks(grid, 1000), counts, 1e-5, level)[0]
-    )
-    pairwise = steinke.epsilon_lower(1000, grid.sum(1), counts, 1e-5, level / grid.shape[0])
+    own = joint.grid(1000, 0.05)
+    counts = correct_guesses(scores, bits, own)
+    bound, pair = joint.epsilon_lower(1000, joint.tracks(own, 1000), counts, 1e-5, level)
+    assert result.epsilon_steinke == bound == result.epsilon
+    g = result.guesses
+    assert [g["k_in"], g["k_out"], g["correct"]] == [*own[pair].tolist(), counts[pair]]
+    grid = guess_grid(1000, alpha=0.05)
+    pair_counts = correct_guesses(scores, bits, grid)
+    pairwise = steinke.epsilon_lower(1000, grid.sum(1), pair_counts, 1e-5, level / grid.shape[0])
     assert result.epsilon_steinke > pairwise.max()
+
+
+def test_the_joint_grid():
+    """Two tracks for every m; totals from ⌈log₂(1/α)⌉ growing by about 10% up to m/2 (one-sided)
+    and m (two-sided), ends included; a custom ``fractions`` keeps its own grid."""
+    for m in (2, 3, 10, 101, 1000, 12_345):
+        own = joint.grid(m, 0.05)
+        track = joint.tracks(own, m)
+        assert track is not None
+        assert track.one_sizes[-1] == m // 2 and track.two_sizes[-1] == m
+    sizes = joint.tracks(joint.grid(1000, 0.05), 1000).two_sizes
+    assert sizes[0] == 5 and np.all(sizes[1:] / sizes[:-1] <= 1.1 + 1 / 5 + 1e-9)
+    assert joint.grid(1000, 0.01)[:, :].sum(1).min() == 7  # ⌈log₂ 100⌉
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2, 400)
+    scores = rng.normal(2.0 * bits, 1.0)
+    custom = one_run_bits(scores, bits, fractions=(0.05, 0.1, 0.5))
+    assert custom.guesses["k_in"] + custom.guesses["k_out"] in (20, 40, 200)
