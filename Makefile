@@ -21,7 +21,8 @@ demo: $(STAMP)
 # Two tiers of tests, on two worker processes, one test file each at a time (pytest-xdist).
 # `make test`: the whole suite, every test (1,614 tests: 16.7 min on 2 cores on 2026-12-06, the machine
 # quiet; 20.1-21.2 min before that day's trims and the run's shared compilation cache, tests/conftest.py;
-# 24.7 min beside a helper's benchmarks, 29-35 min beside other studies).
+# 24.7 min beside a helper's benchmarks, 29-35 min beside other studies; 1,630 tests: 28.0 min beside
+# three benchmark processes, later that day).
 # `make test-fast`: the same without the tests marked `slow` (pyproject.toml: subprocesses,
 # notebooks, the type check, multi-device runs, studies): 1.5 min on 2 cores, under 3 with the
 # machine shared (load 5-6); for the loop of editing and testing, `make test` before a commit.
