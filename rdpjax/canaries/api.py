@@ -40,7 +40,7 @@ decide); well under a second for m = 10⁴ on a laptop CPU.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,8 +49,9 @@ from rdpjax.canaries import fdp, joint, steinke
 from rdpjax.canaries.guesses import (
     DEFAULT_FRACTIONS,
     as_scores_and_bits,
-    correct_guesses,
+    counts_from_ranks,
     guess_grid,
+    ranked_ones,
     split,
 )
 from rdpjax.canaries.result import OneRunResult
@@ -103,26 +104,22 @@ def _levels(alpha: float, size: int, m: int, delta: float, track) -> tuple[float
     return STEINKE_SHARE * alpha / size, (1.0 - STEINKE_SHARE) * alpha / size, False
 
 
-class _JointGrid:
-    """The joint test's guess pairs, their tracks and counts (counted only when asked for).
+class _JointGrid(NamedTuple):
+    """The joint test's guess pairs, their :func:`rdpjax.canaries.joint.tracks`, their counts."""
+
+    grid: np.ndarray
+    track: joint.Tracks | None
+    counts: np.ndarray
+
+
+def _joint_grid(m, alpha, grid, fractions, ones) -> _JointGrid:
+    """The joint test's pairs, tracks and counts (``ones``: :func:`ranked_ones`).
 
     With the default ``fractions``, :func:`rdpjax.canaries.joint.grid` (finer than the
-    pair-by-pair grid: nested pairs cost the joint test little); with the caller's own
-    fractions, their grid.
+    pair-by-pair grid: nested pairs cost the joint test little); else the caller's grid.
     """
-
-    def __init__(self, m, alpha, grid, fractions, scores, bits, key):
-        own = fractions is DEFAULT_FRACTIONS
-        self.grid = joint.grid(m, alpha) if own else grid
-        self.track = joint.tracks(self.grid, m)
-        self._count = (scores, bits, key)
-        self._counts = None
-
-    @property
-    def counts(self) -> np.ndarray:
-        if self._counts is None:
-            self._counts = correct_guesses(*self._count[:2], self.grid, self._count[2])
-        return self._counts
+    own = joint.grid(m, alpha) if fractions is DEFAULT_FRACTIONS else grid
+    return _JointGrid(own, joint.tracks(own, m), counts_from_ranks(ones, own))
 
 
 def _steinke(m, grid, paths, n_correct, delta, level, joint_used, extra=None):
@@ -200,8 +197,9 @@ def one_run_bits(
     grid = guess_grid(m, fractions, alpha)
     size = grid.shape[0]
     n_guess = grid.sum(axis=1)
-    n_correct = correct_guesses(scores, bits, grid, key)
-    paths = _JointGrid(m, alpha, grid, fractions, scores, bits, key)
+    ones = ranked_ones(scores, bits, key)  # one sort for both grids
+    n_correct = counts_from_ranks(ones, grid)
+    paths = _joint_grid(m, alpha, grid, fractions, ones)
     level_s, level_f, joint_used = _levels(alpha, size, m, delta, paths.track)
     claimed = _claimed_epsilon(claim, delta)
     eps_s, pair_s = _steinke(m, grid, paths, n_correct, delta, level_s, joint_used, claimed)

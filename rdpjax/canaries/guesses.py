@@ -30,7 +30,9 @@ __all__ = [
     "DEFAULT_FRACTIONS",
     "as_scores_and_bits",
     "correct_guesses",
+    "counts_from_ranks",
     "guess_grid",
+    "ranked_ones",
     "split",
     "tie_order",
 ]
@@ -173,6 +175,29 @@ def tie_order(scores: np.ndarray, bits: np.ndarray, key: Any = None) -> np.ndarr
     return canonical[np.lexsort((rank, ordered))]
 
 
+def ranked_ones(scores: np.ndarray, bits: np.ndarray, key: Any = None) -> np.ndarray:
+    """Included canaries among the j lowest scores, j = 0 … m: int array (m + 1,).
+
+    In :func:`tie_order`'s order (ties broken by ``key``): one sort, from which
+    :func:`counts_from_ranks` reads the correct guesses of any grid.
+    """
+    order = tie_order(scores, bits, key)
+    return np.concatenate([[0], np.cumsum(bits[order])])
+
+
+def counts_from_ranks(ones: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Correct guesses at each pair of ``grid`` from :func:`ranked_ones`: int array (G,).
+
+    ``v_g`` = (included among the ``k_in`` top scores) + (excluded among the ``k_out`` bottom
+    scores).
+    """
+    m = ones.size - 1
+    k_in, k_out = grid[:, 0], grid[:, 1]
+    top = ones[m] - ones[m - k_in]
+    bottom = k_out - ones[k_out]
+    return (top + bottom).astype(np.int64)
+
+
 def correct_guesses(
     scores: np.ndarray, bits: np.ndarray, grid: np.ndarray, key: Any = None
 ) -> np.ndarray:
@@ -188,10 +213,4 @@ def correct_guesses(
         ``v_g`` = (included among the ``k_in`` top scores) + (excluded among the ``k_out``
         bottom scores).
     """
-    order = tie_order(scores, bits, key)
-    ones = np.concatenate([[0], np.cumsum(bits[order])])
-    m = bits.size
-    k_in, k_out = grid[:, 0], grid[:, 1]
-    top = ones[m] - ones[m - k_in]
-    bottom = k_out - ones[k_out]
-    return (top + bottom).astype(np.int64)
+    return counts_from_ranks(ranked_ones(scores, bits, key), grid)
