@@ -76,6 +76,14 @@ def best_times(fns: dict, repeats: int) -> dict:
     return {name: min(t) for name, t in times.items()}
 
 
+def _settings_span(planned):
+    """The settings and span ``bin_program`` takes, on this tree or one from before the planner."""
+    draws = getattr(planned, "draws", None)
+    if draws is None:  # a tree before rdpjax.estimator.planner (a side-by-side run)
+        return planned.settings, planned.span
+    return draws.settings(), draws.span
+
+
 def block(x):
     return jax.block_until_ready(x)
 
@@ -254,10 +262,10 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
     )  # fmt: skip
     with rdpjax.float64():
         planned = from_samples.plan_samples(p, q, ORDERS, **options)
+        settings, span = _settings_span(planned)
         binned = api.bin_program(
-            planned.plan, planned.p, planned.q, planned.n_p, planned.n_q, planned.settings,
-            planned.span, mesh,
-        )  # fmt: skip
+            planned.plan, planned.p, planned.q, planned.n_p, planned.n_q, settings, span, mesh
+        )
 
         def plan_only():
             with rdpjax.float64():
@@ -272,8 +280,8 @@ def whole_bound_section(n: int, grid_points: int, repeats: int) -> dict:
                         planned.q,
                         planned.n_p,
                         planned.n_q,
-                        planned.settings,
-                        planned.span,
+                        settings,
+                        span,
                         mesh,
                     )
                 )

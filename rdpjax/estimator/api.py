@@ -291,7 +291,9 @@ def lower_bound(
         # (1 − KEPT_SHARE)·α and these at KEPT_SHARE·α, and the larger is kept per order
         # (Bonferroni over the two families; either_bound).
         mapped_plan = dataclasses.replace(planned.plan, alpha=planned.plan.alpha * (1 - KEPT_SHARE))
-        mapped = _bound_of(planned._replace(plan=mapped_plan), mesh)
+        mapped = _bound_of(
+            planned._replace(draws=dataclasses.replace(planned.draws, plan=mapped_plan)), mesh
+        )
         del planned, mapped_plan  # the mapped rows, before the outputs' own are placed
         kept = plan_samples(
             p_samples, q_samples, lam, pad=True, alpha=alpha * KEPT_SHARE,
@@ -337,7 +339,7 @@ def _bound_of(planned: Planned, mesh: Mesh | None) -> Bound:
     plan, p, q = planned.plan, planned.p, planned.q
     keep_program_budget(BOUND_PROGRAMS, program_key(plan, p, q))
     binned: Binned = bin_program(
-        plan, p, q, planned.n_p, planned.n_q, planned.settings, planned.span,
+        plan, p, q, planned.n_p, planned.n_q, planned.draws.settings(), planned.draws.span,
         None if plan.discrete else mesh,
     )  # fmt: skip
     # Host numpy float64 leaves: arithmetic on the result after the float64 scope has

@@ -1,19 +1,23 @@
-"""Host-side planning of a bound, from the samples to the plan and the samples on the device.
+"""Samples in memory, from the arrays to the plan and the samples on the device.
 
-The samples are checked, then come the discrete/continuous decision, the settings and the grid
-layout.
+The samples are checked, then come the discrete/continuous decision, the codes or the quantile
+map, and the copy to the device; what the samples show before they are binned (their range and
+strided subsample, or their codes) is their :class:`~rdpjax.estimator.planner.Evidence`, and the
+one planner (:func:`rdpjax.estimator.planner.plan_draws`) fixes the settings and the grid layout
+from it, as it does for a stream's pilot and a sequential audit's.
 
-:func:`plan_samples` is the one planner behind :func:`rdpjax.plan_bound` (unpadded samples, for
-studies that call the plan on their own draws) and :func:`rdpjax.lower_bound` (samples padded to a
-bucketed length, so that compiled programs are reused; :mod:`rdpjax.estimator.api`). Everything
-that fixes an array shape is decided here, before anything is traced.
+:func:`plan_samples` serves :func:`rdpjax.plan_bound` (unpadded samples, for studies that call
+the plan on their own draws) and :func:`rdpjax.lower_bound` (samples padded to a bucketed length,
+so that compiled programs are reused; :mod:`rdpjax.estimator.api`). Everything that fixes an
+array shape is decided here, before anything is traced.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -25,16 +29,16 @@ from rdpjax._typing import ArrayLike
 from rdpjax.estimator import support as _discrete
 from rdpjax.estimator.bound_plan import BoundPlan
 from rdpjax.estimator.device_map import MappedRest, map_rest, rest_size
-from rdpjax.estimator.grid import bucket_size, check_layout, plan_layout
+from rdpjax.estimator.grid import bucket_size, check_layout
 from rdpjax.estimator.inputs import (
     as_samples,
     check_bandwidth,
-    check_grid_size,
     finite_extremes,
     to_device_with_extremes,
 )
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.settings import padded_settings, scale_subsample
+from rdpjax.estimator.planner import DrawPlan, Evidence, SubsampleScale, plan_draws
+from rdpjax.estimator.settings import scale_subsample
 from rdpjax.estimator.transform import TRANSFORMS, auto_transform, fit_pilot_map
 
 MIN_PADDED_ROWS = 2**15
@@ -62,23 +66,26 @@ def _split(mesh: Mesh | None, rows: int) -> NamedSharding | None:
 
 
 class Planned(NamedTuple):
-    """What :func:`plan_samples` fixed: the plan, the samples on the device and what it resolved.
+    """What :func:`plan_samples` fixed: the :class:`DrawPlan` and the samples on the device.
 
-    The samples are padded or not; with them come their real sizes, the settings ``(h, τ, β)``
-    resolved while planning (``None`` for discrete data, whose settings :meth:`BoundPlan.bin_padded`
-    takes from the sizes), the pooled per-axis ``(min, max)`` of the continuous samples, taken on
-    the host (``None`` for discrete data), and the map applied (``"auto"`` resolved: ``None`` or
-    ``"quantile"``).
+    The samples are padded or not; with them come their real sizes and the map applied
+    (``"auto"`` resolved: ``None`` or ``"quantile"``). The plan's settings ``(h, τ, β)`` are
+    resolved from the samples' subsamples; its span is the pooled per-axis ``(min, max)`` of
+    the continuous samples, taken on the host.
     """
 
-    plan: BoundPlan
+    draws: DrawPlan
     p: jax.Array
     q: jax.Array
     n_p: int
     n_q: int
-    settings: tuple[Any, ...] | None
-    span: tuple[np.ndarray, np.ndarray] | None
     transform: str | None = None
+
+    @property
+    def plan(self) -> BoundPlan:
+        """The :class:`BoundPlan` (orders, level, the grid's static layout)."""
+        assert self.draws.plan is not None
+        return self.draws.plan
 
 
 def plan_samples(
@@ -93,7 +100,7 @@ def plan_samples(
     support_size: int | None = None,
     mesh: Mesh | None = None,
 ) -> Planned:
-    """The planner of :func:`plan_bound`, with optional padding (``pad``) and placement (``mesh``).
+    """Samples in memory planned for :func:`plan_bound`, padded (``pad``) and placed (``mesh``).
 
     With ``pad`` the samples are padded to :func:`bucket_size` rows (NaN rows, or the
     out-of-support code) for :meth:`BoundPlan.bin_padded`; with ``mesh`` continuous samples are
@@ -175,10 +182,13 @@ def plan_samples(
             # divergence, its variance or its second-order terms (every term has a factor p̂ or
             # a weight p̂^λ), so data sets of nearby support sizes share one compiled bound.
             size = bucket_size(len(support)) if layout == "bucketed" else len(support)
-        plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
+        draws = plan_draws(
+            Evidence(discrete=True, support=(0, size)), (min(n_p, n_q),), options,
+            floor=floor, beta=beta,
+        ).with_bound(common)  # fmt: skip
         codes_p = to_device(codes_p, np.int32, rows_p, fill=size)  # padding: not counted
         codes_q = to_device(codes_q, np.int32, rows_q, fill=size)
-        return Planned(plan, codes_p, codes_q, n_p, n_q, None, None)
+        return Planned(draws, codes_p, codes_q, n_p, n_q)
 
     p2 = p.reshape(len(p), -1)
     q2 = q.reshape(len(q), -1)
@@ -203,19 +213,19 @@ def plan_samples(
                 "needs varied values (pass discrete=True if the output is discrete)."
             )
     bandwidth = check_bandwidth(bandwidth, d)
-    check_grid_size(grid_size)
     # The settings from the samples' strided subsamples, padded to bucketed lengths: one
     # compiled program per pair of subsample buckets, not per n (run eagerly it compiled about
     # eight small programs, the sort's bit flips, std, …, for every new n, and kept them).
-    rules = defaults.for_map(d) if transform is not None else defaults
-    settings: tuple[Any, ...] = padded_settings(
-        sub_p, m_p, sub_q, m_q, n_p, n_q, bandwidth, floor, beta, defaults=rules
-    )
+    if transform is not None:
+        options = dataclasses.replace(options, defaults=defaults.for_map(d))
     (p_min, p_max), (q_min, q_max) = extremes
-    lo, hi = np.minimum(p_min, q_min), np.maximum(p_max, q_max)
-    shape, margin, half_width = plan_layout(lo, hi, np.asarray(settings[0]), grid_size, layout)
-    plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=margin, half_width=half_width, **common)
-    return Planned(plan, pj, qj, n_p, n_q, settings, (lo, hi), transform)
+    span = np.minimum(p_min, q_min), np.maximum(p_max, q_max)
+    evidence = Evidence(discrete=False, span=span, scale=SubsampleScale(sub_p, m_p, sub_q, m_q))
+    draws = plan_draws(
+        evidence, (min(n_p, n_q),), options, bandwidth=bandwidth, floor=floor, beta=beta,
+        lay_grid=False,
+    ).with_bound(common, bandwidth=bandwidth)  # fmt: skip
+    return Planned(draws, pj, qj, n_p, n_q, transform)
 
 
 def _placed(

@@ -27,8 +27,8 @@ from rdpjax.estimator.binning import (
     scan_chunks,
 )
 from rdpjax.estimator.grid import Grid
+from rdpjax.estimator.planner import DrawPlan, Layout
 from rdpjax.stream.options import DEFAULT_STREAM_CHUNK
-from rdpjax.stream.pilot import Fixed, Layout
 
 __all__ = [
     "BIN_CHUNK",
@@ -56,7 +56,7 @@ def bin_batch(acc, outside, x, low, spacing, *, layout: Layout):
     grid = Grid(low=low, spacing=spacing, shape=layout.shape)
 
     def step(carry, chunk):
-        if layout.discrete:  # code c in cell c − low (plan.discrete_fixed)
+        if layout.discrete:  # code c in cell c − low (rdpjax.estimator.planner.plan_draws)
             return count_chunk(*carry, chunk - low[0].astype(chunk.dtype), clamp=True)
         return bin_chunk(*carry, chunk, grid, interior=layout.interior)
 
@@ -83,7 +83,7 @@ def generators(key) -> tuple[np.random.Generator, np.random.Generator, np.random
     return tuple(np.random.default_rng(s) for s in seeds)
 
 
-def empty_carry(fixed: Fixed):
+def empty_carry(fixed: DrawPlan):
     """An empty ``(accumulator, outside)`` pair for :func:`bin_batch` on ``fixed``'s layout."""
     if fixed.layout.discrete:
         return jnp.zeros(fixed.layout.shape, jnp.float64), jnp.zeros((), jnp.float64)

@@ -21,16 +21,11 @@ from rdpjax.estimator.bound_plan import Bound
 from rdpjax.estimator.grid import check_layout
 from rdpjax.estimator.inputs import check_grid_size
 from rdpjax.estimator.options import BoundOptions
+from rdpjax.estimator.planner import PILOT_PROGRAMS
 from rdpjax.stream.batches import batch_counts, bin_batch
 from rdpjax.stream.from_counts import bound_from_counts
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.pilot import (
-    _grid,
-    _pilot_settings,
-    check_sizes,
-    fix_settings,
-    streamable,
-)
+from rdpjax.stream.pilot import check_sizes, fix_settings, streamable
 from rdpjax.stream.scan import _stream_side
 from rdpjax.stream.sources import Source, Tally
 
@@ -42,7 +37,7 @@ __all__ = [
     "tally_bound",
 ]
 
-STREAM_PROGRAMS = (bin_batch, batch_counts, _stream_side, _pilot_settings, _grid, bound_program)
+STREAM_PROGRAMS = (bin_batch, batch_counts, _stream_side, *PILOT_PROGRAMS, bound_program)
 """The jitted functions a streamed bound compiles for its grid and sizes (trimmed together)."""
 
 STREAM_BUDGET = 256

@@ -3,7 +3,7 @@
 The outside-mass policy (``"clip"`` warns and counts, ``"raise"`` raises), then eq. (16) of
 Kutta, Askin, Dunsche, arXiv:2212.04739v3 from the two histograms
 (:meth:`rdpjax.BoundPlan.bound`). What the counts were binned onto is the
-:class:`rdpjax.stream.pilot.Fixed` fixed before the draws.
+:class:`rdpjax.estimator.planner.DrawPlan` fixed before the draws.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import numpy as np
 
 from rdpjax.estimator.api import bound_program
 from rdpjax.estimator.bound_plan import Binned, Bound
-from rdpjax.stream.pilot import Fixed
+from rdpjax.estimator.planner import DrawPlan
 
 __all__ = ["bound_from_counts"]
 
 
 def bound_from_counts(
-    fixed: Fixed, counts, outside_counts, sizes, *, outside: str, stacklevel: int
+    fixed: DrawPlan, counts, outside_counts, sizes, *, outside: str, stacklevel: int
 ) -> Bound:
     """Eq. (16) from the accumulated counts (:meth:`rdpjax.BoundPlan.bound`).
 

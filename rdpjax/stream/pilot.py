@@ -1,40 +1,29 @@
 """What is fixed before the draws, shared with :class:`rdpjax.stream.BlackBox`.
 
-Argument checks, and the pilot → plan/grid step (:func:`fix_settings`), which fixes
-every shape and setting before the certifying draws exist (:class:`Fixed`, with the
-:class:`Layout` a chunk is binned onto). The grid range is the user's ``grid=(low, high)`` or a
-pilot draw's range widened by ``margin`` widths on each side; the default bandwidth and floor
-(:class:`rdpjax.Defaults`) use the pilot's pooled robust scale and the full n; discrete codes
-use the support ``[0, support_size)``. The step after the draws, counts → bound, is
+Argument checks, and the pilot → plan/grid step (:func:`fix_settings`), which fixes every shape
+and setting before the certifying draws exist: the pilot is the stream's
+:class:`~rdpjax.estimator.planner.Evidence`, from which the one planner
+(:func:`rdpjax.estimator.planner.plan_draws`) makes its
+:class:`~rdpjax.estimator.planner.DrawPlan` (with the :class:`~rdpjax.estimator.planner.Layout`
+a chunk is binned onto). The grid range is the user's ``grid=(low, high)`` or a pilot draw's
+range widened by ``margin`` widths on each side; the default bandwidth and floor
+(:class:`rdpjax.Defaults`) use the pilot's pooled robust scale and the full n; discrete codes use
+the support ``[0, support_size)``. The step after the draws, counts → bound, is
 :mod:`rdpjax.stream.from_counts`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._validation import check_int
-from rdpjax.estimator.bound_plan import BoundPlan
-from rdpjax.estimator.grid import Grid, grid_from_range, plan_layout
 from rdpjax.estimator.inputs import check_bandwidth, check_grid_size
 from rdpjax.estimator.options import BoundOptions
-from rdpjax.estimator.settings import continuous_settings, discrete_settings
+from rdpjax.estimator.planner import DrawPlan, Evidence, PilotScale, plan_draws
 from rdpjax.stream.options import StreamOptions
-
-
-@dataclasses.dataclass(frozen=True)
-class Layout:
-    """Static description of what a chunk is binned onto."""
-
-    discrete: bool
-    shape: tuple[int, ...]
-    interior: tuple[tuple[int, int], ...] | None = None  # continuous: the data range, in cells
 
 
 def check_sizes(n) -> tuple[int, int]:
@@ -74,52 +63,6 @@ def streamable(options: BoundOptions) -> BoundOptions:
     return options if options.transform is None else dataclasses.replace(options, transform=None)
 
 
-@functools.partial(jax.jit, static_argnames=("defaults", "n"))
-def _pilot_settings(pilot_p, pilot_q, bandwidth, floor, beta, *, defaults, n):
-    # One compiled call instead of a few dozen eager ones on every streamed bound.
-    return continuous_settings(pilot_p, pilot_q, bandwidth, floor, beta, defaults, n=n)
-
-
-_grid = jax.jit(grid_from_range, static_argnames=("shape", "pad"))
-
-
-@dataclasses.dataclass(frozen=True)
-class Fixed:
-    """Everything fixed before the certifying draws exist: the plan, the layout, the settings.
-
-    The layout is what a chunk is binned onto (the grid's ``low``/``spacing`` as host arrays);
-    the settings are (h, τ, β).
-    """
-
-    plan: BoundPlan
-    layout: Layout
-    grid: Grid | None
-    low: np.ndarray
-    spacing: np.ndarray
-    bandwidth: jnp.ndarray
-    floor: jnp.ndarray
-    beta: jnp.ndarray
-
-
-def discrete_fixed(common: dict, size: int, floor, beta, low: int = 0) -> Fixed:
-    """The :class:`Fixed` of relative frequencies on the codes ``[low, low + size)``.
-
-    ``common`` are :func:`rdpjax.estimator.inputs.plan_options`' keywords, ``floor`` and
-    ``beta`` resolved; a code c is counted in cell ``c − low`` (``low`` is ``Fixed.low``).
-    """
-    plan = BoundPlan(bandwidth=None, shape=(size,), pad=(0,), half_width=(0,), **common)
-    return Fixed(
-        plan=plan,
-        layout=Layout(discrete=True, shape=(size,)),
-        grid=None,
-        low=np.full(1, low, np.int64),
-        spacing=np.ones(1),
-        bandwidth=jnp.zeros(1, jnp.float64),
-        floor=jnp.asarray(floor, jnp.float64),
-        beta=jnp.asarray(beta, jnp.float64),
-    )
-
-
 def fix_settings(
     draw_pilot: Callable[[], tuple[np.ndarray, np.ndarray]],
     lam,
@@ -130,7 +73,7 @@ def fix_settings(
     both_directions: bool,
     options: BoundOptions,
     stream: StreamOptions,
-) -> Fixed:
+) -> DrawPlan:
     """The pilot → plan/grid step shared by the streamed and the black-box bounds.
 
     See :mod:`rdpjax.stream` (grid and settings). ``draw_pilot()`` returns the two pilot draws
@@ -140,7 +83,7 @@ def fix_settings(
     (integer, d), (n_p, n_q) = kind, sizes
     discrete, bandwidth = options.discrete, options.bandwidth
     grid, margin, support_size = stream.grid, stream.margin, stream.support_size
-    grid_size, layout, defaults = options.grid_size, options.layout, options.defaults
+    grid_size = options.grid_size
     if discrete is None:
         discrete = integer
     if discrete and not integer:
@@ -150,6 +93,8 @@ def fix_settings(
     common = options.plan_options(
         lam, alpha=alpha, both_directions=both_directions, discrete=bool(discrete)
     )
+    floor, beta = common["floor"], common["beta"]
+    sizes = (min(n_p, n_q),)
     if discrete:
         if bandwidth is not None:
             raise ValueError("bandwidth applies to continuous data only.")
@@ -162,14 +107,14 @@ def fix_settings(
             size = int(codes.max()) - low + 1
         else:
             size = check_int(support_size, "support_size", 1)
-        floor_, beta_ = discrete_settings(min(n_p, n_q), common["floor"], common["beta"], defaults)
         # Clamped under "raise" too (it raises on any clamped draw): one compiled stream.
-        return discrete_fixed(common, size, floor_, beta_, low=low)
+        evidence = Evidence(discrete=True, support=(low, size))
+        return plan_draws(evidence, sizes, options, floor=floor, beta=beta).with_bound(common)
     if d > 3:
         raise ValueError(f"continuous outputs must have dimension d ≤ 3; got d = {d}.")
     bandwidth = check_bandwidth(bandwidth, d)
     check_grid_size(grid_size)
-    needs_pilot = grid is None or bandwidth is None or common["floor"] is None
+    needs_pilot = grid is None or bandwidth is None or floor is None
     pilot_p = pilot_q = None
     if needs_pilot:
         pilot_p, pilot_q = (x.reshape(x.shape[0], -1).astype(np.float64) for x in draw_pilot())
@@ -200,31 +145,8 @@ def fix_settings(
                     f"grid=({lo.tolist()}, {hi.tolist()}) does not cover the pilot draw "
                     f"(range {pooled.min(0).tolist()} to {pooled.max(0).tolist()})."
                 )
-    if pilot_p is None:  # every setting given: the scale is not needed
-        h = jnp.broadcast_to(jnp.asarray(bandwidth, jnp.float64), (d,))
-        floor_ = jnp.asarray(common["floor"], jnp.float64)
-        beta_ = 1.0 / floor_ if common["beta"] is None else jnp.asarray(common["beta"])
-    else:
-        h, floor_, beta_ = _pilot_settings(
-            pilot_p,
-            pilot_q,
-            bandwidth,
-            common["floor"],
-            common["beta"],
-            defaults=defaults,
-            n=min(n_p, n_q),
-        )
-    shape, pad, half_width = plan_layout(lo, hi, np.asarray(h), grid_size, layout)
-    plan = BoundPlan(bandwidth=bandwidth, shape=shape, pad=pad, half_width=half_width, **common)
-    grid_obj = _grid(lo, hi, shape=shape, pad=pad)
-    interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
-    return Fixed(
-        plan=plan,
-        layout=Layout(discrete=False, shape=shape, interior=interior),
-        grid=grid_obj,
-        low=np.asarray(grid_obj.low),
-        spacing=np.asarray(grid_obj.spacing),
-        bandwidth=jnp.asarray(h, jnp.float64),
-        floor=floor_,
-        beta=beta_,
-    )
+    # every setting given: the scale is not needed
+    scale = None if pilot_p is None else PilotScale(pilot_p, pilot_q)
+    evidence = Evidence(discrete=False, span=(lo, hi), scale=scale)
+    drawn = plan_draws(evidence, sizes, options, bandwidth=bandwidth, floor=floor, beta=beta)
+    return drawn.with_bound(common, bandwidth=bandwidth)

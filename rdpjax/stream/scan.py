@@ -61,7 +61,7 @@ def _stream_side(
             tally = count_chunk(tally, jnp.zeros(()), codes, valid=valid, method=method)[0]
         if layout is None:
             return acc, outside, tally
-        if layout.discrete:  # code c in cell c − low (plan.discrete_fixed)
+        if layout.discrete:  # code c in cell c − low (rdpjax.estimator.planner.plan_draws)
             codes = x.reshape(-1) - jnp.asarray(grid.low)[0].astype(x.dtype)
             acc, outside = count_chunk(acc, outside, codes, valid=valid, clamp=True, method=method)
             return acc, outside, tally

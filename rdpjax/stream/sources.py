@@ -30,6 +30,7 @@ from rdpjax._internal.sharding import draw_mesh
 from rdpjax._internal.threads import both
 from rdpjax._keys import as_key, sorted_rows
 from rdpjax.estimator.options import BoundOptions
+from rdpjax.estimator.planner import DrawPlan
 from rdpjax.stream.batches import (
     batch_counts,
     bin_batch,
@@ -38,7 +39,6 @@ from rdpjax.stream.batches import (
     generators,
 )
 from rdpjax.stream.options import StreamOptions
-from rdpjax.stream.pilot import Fixed
 from rdpjax.stream.rows import RowBook
 from rdpjax.stream.samplers import Sampler, mechanism_samplers, output_kind, pilot_draw
 from rdpjax.stream.scan import _stream_side
@@ -96,7 +96,7 @@ class Source(Protocol):
 
     def tally(
         self,
-        fixed: Fixed | None,
+        fixed: DrawPlan | None,
         sizes: tuple[int, int],
         stream: StreamOptions,
         cells: np.ndarray | None = None,
@@ -153,7 +153,7 @@ class JaxSource:
 
     def tally(
         self,
-        fixed: Fixed | None,
+        fixed: DrawPlan | None,
         sizes: tuple[int, int],
         stream: StreamOptions,
         cells: np.ndarray | None = None,
@@ -300,7 +300,7 @@ class NumpySource:
 
     def tally(
         self,
-        fixed: Fixed | None,
+        fixed: DrawPlan | None,
         sizes: tuple[int, int],
         stream: StreamOptions,
         cells: np.ndarray | None = None,

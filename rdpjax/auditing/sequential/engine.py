@@ -58,16 +58,15 @@ from rdpjax._json import json_floats
 from rdpjax._precision import float64
 from rdpjax.auditing.sequential.options import LookOptions
 from rdpjax.auditing.sequential.schedule import Schedule
-from rdpjax.auditing.sequential.setup import LookSetup, setup_looks
+from rdpjax.auditing.sequential.setup import LookSetup, look_plan, setup_looks
 from rdpjax.claims.orders import default_orders
 from rdpjax.estimator.api import DEFAULTS
-from rdpjax.estimator.bound_plan import Bound, BoundPlan
-from rdpjax.estimator.grid import Grid, bucket_size
+from rdpjax.estimator.bound_plan import Bound
+from rdpjax.estimator.grid import bucket_size
 from rdpjax.estimator.inputs import plan_options
 from rdpjax.stream.batches import batch_counts, bin_batch
 from rdpjax.stream.from_counts import bound_from_counts
 from rdpjax.stream.looks import Accumulator
-from rdpjax.stream.pilot import Fixed, Layout, discrete_fixed
 
 __all__ = [
     "MAX_CODES",
@@ -134,12 +133,6 @@ def _row_codes(setup: LookSetup, out: np.ndarray) -> np.ndarray:
     return np.asarray([index[tuple(row)] for row in unique.tolist()], np.int64)[inverse.ravel()]
 
 
-def _layout(setup: LookSetup) -> Layout:
-    shape, pad = tuple(setup.shape), tuple(setup.pad)
-    interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
-    return Layout(discrete=False, shape=shape, interior=interior)
-
-
 def empty_counts(setup: LookSetup) -> np.ndarray:
     """Zero totals for ``setup``: an empty count vector (discrete), else zero pair rows."""
     if setup.discrete:
@@ -191,7 +184,7 @@ def add_batch(setup: LookSetup, counts: np.ndarray, outside: float, out: np.ndar
             x,
             np.asarray(setup.low),
             np.asarray(setup.spacing),
-            layout=_layout(setup),
+            layout=setup.layout(),
         )
     return np.asarray(acc), float(off)
 
@@ -216,36 +209,22 @@ def look_bound(
             second_order=options.second_order,
             defaults=DEFAULTS,
         )
-        floor = jnp.asarray(setup.floor[k], jnp.float64)
-        beta = jnp.asarray(setup.beta[k], jnp.float64)
         if discrete:
             size = bucket_size(max(counts[0].size, counts[1].size, 1))
             padded = [np.pad(c, (0, size - c.size)) for c in counts]
-            fixed = discrete_fixed(common, size, floor, beta)
+            drawn = look_plan(setup, k, n, common, size=size)
         else:
-            layout = _layout(setup)
-            shape, pad = layout.shape, tuple(setup.pad)
-            plan = BoundPlan(bandwidth=None, shape=shape, pad=pad, half_width=pad, **common)
-            low, spacing = np.asarray(setup.low), np.asarray(setup.spacing)
-            grid = Grid(low=jnp.asarray(low), spacing=jnp.asarray(spacing), shape=shape)
+            drawn = look_plan(setup, k, n, common)
             padded = [
-                np.asarray(batch_counts(jnp.asarray(c), low, spacing, layout=layout))
+                np.asarray(
+                    batch_counts(jnp.asarray(c), drawn.low, drawn.spacing, layout=drawn.layout)
+                )
                 for c in counts
             ]
-            fixed = Fixed(
-                plan=plan,
-                layout=layout,
-                grid=grid,
-                low=low,
-                spacing=spacing,
-                bandwidth=jnp.asarray(setup.bandwidth[k], jnp.float64),
-                floor=floor,
-                beta=beta,
-            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the outside mass is reported once, by the caller
             bound: Bound = bound_from_counts(
-                fixed, tuple(padded), tuple(outside), (n, n), outside="clip", stacklevel=2
+                drawn, tuple(padded), tuple(outside), (n, n), outside="clip", stacklevel=2
             )
     return jax.tree.map(np.asarray, bound)
 

@@ -3,7 +3,10 @@
 :func:`setup_looks` makes it from the schedule and, for continuous outputs, an independent pilot
 (the argument that this keeps every look valid is in :mod:`rdpjax.auditing.sequential.engine`,
 "Settings fixed in advance"): the kind of counting, the grid (one for every look:
-:func:`grid_layout_for_looks`) and the bandwidth, floor and β of each look. Discrete outputs
+:func:`rdpjax.estimator.planner.grid_layout_for_looks`) and the bandwidth, floor and β of each
+look, from the one planner (:func:`rdpjax.estimator.planner.plan_draws`, the pilot its
+evidence). A :class:`LookSetup` is the JSON form of that plan; :func:`look_plan` turns it back
+into the :class:`~rdpjax.estimator.planner.DrawPlan` of one look. Discrete outputs
 need no pilot; their tables of the codes, values or rows seen grow as the batches come
 (:func:`rdpjax.auditing.sequential.engine.add_batch`), so a :class:`LookSetup` is mutable, and it
 is saved with the checkpoint (:mod:`rdpjax.auditing.sequential.state`) as JSON.
@@ -12,29 +15,26 @@ is saved with the checkpoint (:mod:`rdpjax.auditing.sequential.state`) as JSON.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._precision import float64
 from rdpjax._validation import check_int
 from rdpjax.auditing.sequential.options import LookOptions
 from rdpjax.auditing.sequential.schedule import Schedule
-from rdpjax.estimator.api import DEFAULTS
-from rdpjax.estimator.grid import (
-    CELLS_PER_BANDWIDTH,
-    KERNEL_RADIUS,
-    MAX_GRID_SIZE,
-    PAD_QUANTUM,
-    bucket_size,
-    grid_from_range,
-)
+from rdpjax.estimator.grid import Grid
 from rdpjax.estimator.inputs import check_bandwidth
-from rdpjax.estimator.settings import discrete_settings, scheduled_settings
+from rdpjax.estimator.options import BoundOptions
+from rdpjax.estimator.planner import DrawPlan, Evidence, Layout, PilotScale, plan_draws
 from rdpjax.estimator.support import looks_discrete
 
-__all__ = ["DEFAULT_PILOT", "LookSetup", "grid_layout_for_looks", "setup_looks"]
+__all__ = ["DEFAULT_PILOT", "LookSetup", "look_plan", "setup_looks"]
+
+_OPTIONS = BoundOptions()
+"""The estimator's options behind the looks' plan: the default rules (:class:`rdpjax.Defaults`);
+the bandwidth, floor and β a sequential audit takes come from its :class:`LookOptions`."""
 
 KINDS = ("continuous", "discrete")
 
@@ -78,6 +78,12 @@ class LookSetup:
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got {self.kind!r}.")
 
+    def layout(self) -> Layout:
+        """Continuous outputs: the :class:`~rdpjax.estimator.planner.Layout` of a batch's bins."""
+        shape, pad = tuple(self.shape), tuple(self.pad)
+        interior = tuple((p, s - 1 - p) for s, p in zip(shape, pad, strict=True))
+        return Layout(discrete=False, shape=shape, interior=interior)
+
     @property
     def discrete(self) -> bool:
         """Whether the outputs are counted (codes, values or rows) rather than binned."""
@@ -100,47 +106,13 @@ by half its width on each side are clamped onto its edge, which keeps the bound 
 scale behind the bandwidth and floor schedule."""
 
 
-def _ceil_to(value: float, quantum: int) -> int:
-    return int(-(-math.ceil(value) // quantum) * quantum)
-
-
-def grid_layout_for_looks(lo, hi, h_fine, h_wide):
-    """One grid for every look: ``(shape, pad, lo, hi)``, the interior ``[lo, hi]`` widened.
-
-    Cells of ``h_fine / 16`` (the last look's bandwidth) unless that needs more than
-    :data:`rdpjax.estimator.grid.MAX_GRID_SIZE` points; a margin of ``pad`` cells ≥ ``5 h_wide``
-    (the first look's kernel), a multiple of 16. The size is rounded up by
-    :func:`rdpjax.estimator.grid.bucket_size` and the interior widened symmetrically to fill it,
-    so that the layout depends only on the bucket of ``width / h_fine`` and on ``h_wide /
-    h_fine`` (fixed by the schedule): audits on other pilots share compiled programs.
-    """
-    d = len(lo)
-    cap = MAX_GRID_SIZE.get(d, 128)
-    shape, pad, new_lo, new_hi = [], [], [], []
-    for k in range(d):
-        width = float(hi[k] - lo[k])
-        dx = float(h_fine[k]) / CELLS_PER_BANDWIDTH
-        p = _ceil_to(KERNEL_RADIUS * float(h_wide[k]) / dx, PAD_QUANTUM)
-        size = bucket_size(math.ceil(width / dx) + 1 + 2 * p)
-        if size > cap:  # coarser cells: the margin (in cells) still holds 5 h_wide
-            size = max(cap, 2 * p + 2)
-            dx = width / (size - 1 - 2 * p)
-        extent = (size - 1 - 2 * p) * dx  # ≥ width
-        centre = 0.5 * (float(lo[k]) + float(hi[k]))
-        shape.append(int(size))
-        pad.append(int(p))
-        new_lo.append(centre - 0.5 * extent)
-        new_hi.append(centre + 0.5 * extent)
-    return tuple(shape), tuple(pad), np.asarray(new_lo), np.asarray(new_hi)
-
-
 def setup_looks(source, schedule: Schedule, options: LookOptions) -> tuple[LookSetup, int]:
     """The settings of every look, fixed before the certifying draws, and the pilot size.
 
     The settings (:mod:`rdpjax.auditing.sequential.engine`, "Settings fixed in advance") come as
     a :class:`LookSetup`, with the pilot size per side that was drawn for them (0: discrete).
     """
-    sizes = np.asarray(schedule.sizes, np.float64)
+    sizes = schedule.sizes
     floor, beta = options.floor, options.beta
     if source.discrete:
         setup = _discrete_setup(sizes, options)
@@ -170,26 +142,21 @@ def setup_looks(source, schedule: Schedule, options: LookOptions) -> tuple[LookS
             "outputs, pass discrete=True)."
         )
     lo, hi = lo - margin * (hi - lo), hi + margin * (hi - lo)
+    evidence = Evidence(discrete=False, span=(lo, hi), scale=PilotScale(p, q))
     with float64():
-        h, floors, betas = (
-            np.asarray(a)
-            for a in scheduled_settings(p, q, sizes, bandwidth, floor, beta, defaults=DEFAULTS)
-        )
-    if not np.all(np.isfinite(h) & (h > 0)):
-        raise ValueError(
-            "the pilot draw has no spread to scale a bandwidth by (its robust scale is 0); "
-            "pass bandwidth= or a larger pilot=."
-        )
-    shape, pad, lo, hi = grid_layout_for_looks(lo, hi, h.min(0), h.max(0))
-    with float64():
-        grid = grid_from_range(lo, hi, shape, pad)
+        drawn = plan_draws(
+            evidence, schedule.sizes, _OPTIONS, bandwidth=bandwidth, floor=floor, beta=beta,
+            looks=True,
+        )  # fmt: skip
+    h, floors, betas = (np.asarray(a) for a in (drawn.bandwidths, drawn.floors, drawn.betas))
+    grid = drawn.grid
     setup = LookSetup(
         kind="continuous",
         floor=floors.tolist(),
         beta=betas.tolist(),
         dim=d,
-        shape=list(shape),
-        pad=list(pad),
+        shape=list(drawn.layout.shape),
+        pad=list(drawn.pad),
         low=np.asarray(grid.low).tolist(),
         spacing=np.asarray(grid.spacing).tolist(),
         bandwidth=h.tolist(),
@@ -197,15 +164,44 @@ def setup_looks(source, schedule: Schedule, options: LookOptions) -> tuple[LookS
     return setup, pilot
 
 
-def _discrete_setup(sizes: np.ndarray, options: LookOptions) -> LookSetup:
+def _discrete_setup(sizes, options: LookOptions) -> LookSetup:
     """The settings of every look of relative frequencies: the floor and β at each n_k."""
     if options.bandwidth is not None:
         raise ValueError("bandwidth applies to continuous outputs only.")
-    floor, beta = options.floor, options.beta
     with float64():
-        settings = [discrete_settings(float(n), floor, beta, DEFAULTS) for n in sizes]
+        drawn = plan_draws(
+            Evidence(discrete=True), sizes, _OPTIONS, floor=options.floor, beta=options.beta,
+            looks=True,
+        )  # fmt: skip
     return LookSetup(
         kind="discrete",
-        floor=[float(f) for f, _ in settings],
-        beta=[float(b) for _, b in settings],
+        floor=[float(f) for f in np.asarray(drawn.floors)],
+        beta=[float(b) for b in np.asarray(drawn.betas)],
     )
+
+
+def look_plan(setup: LookSetup, k: int, n: int, common: dict[str, Any], size: int = 0) -> DrawPlan:
+    """The :class:`~rdpjax.estimator.planner.DrawPlan` of look ``k`` (``n`` a side) of ``setup``.
+
+    ``common`` are the look's :func:`rdpjax.estimator.inputs.plan_options` keywords (its orders
+    and level); ``size``: discrete outputs: the number of codes the counts hold (those seen so
+    far, padded).
+    """
+    floors = jnp.asarray(setup.floor[k : k + 1], jnp.float64)
+    betas = jnp.asarray(setup.beta[k : k + 1], jnp.float64)
+    if setup.discrete:
+        layout = Layout(discrete=True, shape=(size,))
+        drawn = DrawPlan(layout, (0,), (n,), jnp.zeros((1, 1), jnp.float64), floors, betas)
+        return drawn.with_bound(common)
+    layout = setup.layout()
+    low, spacing = np.asarray(setup.low), np.asarray(setup.spacing)
+    drawn = DrawPlan(
+        layout=layout,
+        half_width=tuple(setup.pad),
+        sizes=(n,),
+        bandwidths=jnp.asarray(setup.bandwidth[k : k + 1], jnp.float64),
+        floors=floors,
+        betas=betas,
+        grid=Grid(low=jnp.asarray(low), spacing=jnp.asarray(spacing), shape=layout.shape),
+    )
+    return drawn.with_bound(common)
