@@ -47,6 +47,7 @@ from rdpjax._validation import check_level
 from rdpjax.estimator.bound_plan import Binned, Bound, BoundPlan
 from rdpjax.estimator.device_map import mapped_rest_program
 from rdpjax.estimator.from_samples import Planned, plan_samples
+from rdpjax.estimator.inputs import check_finite_bound
 from rdpjax.estimator.options import BoundOptions, resolve_options
 from rdpjax.estimator.orders import DEFAULT_ORDERS
 from rdpjax.estimator.settings import DEFAULTS, Defaults, padded_settings
@@ -382,9 +383,4 @@ def either_bound(first: Bound, second: Bound, alpha: float) -> Bound:
 def _check_finite(bound: Bound) -> None:
     if np.any(np.asarray(bound.outside) > 0):  # cannot happen with a layout planned on the data
         raise ValueError(f"{np.asarray(bound.outside)} samples fell outside the planned grid.")
-    for name in ("estimate", "lower", "std_error"):
-        if not np.all(np.isfinite(np.asarray(getattr(bound, name)))):
-            raise ValueError(
-                f"the {name} is not finite: the samples are too far apart for the floor "
-                f"τ={float(bound.floor):.3g} (try a larger floor or bandwidth)."
-            )
+    check_finite_bound(bound)

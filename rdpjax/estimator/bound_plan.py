@@ -24,7 +24,7 @@ from rdpjax._table import Column, text_table
 from rdpjax._typing import Array, ArrayLike
 from rdpjax.estimator.binning import count_codes, linear_binning
 from rdpjax.estimator.delta import delta_method
-from rdpjax.estimator.grid import Grid, grid_from_range
+from rdpjax.estimator.grid import Grid, grid_from_range, in_bounded_units
 from rdpjax.estimator.second_order import Smoothing
 from rdpjax.estimator.settings import Defaults, continuous_settings, discrete_settings
 
@@ -349,6 +349,7 @@ class BoundPlan:
         n_q = binned.n_q.astype(jnp.float64)
         counts_p, counts_q = binned.counts_p, binned.counts_q
         floor, beta, bandwidth = binned.floor, binned.beta, binned.bandwidth
+        unit_floor, unit_beta = floor, beta
         if self.discrete:
             fp = counts_p / n_p  # Eq. (9)
             fq = counts_q / n_q  # Eq. (9)
@@ -359,7 +360,13 @@ class BoundPlan:
             grid = binned.grid
             if grid is None:
                 raise ValueError("a continuous plan needs binned data on a grid.")
-            ops = Smoothing(grid, bandwidth, self.half_width)
+            # Outputs of extreme magnitude are bounded in units of a power of two (exact).
+            grid, shift = in_bounded_units(grid)
+            total = jnp.sum(shift)
+            unit_floor, unit_beta = jnp.ldexp(floor, -total), jnp.ldexp(beta, total)
+            ops = Smoothing(
+                grid, jnp.ldexp(jnp.broadcast_to(bandwidth, shift.shape), shift), self.half_width
+            )
             # Eq. (10) for both samples, with the second order's S′π, in one batched FFT.
             dens, pmfs, half = ops.densities(jnp.stack([counts_p, counts_q]), self.second_order)
             fp, fq = dens
@@ -383,7 +390,7 @@ class BoundPlan:
         ) -> tuple[Array, Array, Array, Array]:
             """Estimate, standard error, bias and bound of D_λ(num ‖ den_τ), all λ."""
             est, se, bias = delta_method(
-                num, den, pmfs, sizes, halves, lam, floor, beta, ops, self.variance
+                num, den, pmfs, sizes, halves, lam, unit_floor, unit_beta, ops, self.variance
             )
             return est, se, bias, est - bias + z * se  # Eq. (16), bias-corrected
 

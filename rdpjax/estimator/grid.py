@@ -272,3 +272,27 @@ def plan_layout(
     half_width = kernel_half_width(h, spacing, KERNEL_RADIUS)
     half_width = tuple(min(m, pd) for m, pd in zip(half_width, pad, strict=True))
     return shape, pad, half_width
+
+
+UNIT_EXPONENT = 64
+"""Grids with a cell width beyond ``2^±UNIT_EXPONENT`` along an axis are bounded in other units.
+
+:func:`in_bounded_units` rescales such an axis by a power of two; ordinary grids are untouched."""
+
+
+def in_bounded_units(grid: Grid) -> tuple[Grid, Array]:
+    """``grid`` in units where each cell width is within ``2^±UNIT_EXPONENT``, and the shifts.
+
+    An axis whose cell width is ``m · 2^e`` (``m`` in [½, 1)) with ``|e| > UNIT_EXPONENT`` is
+    rescaled by ``2^−e`` (the shift ``−e``); the others by 1 (shift 0). Powers of two scale
+    exactly, and the Rényi divergence, its variance and the bound do not depend on the units
+    of the outputs, so bounding the rescaled densities (×``2^−Σshift``, with the floor τ and β
+    rescaled alike) gives the bound of the outputs themselves: for outputs of magnitude
+    ``10^±80`` and beyond, whose densities' powers leave float64, and for nothing else.
+    """
+    _, e = jnp.frexp(grid.spacing)
+    shift = jnp.where(jnp.abs(e) > UNIT_EXPONENT, -e, 0)
+    rescaled = Grid(
+        low=jnp.ldexp(grid.low, shift), spacing=jnp.ldexp(grid.spacing, shift), shape=grid.shape
+    )
+    return rescaled, shift

@@ -9,6 +9,7 @@ point rejects the same inputs with the same messages, before anything is traced.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -165,3 +166,26 @@ def check_grid_size(grid_size: int | None) -> None:
         isinstance(grid_size, bool) or int(grid_size) != grid_size or grid_size < 8
     ):
         raise ValueError(f"grid_size must be an integer ≥ 8; got {grid_size!r}.")
+
+
+def check_finite_bound(bound: Any) -> None:
+    """``ValueError`` when a :class:`~rdpjax.estimator.bound_plan.Bound` is not finite.
+
+    Its estimate, lower bound or standard error: the message says why — a floor τ that is 0 or
+    infinite (outputs whose density leaves float64: magnitudes near ``10^±300`` over several
+    axes) or the samples too far apart for the floor.
+    """
+    floor = float(np.asarray(bound.floor))
+    for name in ("estimate", "lower", "std_error"):
+        if np.all(np.isfinite(np.asarray(getattr(bound, name)))):
+            continue
+        if floor == 0 or not math.isfinite(floor):
+            raise ValueError(
+                f"the {name} is not finite: the outputs' magnitude puts their density beyond "
+                f"float64 (the floor τ is {floor:.3g}); rescale them by a constant first (the "
+                "bound does not depend on the outputs' units)."
+            )
+        raise ValueError(
+            f"the {name} is not finite: the samples are too far apart for the floor "
+            f"τ={floor:.3g} (try a larger floor or bandwidth)."
+        )

@@ -167,18 +167,34 @@ def _percentiles(x: Array, quantiles: Sequence[float], m: int | Array | None = N
     return out
 
 
+def _square_safe_shift(sub: Array, m: int | Array | None) -> Array:
+    """Per axis, ``−e`` where the first ``m`` rows' largest magnitude is ``2^e`` with |e| > 400.
+
+    0 elsewhere (and for all-zero axes).
+    """
+    rows = sub if m is None else jnp.where((jnp.arange(sub.shape[0]) < m)[:, None], sub, 0.0)
+    _, e = jnp.frexp(jnp.max(jnp.abs(rows), axis=0))
+    return jnp.where(jnp.abs(e) > 400, -e, 0)
+
+
 def _robust_scale(sub: Array, m: int | Array | None = None) -> Array:
     """``min(sd, IQR/1.349)`` per axis (Silverman 1986, eq. (3.30)) of the first ``m`` rows.
 
     Those are the first ``m`` rows of ``sub`` (all when ``None``; the later rows are padding).
     """
     sub = sub.astype(jnp.float64)
+    # Squares of deviations beyond 2^±400 leave float64: such an axis is scaled by a power of
+    # two first (exact); ordinary data by 1, which leaves every bit as it was.
+    shift = _square_safe_shift(sub, m)
     if m is None:
-        sd = jnp.std(sub, axis=0, ddof=1)
+        sd = jnp.ldexp(jnp.std(jnp.ldexp(sub, shift[None]), axis=0, ddof=1), -shift)
     else:
         valid = (jnp.arange(sub.shape[0]) < m)[:, None]
-        mean = jnp.sum(jnp.where(valid, sub, 0.0), axis=0) / m
-        sd = jnp.sqrt(jnp.sum(jnp.where(valid, (sub - mean[None]) ** 2, 0.0), axis=0) / (m - 1))
+        scaled = jnp.ldexp(sub, shift[None])
+        mean = jnp.sum(jnp.where(valid, scaled, 0.0), axis=0) / m
+        dev = scaled - mean[None]
+        sd = jnp.sqrt(jnp.sum(jnp.where(valid, dev**2, 0.0), axis=0) / (m - 1))
+        sd = jnp.ldexp(sd, -shift)
     q75, q25 = _percentiles(sub, (0.75, 0.25), m)
     iqr = (q75 - q25) / 1.349
     return jnp.where(iqr > 0, jnp.minimum(sd, iqr), sd)

@@ -16,6 +16,7 @@ import numpy as np
 
 from rdpjax.estimator.api import bound_program
 from rdpjax.estimator.bound_plan import Binned, Bound
+from rdpjax.estimator.inputs import check_finite_bound
 from rdpjax.estimator.planner import DrawPlan
 
 __all__ = ["bound_from_counts"]
@@ -55,10 +56,5 @@ def bound_from_counts(
         beta=jnp.asarray(fixed.beta, jnp.float64),
     )
     bound = jax.tree.map(np.asarray, bound_program(fixed.plan, binned))
-    for name in ("estimate", "lower", "std_error"):
-        if not np.all(np.isfinite(np.asarray(getattr(bound, name)))):
-            raise ValueError(
-                f"the {name} is not finite: the samples are too far apart for the floor "
-                f"τ={float(bound.floor):.3g} (try a larger floor or bandwidth)."
-            )
+    check_finite_bound(bound)
     return bound
