@@ -314,7 +314,8 @@ def test_float64_is_scoped():
 
 def test_plan_reports_codes_outside_its_support_instead_of_dropping_them():
     with rdpjax.float64():
-        plan, _, _ = plan_bound(np.array([0, 1, 1, 2]), np.array([0, 0, 1, 2]), 2.0, support_size=3)
+        p, q = np.tile([0, 1, 1, 2], 5), np.tile([0, 0, 1, 2], 5)  # 20 a side: the fewest planned
+        plan, _, _ = plan_bound(p, q, 2.0, support_size=3)
         b = plan(jnp.array([0, 1, 5, 2]), jnp.array([0, 1, 1, 1]))
     np.testing.assert_array_equal(np.asarray(b.outside), [1, 0])
     assert b.grid_shape == (3,)
@@ -338,7 +339,8 @@ def test_rounded_continuous_data_stay_continuous():
 
 
 def test_huge_floats_are_coded_exactly_not_cast():
-    b = rdpjax.lower_bound([1e19, 2e19, 1e19, 1e19], [2e19, 2e19, 2e19, 1e19], 2.0, discrete=True)
+    p, q = np.tile([1e19, 2e19, 1e19, 1e19], 5), np.tile([2e19, 2e19, 2e19, 1e19], 5)
+    b = rdpjax.lower_bound(p, q, 2.0, discrete=True)
     assert int(b.support) == 2
 
 

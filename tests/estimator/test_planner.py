@@ -175,7 +175,9 @@ def test_the_planner_refuses_what_it_cannot_plan():
     p, q = _pilot(7)
     evidence = Evidence(False, _span(p, q), PilotScale(p, q))
     with pytest.raises(ValueError, match="fixed n plans one size"):
-        plan_draws(evidence, (10, 20), OPTIONS)
+        plan_draws(evidence, (100, 200), OPTIONS)
+    with pytest.raises(ValueError, match="at least 20 outputs a side; got 19"):
+        plan_draws(evidence, (19,), OPTIONS)
     flat = np.zeros((64, 1))  # a range given, but a pilot with nothing to scale by
     with pytest.raises(ValueError, match="no spread to scale a bandwidth"):
         plan_draws(
