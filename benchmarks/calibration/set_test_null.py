@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import jax
 import numpy as np
-from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibrate import clopper_pearson  # noqa: E402
 
 from rdpjax.claims import approx_dp, gdp, pure_dp
 from rdpjax.rejection import set_test
@@ -64,10 +67,8 @@ EPSILON = {  # name: (draw, the true ε(δ)); the claim is the many-run's gdp(0.
 }
 
 
-def _interval(k: int, reps: int) -> list[float]:
-    lo = stats.beta.ppf(0.025, k, reps - k + 1) if k else 0.0
-    hi = stats.beta.ppf(0.975, k + 1, reps - k) if k < reps else 1.0
-    return [float(lo), float(hi)]
+def _cp(k: int, reps: int) -> list[float]:
+    return list(clopper_pearson(k, reps))
 
 
 def main() -> None:
@@ -84,8 +85,8 @@ def main() -> None:
             p, q = draw(np.random.default_rng([7, r]))
             extra = {} if delta is None else {"delta": delta}
             k += bool(set_test(jax.random.key(10_000 + r), p, q, claim, **extra).refuted)
-        out["refuted"][name] = {"count": k, "interval": _interval(k, args.reps)}
-        print(f"{name:22s} true claim refuted {k}/{args.reps} {_interval(k, args.reps)} "
+        out["refuted"][name] = {"count": k, "interval": _cp(k, args.reps)}
+        print(f"{name:22s} true claim refuted {k}/{args.reps} {_cp(k, args.reps)} "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
     for name, (draw, truth) in EPSILON.items():
         t0, k = time.perf_counter(), 0
@@ -96,11 +97,11 @@ def main() -> None:
         out["epsilon_above"][name] = {
             "truth": truth,
             "count": k,
-            "interval": _interval(k, args.reps),
+            "interval": _cp(k, args.reps),
         }
         seconds = time.perf_counter() - t0
         print(f"{name:22s} ε(δ) above the truth {truth:.5f}: {k}/{args.reps} "
-              f"{_interval(k, args.reps)} ({seconds:.0f} s)", flush=True)  # fmt: skip
+              f"{_cp(k, args.reps)} ({seconds:.0f} s)", flush=True)  # fmt: skip
     args.out.write_text(json.dumps(out, indent=1) + "\n")
 
 
