@@ -9,12 +9,14 @@ and fixes them here:
 * a sequential audit (:mod:`rdpjax.auditing.sequential`), from a pilot draw, for every look.
 
 What each route knows before its counted draws is its :class:`Evidence`: the range the grid's
-interior must cover and a :class:`Scale` that gives the settings (h, τ, β) at a sample size.
+interior must cover and a scale that gives the settings (h, τ, β) at a sample size
+(:class:`SubsampleScale` in memory, :class:`PilotScale` from a pilot), or the codes' support.
 :func:`plan_draws` turns it into a :class:`DrawPlan`: what an output is counted onto (the
 :class:`Layout`, the grid or the codes) and the settings of each planned sample size — one size
 for a fixed n, one per look for a sequential audit. The grid's layout rule is the fixed-n one
-(:func:`rdpjax.estimator.grid.plan_layout`) for one size, and :func:`grid_layout_for_looks`
-(one grid for every look) for several. The data independence a valid bound needs — nothing
+(:func:`rdpjax.estimator.grid.plan_layout`) for a fixed n, and :func:`grid_layout_for_looks`
+(one grid for every look) for the looks. Fewer than :data:`MIN_SAMPLES` outputs a side are
+refused. The data independence a valid bound needs — nothing
 here reads a counted draw — is argued in :mod:`rdpjax.stream.driver` (the pilot) and in
 :mod:`rdpjax.auditing.sequential.engine` ("Settings fixed in advance").
 """
@@ -219,14 +221,19 @@ class DrawPlan:
     @property
     def low(self) -> np.ndarray:
         """Host ``(d,)``: the grid's first point, or ``[low_code]`` (discrete)."""
-        if self.grid is None:
+        if self.layout.discrete:
             return np.full(1, self.low_code, np.int64)
-        return np.asarray(self.grid.low)
+        return np.asarray(self._laid().low)
 
     @property
     def spacing(self) -> np.ndarray:
         """Host ``(d,)``: the grid's cell widths (ones for discrete outputs)."""
-        return np.ones(1) if self.grid is None else np.asarray(self.grid.spacing)
+        return np.ones(1) if self.layout.discrete else np.asarray(self._laid().spacing)
+
+    def _laid(self) -> Grid:
+        if self.grid is None:
+            raise ValueError("this plan laid no grid (plan_draws(…, lay_grid=False)).")
+        return self.grid
 
     def settings(self, look: int = 0) -> tuple[jax.Array, jax.Array, jax.Array]:
         """``(h, τ, β)`` of look ``look`` (``h`` of shape ``(d,)``)."""

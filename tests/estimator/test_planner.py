@@ -98,10 +98,17 @@ def test_a_look_of_a_looks_plan_has_the_settings_of_a_fixed_n_plan_at_its_size()
     evidence = Evidence(False, _span(p, q), PilotScale(p, q))
     with rdpjax.float64():
         looks = plan_draws(evidence, sizes, OPTIONS, looks=True)
+        common = plan_options(
+            [2.0], alpha=0.05, floor=None, beta=None, discrete=False, both_directions=False,
+            variance="autodiff", second_order=True, defaults=DEFAULTS,
+        )  # fmt: skip
         for k, n in enumerate(sizes):
             one = plan_draws(evidence, (n,), OPTIONS)
-            for a, b in zip(looks.settings(k), one.settings(), strict=True):
+            alone = looks.look(k, common)  # look k's plan alone, with its BoundPlan
+            assert alone.sizes == (n,) and alone.plan.half_width == looks.pad
+            for a, b, c in zip(looks.settings(k), one.settings(), alone.settings(), strict=True):
                 np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-13)
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
 
 
 def test_the_discrete_floor_follows_its_rule_at_every_look():
