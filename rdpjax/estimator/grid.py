@@ -274,6 +274,16 @@ def plan_layout(
     return shape, pad, half_width
 
 
+def power_of_two_shift(x: Array, limit: int) -> Array:
+    """``−e`` where ``|x| = m · 2^e`` (``m`` in [½, 1)) with ``|e| > limit``, else 0 (elementwise).
+
+    Multiplying by ``2^shift`` (``jnp.ldexp``) is exact: it brings such values near 1 and leaves
+    the others bit for bit as they are.
+    """
+    _, e = jnp.frexp(x)
+    return jnp.where(jnp.abs(e) > limit, -e, 0)
+
+
 UNIT_EXPONENT = 64
 """Grids with a cell width beyond ``2^±UNIT_EXPONENT`` along an axis are bounded in other units.
 
@@ -290,8 +300,7 @@ def in_bounded_units(grid: Grid) -> tuple[Grid, Array]:
     rescaled alike) gives the bound of the outputs themselves: for outputs of magnitude
     ``10^±80`` and beyond, whose densities' powers leave float64, and for nothing else.
     """
-    _, e = jnp.frexp(grid.spacing)
-    shift = jnp.where(jnp.abs(e) > UNIT_EXPONENT, -e, 0)
+    shift = power_of_two_shift(grid.spacing, UNIT_EXPONENT)
     rescaled = Grid(
         low=jnp.ldexp(grid.low, shift), spacing=jnp.ldexp(grid.spacing, shift), shape=grid.shape
     )

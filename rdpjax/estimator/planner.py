@@ -24,6 +24,7 @@ here reads a counted draw — is argued in :mod:`rdpjax.stream.driver` (the pilo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
@@ -218,14 +219,14 @@ class DrawPlan:
             return (0,)
         return tuple(lo for lo, _ in self.layout.interior)
 
-    @property
+    @functools.cached_property
     def low(self) -> np.ndarray:
-        """Host ``(d,)``: the grid's first point, or ``[low_code]`` (discrete)."""
+        """Host ``(d,)``: the grid's first point, or ``[low_code]`` (discrete); copied once."""
         if self.layout.discrete:
             return np.full(1, self.low_code, np.int64)
         return np.asarray(self._laid().low)
 
-    @property
+    @functools.cached_property
     def spacing(self) -> np.ndarray:
         """Host ``(d,)``: the grid's cell widths (ones for discrete outputs)."""
         return np.ones(1) if self.layout.discrete else np.asarray(self._laid().spacing)

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rdpjax._typing import Array, ArrayLike, typed_jit
-from rdpjax.estimator.grid import bucket_size
+from rdpjax.estimator.grid import bucket_size, power_of_two_shift
 
 __all__ = [
     "Defaults",
@@ -173,8 +173,7 @@ def _square_safe_shift(sub: Array, m: int | Array | None) -> Array:
     0 elsewhere (and for all-zero axes).
     """
     rows = sub if m is None else jnp.where((jnp.arange(sub.shape[0]) < m)[:, None], sub, 0.0)
-    _, e = jnp.frexp(jnp.max(jnp.abs(rows), axis=0))
-    return jnp.where(jnp.abs(e) > 400, -e, 0)
+    return power_of_two_shift(jnp.max(jnp.abs(rows), axis=0), 400)
 
 
 def _robust_scale(sub: Array, m: int | Array | None = None) -> Array:
