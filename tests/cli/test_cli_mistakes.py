@@ -47,6 +47,7 @@ MISTAKES = [
     ("bound p.npy", "Q"),
     ("bound p.npy missing.npy", "missing.npy"),
     ("bound p.npy q.npy --lam 0.5", "order"),
+    ("bound few.npy q.npy", "at least 20 outputs a side"),
     ("canaries header.csv", "header"),
 ]
 
@@ -58,6 +59,7 @@ def folder(tmp_path_factory):
     rng = np.random.default_rng(0)
     np.save(d / "p.npy", rng.laplace(size=1000))
     np.save(d / "q.npy", rng.laplace(size=1000))
+    np.save(d / "few.npy", rng.laplace(size=10))  # below the fewest a bound is planned for
     (d / "header.csv").write_text("score,bit\n")
     return d
 
