@@ -20,13 +20,28 @@ __all__ = ["as_key", "key_rng", "random_order", "sorted_rows"]
 
 
 def as_key(key: Any) -> jax.Array:
-    """``key`` as a typed ``jax.random`` key (``uint32[2]`` key data is wrapped), or ValueError."""
-    key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
-    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+    """``key`` as one typed ``jax.random`` key (``uint32[2]`` key data is wrapped), or ValueError.
+
+    A batch of keys (``jax.random.split(key, 2)``) is refused too: every rdpjax function that
+    draws takes one key and splits it itself.
+    """
+    if key is None or isinstance(key, str | bytes):
+        raise ValueError(f"key must be a jax.random key (jax.random.key(0)); got {key!r}.")
+    if not isinstance(key, jax.Array):
+        try:
+            key = jnp.asarray(key)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"key must be a jax.random key (jax.random.key(0)); got {type(key).__name__}."
+            ) from None
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) and key.shape == ():
         return key
     if key.dtype == jnp.uint32 and key.shape == (2,):
         return jax.random.wrap_key_data(key)
-    raise ValueError(f"key must be a jax.random key; got dtype {key.dtype}, shape {key.shape}.")
+    raise ValueError(
+        f"key must be one jax.random key (jax.random.key(0)); got dtype {key.dtype}, shape "
+        f"{key.shape}."
+    )
 
 
 def key_rng(key: Any, tag: int | None = None) -> np.random.Generator:

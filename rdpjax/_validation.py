@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["check_int", "check_level", "check_orders"]
+__all__ = ["check_flag", "check_int", "check_level", "check_orders"]
 
 
 def check_int(value: object, name: str, minimum: int, maximum: int | None = None) -> int:
@@ -27,6 +27,24 @@ def check_int(value: object, name: str, minimum: int, maximum: int | None = None
             return number
     allowed = f"≥ {minimum}" if maximum is None else f"in [{minimum}, {_readable(maximum)}]"
     raise ValueError(f"{name} must be an int {allowed}; got {value!r}.")
+
+
+def check_flag(value: object, name: str, *, none: bool = False) -> bool | None:
+    """``value`` as a Python bool (``None`` kept with ``none``), or a ValueError naming ``name``.
+
+    Accepts bools, NumPy bools and the ints 0 and 1; rejects strings (``"False"`` is truthy, so
+    reading it as a flag would silently mean ``True``), floats and anything else.
+    """
+    if none and value is None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(cast("bool", value))
+    if isinstance(value, int | np.integer):
+        number = int(cast("int | np.integer[Any]", value))
+        if number in (0, 1):
+            return number == 1
+    allowed = "True, False or None" if none else "True or False"
+    raise ValueError(f"{name} must be {allowed}; got {value!r}.")
 
 
 def check_level(value: object, name: str = "alpha", upper: float = 0.5) -> float:

@@ -115,3 +115,84 @@ def test_public_entry_points_refuse_a_string_level_with_one_clear_error(entry):
     }  # fmt: skip
     with pytest.raises(ValueError, match="alpha must be a number in"):
         calls[entry]()
+
+
+def _audit(**kwargs):
+    """An audit of a numpy Gaussian on 500 outputs a side, with ``kwargs`` replacing its own."""
+    args = dict(key=jax.random.key(0), lam=None, both_directions=True)
+    args.update(kwargs)
+    sample = lambda g, db, m: db + g.normal(size=m)  # noqa: E731
+    return rdpjax.audit(
+        args["key"], sample, 1.0, 0.0, args["lam"], n=500, both_directions=args["both_directions"],
+        progress=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("lam", [np.array([[2.0], [5.0]]), "abc", [[2, 5], [7, 9]], [], 1.0])
+def test_audit_checks_its_orders_as_lower_bound_does(lam):
+    """A 2-D or non-numeric lam was a raw numpy TypeError inside audit (the hunt of 2026-12-07)."""
+    with pytest.raises(ValueError, match="lam must be a number|every order lam"):
+        _audit(lam=lam)
+
+
+@pytest.mark.parametrize(
+    "key", [0, None, "seed", jax.random.split(jax.random.key(0), 2), np.zeros(3, np.uint32)]
+)
+def test_one_key_is_checked_before_anything_is_drawn(key):
+    """``audit(0, …)`` reached jax's PRNG internals; a batch of keys passed lower_bound's check."""
+    with pytest.raises(ValueError, match="key must be (one|a) jax.random key"):
+        _audit(key=key)
+    if key is None:  # lower_bound's default: the rows in the order given
+        return
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="key must be (one|a) jax.random key"):
+        rdpjax.lower_bound(rng.normal(size=100), rng.normal(size=100), 2.0, key=key)
+
+
+def test_raw_key_data_is_still_a_key():
+    """``uint32[2]`` key data (the old ``PRNGKey``) is what it was: the same audit as its key."""
+    raw = jax.random.key_data(jax.random.key(3))
+    assert np.array_equal(
+        _audit(key=raw, lam=2.0).lower, _audit(key=jax.random.key(3), lam=2.0).lower
+    )
+
+
+@pytest.mark.parametrize("value", ["False", "no", 0.0, 2, [True]])
+def test_a_flag_is_a_bool_never_a_truthy_string(value):
+    """``discrete="False"`` was read as True (a looser bound on frequencies, no error)."""
+    from rdpjax._validation import check_flag
+
+    with pytest.raises(ValueError, match="flag must be True or False; got"):
+        check_flag(value, "flag")
+    rng = np.random.default_rng(0)
+    p, q = rng.normal(size=200), 0.5 + rng.normal(size=200)
+    for name in ("discrete", "both_directions", "second_order"):
+        with pytest.raises(ValueError, match=f"^{name} must be True"):
+            rdpjax.lower_bound(p, q, 2.0, **{name: value})
+    with pytest.raises(ValueError, match="^both_directions must be True or False"):
+        _audit(both_directions=value)
+
+
+def test_flags_take_bools_numpy_bools_and_0_or_1():
+    from rdpjax._validation import check_flag
+
+    for value, expected in ((True, True), (np.False_, False), (1, True), (np.int64(0), False)):
+        out = check_flag(value, "flag")
+        assert out is expected
+    assert check_flag(None, "flag", none=True) is None
+    with pytest.raises(ValueError, match="flag must be True or False; got None"):
+        check_flag(None, "flag")
+
+
+def test_a_grid_size_beyond_the_memory_cap_is_refused_before_any_allocation():
+    """``grid_size=10**9`` reached XLA and failed allocating 40 GB."""
+    from rdpjax.estimator.grid import MAX_GRID_POINTS
+
+    rng = np.random.default_rng(0)
+    p, q = rng.normal(size=500), 0.5 + rng.normal(size=500)
+    with pytest.raises(ValueError, match=r"grid_size=1000000000 asks for 1,000,000,000 grid"):
+        rdpjax.lower_bound(p, q, 2.0, grid_size=10**9)
+    p3, q3 = rng.normal(size=(500, 3)), rng.normal(size=(500, 3))
+    with pytest.raises(ValueError, match=r"27,000,000 grid points over 3 axes"):
+        rdpjax.lower_bound(p3, q3, 2.0, grid_size=300)
+    assert 256**3 <= MAX_GRID_POINTS  # the 3-D default cap (200 a side) stays well inside

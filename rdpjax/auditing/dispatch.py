@@ -36,7 +36,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from rdpjax._validation import check_level
+from rdpjax._keys import as_key
+from rdpjax._validation import check_flag, check_level, check_orders
 from rdpjax.auditing.draws import (
     OutputDimensionError,
     check_finite_outputs,
@@ -132,8 +133,12 @@ def audit(
             "the key comes first: rdpjax.audit(key, mechanism, x, x_prime, …); got "
             f"{type(key).__name__} as the key"
         )
+    as_key(key)  # one key, checked before anything is drawn (it is split as given)
+    check_flag(both_directions, "both_directions")
     options = audit_options(options, fields)
     alpha = check_level(alpha)
+    if lam is not None:
+        check_orders(lam)
     is_mechanism = isinstance(mechanism, Mechanism)
     if not is_mechanism and not callable(mechanism):
         raise ValueError(
@@ -169,7 +174,7 @@ def audit(
             project, mechanism, key, x, x_prime, n, batch, options.training
         )
         project = learned
-    orders = _orders(lam, claim, n)
+    orders = [float(v) for v in (default_orders(claim, n) if lam is None else check_orders(lam))]
     dim, codes = _outputs(mechanism, x, project)
     # Checked before the draws, not after. (A zoo mechanism's dim is before its projection.)
     unprojected = project is None or not is_mechanism
@@ -308,11 +313,6 @@ def _whole_number(n: Any) -> int:
     if not math.isfinite(float(n)) or not float(n).is_integer() or n < 2:
         raise ValueError(f"n must be a whole number ≥ 2; got {n!r}.")
     return int(n)
-
-
-def _orders(lam: Any, claim: Any, n: int) -> list[float]:
-    orders = default_orders(claim, n) if lam is None else np.atleast_1d(np.asarray(lam, np.float64))
-    return [float(v) for v in orders]
 
 
 def _output_dim(mechanism: Mechanism, x: Any) -> int:

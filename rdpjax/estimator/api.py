@@ -219,7 +219,8 @@ def lower_bound(
         :class:`Defaults`.
       floor: τ of the softmax floor (a density for continuous data, a probability for discrete).
       beta: β of the softmax floor; default ``1/τ``.
-      grid_size: KDE grid points per axis; default about 16 per bandwidth over the data range.
+      grid_size: KDE grid points per axis (at most 2^24 over all axes); default about 16 per
+        bandwidth over the data range.
       variance: ``"autodiff"`` (the delta method at the actual h, default: the gradient of the
         plug-in by automatic differentiation, or with ``second_order`` its closed form (S3),
         which the tests hold equal to it) or ``"eq18"`` (the paper's formula, its h → 0 limit).

@@ -35,6 +35,7 @@ __all__ = [
     "CELLS_PER_BANDWIDTH",
     "CELLS_PER_BANDWIDTH_BY_DIM",
     "KERNEL_RADIUS",
+    "MAX_GRID_POINTS",
     "MAX_GRID_SIZE",
     "PAD_QUANTUM",
     "Grid",
@@ -66,6 +67,10 @@ cannot make the bound invalid: the binned KDE is a post-processing of the data w
 
 MAX_GRID_SIZE = {1: 2**18, 2: 1024, 3: 200}
 """Largest default number of grid points per axis, by dimension (memory O(size^d))."""
+
+MAX_GRID_POINTS = 2**24
+"""Most grid points a given ``grid_size`` may ask for over all axes: each of the bound's arrays
+holds a float64 a point, 128 MB at this size. The defaults stay below it (:data:`MAX_GRID_SIZE`)."""
 
 
 @pytree_dataclass(static=("shape",))
@@ -191,6 +196,11 @@ def grid_layout(
             )
         shape.append(size)
         pad.append(p)
+    if math.prod(shape) > MAX_GRID_POINTS:
+        raise ValueError(
+            f"grid_size={grid_size} asks for {math.prod(shape):,} grid points over {d} "
+            f"{'axis' if d == 1 else 'axes'}; at most {MAX_GRID_POINTS:,} (2^24) are allowed."
+        )
     return tuple(shape), tuple(pad)
 
 

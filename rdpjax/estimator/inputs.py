@@ -19,7 +19,7 @@ from jax.typing import DTypeLike
 
 from rdpjax._internal.buffers import copy_with_extremes, to_jax
 from rdpjax._typing import Array, ArrayLike
-from rdpjax._validation import check_level, check_orders
+from rdpjax._validation import check_flag, check_level, check_orders
 from rdpjax.estimator.settings import Defaults
 
 __all__ = [
@@ -145,9 +145,9 @@ def plan_options(
         floor=check_positive(floor, "floor", scalar=True),
         beta=check_positive(beta, "beta", scalar=True),
         discrete=bool(discrete),
-        both_directions=bool(both_directions),
+        both_directions=check_flag(both_directions, "both_directions"),
         variance=variance,
-        second_order=bool(second_order),
+        second_order=check_flag(second_order, "second_order"),
         defaults=defaults,
     )
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rdpjax._typing import ArrayLike
+from rdpjax._validation import check_flag
 from rdpjax.estimator.inputs import plan_options
 from rdpjax.estimator.settings import DEFAULTS, Defaults
 
@@ -32,7 +33,8 @@ class BoundOptions:
       floor: τ of the softmax floor (13) (a density for continuous data, a probability for
         discrete); ``None``: from ``defaults``.
       beta: β of the softmax floor; ``None``: ``1/τ``.
-      grid_size: KDE grid points per axis; ``None``: about 16 per bandwidth over the data range.
+      grid_size: KDE grid points per axis (at most 2^24 over all axes); ``None``: about 16 per
+        bandwidth over the data range.
       variance: ``"autodiff"`` (the delta method at the actual h) or ``"eq18"`` (eq. (18), its
         h → 0 limit).
       second_order: apply the second-order bias and variance correction
@@ -57,6 +59,11 @@ class BoundOptions:
     layout: str = "bucketed"
     transform: str | None = "auto"
     defaults: Defaults = DEFAULTS
+
+    def __post_init__(self) -> None:
+        # A flag given as a string ("False") would be read by its truth: discrete=True.
+        check_flag(self.discrete, "discrete", none=True)
+        check_flag(self.second_order, "second_order")
 
     def replace(self, **changes: Any) -> BoundOptions:
         """A copy with ``changes`` (field names only; see :func:`resolve_options`)."""
