@@ -196,3 +196,14 @@ def test_a_grid_size_beyond_the_memory_cap_is_refused_before_any_allocation():
     with pytest.raises(ValueError, match=r"27,000,000 grid points over 3 axes"):
         rdpjax.lower_bound(p3, q3, 2.0, grid_size=300)
     assert 256**3 <= MAX_GRID_POINTS  # the 3-D default cap (200 a side) stays well inside
+
+
+def test_the_audit_and_set_options_flags_are_bools_too():
+    from rdpjax.auditing.options import AuditOptions
+    from rdpjax.rejection import SetOptions
+
+    with pytest.raises(ValueError, match="^densities must be True or False; got 'yes'"):
+        AuditOptions(densities="yes")
+    with pytest.raises(ValueError, match="^both_directions must be True or False; got 'False'"):
+        SetOptions(both_directions="False")
+    assert SetOptions(both_directions=np.False_).both_directions is np.False_

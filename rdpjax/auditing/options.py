@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rdpjax._validation import check_int
+from rdpjax._validation import check_flag, check_int
 from rdpjax.estimator.options import BoundOptions, or_default
 from rdpjax.rejection.options import SetOptions
 from rdpjax.stream.options import (
@@ -117,6 +117,7 @@ class AuditOptions:
     def __post_init__(self) -> None:
         if self.progress not in (None, True, False):
             raise ValueError(f"progress must be None, True or False; got {self.progress!r}.")
+        check_flag(self.densities, "densities")
         check_int(self.memory_budget, "memory_budget", 0)
         if self.test not in TESTS:
             raise ValueError(f"test must be one of {TESTS}; got {self.test!r}.")

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from rdpjax._validation import check_flag
 from rdpjax.estimator.options import or_default
 from rdpjax.rejection.cells import MAX_CELLS
 
@@ -48,6 +49,7 @@ class SetOptions:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tpr_at_fpr", _targets(self.tpr_at_fpr))
+        check_flag(self.both_directions, "both_directions")
         if not 0.0 < float(self.selection) < 1.0:
             raise ValueError(f"selection must be in (0, 1); got {self.selection!r}")
         if self.cells is not None and not (
