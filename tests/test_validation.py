@@ -207,3 +207,14 @@ def test_the_audit_and_set_options_flags_are_bools_too():
     with pytest.raises(ValueError, match="^both_directions must be True or False; got 'False'"):
         SetOptions(both_directions="False")
     assert SetOptions(both_directions=np.False_).both_directions is np.False_
+
+
+@pytest.mark.parametrize("bandwidth", [1e10, 1e300])
+def test_a_bandwidth_far_above_the_data_range_is_refused_at_once(bandwidth):
+    """It made the grid's search run without end (1e10) or overflow (1e300)."""
+    rng = np.random.default_rng(0)
+    p, q = rng.laplace(size=500), 1 + rng.laplace(size=500)
+    with pytest.raises(ValueError, match=r"times the data range .* choose a smaller bandwidth"):
+        rdpjax.lower_bound(p, q, 2.0, bandwidth=bandwidth)
+    with pytest.raises(ValueError, match=r"more than grid_size=64"):
+        rdpjax.lower_bound(p, q, 2.0, bandwidth=bandwidth, grid_size=64)

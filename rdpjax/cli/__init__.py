@@ -141,6 +141,7 @@ def console_main() -> int:
 
     pressed = _watch_interrupts()
     warnings.showwarning = _one_line_warning
+    sys.stdout = _UntilReaderGone(sys.stdout)
     try:
         status = main(compilation_cache=True)
     except KeyboardInterrupt:  # before main's own handler: while importing, or parsing
@@ -160,6 +161,46 @@ def console_main() -> int:
     # checkpoint, the user's worker closed); the streams are flushed here.
     _exit_now(status)
     return status  # not reached
+
+
+class _UntilReaderGone:
+    """``sys.stdout`` that drops its output once the reader has gone (``rdpjax … | head -1``).
+
+    Writing to a pipe whose reader has exited raised BrokenPipeError: a traceback, and exit
+    status 1, which says "refuted". Now the command goes on and exits with its own status.
+    """
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def _drop(self) -> None:
+        """From now on write nowhere: file descriptor 1 to the null device, for the buffer."""
+        import os
+
+        self._gone = True
+        with contextlib.suppress(OSError, ValueError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def _watch_interrupts() -> list:

@@ -55,6 +55,8 @@ def read_samples(path: str | Path) -> np.ndarray:
         raise ValueError(f"{path}: could not read samples ({err})") from err
     except (OSError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: could not read samples ({err})") from err
+    if arr.ndim == 0:
+        raise ValueError(f"{path}: one number, not samples (one sample a row)")
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     return arr
@@ -66,6 +68,7 @@ def run(args) -> int:
     from rdpjax.claims.orders import default_orders
 
     claim = claim_from_args(args)
+    folder = None if args.report is None else output_dir(args.report, "--report")  # first
     try:
         p = read_samples(args.p)
         q = read_samples(args.q)
@@ -121,10 +124,9 @@ def run(args) -> int:
         print(bound)
     else:  # the bounds beside the claim, and the verdict last
         print(report)
-    if args.report is not None:
+    if folder is not None:
         from rdpjax.auditing.writer import write_report
 
-        folder = output_dir(args.report, "--report")
         try:
             paths = write_report(report, folder, meta=run_meta(args, **settings(args)))
         except (OSError, ValueError) as err:

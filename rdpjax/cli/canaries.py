@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from rdpjax.cli._args import add_claim_options, claim_from_args, subcommand
+from rdpjax.cli._files import output_dir
 from rdpjax.cli._types import CliError, alpha_level, finite_float, seed
 
 __all__ = ["CLI_FPRS", "add_command", "read_scores", "run"]
@@ -93,6 +94,8 @@ def run(args) -> int:
     from rdpjax.canaries.report import summary, write_report
 
     claim = claim_from_args(args)
+    if args.report is not None:  # a folder that cannot be made fails before the work
+        output_dir(args.report, "--report")
     try:
         scores, bits = read_scores(args.scores)
         key = jax.random.key(args.seed)  # the order of tied scores (canaries.guesses.tie_order)

@@ -183,6 +183,20 @@ def grid_layout(
             size = int(min(cells + 1, MAX_GRID_SIZE.get(d, 128)))
         else:
             size = int(grid_size)
+        # size − 1 cells hold the data (≥ 1 cell) and a margin of radius·h a side, each cell at
+        # most the data range wide: size − 1 ≥ 1 + 2·radius·h/width. (A bandwidth far above the
+        # range made the search below run without end, or overflow.)
+        least = 1 + 2 * radius * (h / width)
+        if not least < (MAX_GRID_POINTS if grid_size is None else size - 1 + 1e-9):
+            raise ValueError(
+                f"bandwidth {h:.4g} is {h / width:.3g} times the data range {width:.4g} along "
+                f"axis {k}: a grid holding the data and the kernel ({radius:g} bandwidths a side) "
+                f"needs at least {least:.3g} points"
+                + ("" if grid_size is None else f", more than grid_size={size}")
+                + "; choose a smaller bandwidth (at this one the KDE is flat over the data)."
+            )
+        if grid_size is None and size - 1 < least - 2:  # skip sizes that cannot hold it
+            size += 2 * math.ceil((least - 2 - (size - 1)) / 2)
         # Solve for the margin: pad cells of width Δ = width / (size - 1 - 2 pad) ≥ radius·h.
         # pad·width ≥ radius·h·(size − 1 − 2 pad) ⇔ pad ≥ radius·h·(size−1) / (width + 2·radius·h)
         p = math.ceil(radius * h * (size - 1) / (width + 2 * radius * h))

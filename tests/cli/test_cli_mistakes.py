@@ -49,6 +49,13 @@ MISTAKES = [
     ("bound p.npy q.npy --lam 0.5", "order"),
     ("bound few.npy q.npy", "at least 20 outputs a side"),
     ("canaries header.csv", "header"),
+    # Found by a hunt of the command line (2026-12-07): each was a traceback and exit 1, or ran
+    # on without end (a bandwidth far above the data range), or printed the results first.
+    ("bound one.npy q.npy", "one number"),
+    ("bound p.npy q.npy --lam 2 --bandwidth 1e300", "bandwidth"),
+    ("bound p.npy q.npy --lam 2 --bandwidth 1e10", "bandwidth"),
+    ("bound p.npy q.npy --lam 2 --report p.npy", "--report"),
+    ("canaries scores.csv --report p.npy", "--report"),
 ]
 
 
@@ -61,6 +68,9 @@ def folder(tmp_path_factory):
     np.save(d / "q.npy", rng.laplace(size=1000))
     np.save(d / "few.npy", rng.laplace(size=10))  # below the fewest a bound is planned for
     (d / "header.csv").write_text("score,bit\n")
+    np.save(d / "one.npy", np.array(3.0))  # a 0-d array
+    bits = np.arange(200) % 2
+    np.savetxt(d / "scores.csv", np.c_[rng.normal(bits), bits], delimiter=",")
     return d
 
 
@@ -75,3 +85,17 @@ def test_a_mistake_is_one_line_and_exit_2(folder, monkeypatch, capsys, line, nam
     assert status == 2 and out == "", (status, out, err)
     assert err.count("\n") == 1 and "error" in err and named in err, err
     assert "Traceback" not in err
+
+
+def test_a_reader_that_leaves_early_is_no_traceback_and_no_refutation(folder):
+    """``rdpjax bound … | head -1``: BrokenPipeError, a traceback, and exit 1 ("refuted")."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "rdpjax.cli", "bound", "p.npy", "q.npy", "--lam", "2"]
+    done = subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert done.stdout is not None and done.stderr is not None
+    done.stdout.close()  # the reader is gone before the first line
+    err = done.stderr.read().decode()
+    assert done.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
