@@ -61,6 +61,7 @@ from rdpjax.auditing.sets import (
 from rdpjax.claims.orders import default_orders
 from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.options import BoundOptions, changed_fields
+from rdpjax.estimator.support import looks_discrete
 from rdpjax.mechanisms.base import Mechanism
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "audit"]
@@ -409,6 +410,9 @@ def _in_memory(
             q = draw_outputs(mechanism, kq, x_prime, n, **draw)
         bar.set_description("bounding")
         p, q = np.asarray(p), np.asarray(q)
+        forced = bound_options.transform != options.bound.transform  # the map of a learned score
+        if forced and bound_options.discrete is None and looks_discrete(p, q):
+            bound_options = bound_options.replace(transform=None)  # few values: frequencies
         common = dict(alpha=alpha, both_directions=both_directions, options=bound_options)
         try:
             bound = lower_bound(p, q, orders, **common)

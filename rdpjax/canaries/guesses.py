@@ -110,7 +110,7 @@ def guess_grid(
     is what makes a Bonferroni correction over its size G honest.
 
     Raises:
-        ValueError: for m < 2 or a fraction outside (0, 1].
+        ValueError: for m < 2, a fraction outside (0, 1], or fractions that make no guess.
     """
     if m < 2:
         raise ValueError(f"m must be ≥ 2 canaries; got {m}")
@@ -124,6 +124,11 @@ def guess_grid(
     # "In" for every canary is right exactly n_in times, a count the output cannot move: dropped.
     keep = (pairs.sum(axis=1) >= 1) & ~((pairs[:, 0] == m) & (pairs[:, 1] == 0))
     pairs = np.unique(pairs[keep], axis=0)
+    if pairs.shape[0] == 0:
+        raise ValueError(
+            f"fractions {frac.tolist()} of m = {m} canaries make no guess (⌊φm⌋ = 0): give "
+            f"fractions of at least 1/m = {1 / m:.3g}."
+        )
     if alpha is not None:
         fewest = np.log2(2.0 * pairs.shape[0] / alpha)
         if np.any(pairs.sum(axis=1) >= fewest):

@@ -144,6 +144,14 @@ def test_grid_depends_on_m_and_alpha_only_and_drops_hopeless_pairs():
     assert np.all(grid.sum(axis=1) <= 1000)
     with pytest.raises(ValueError, match="fractions"):
         guess_grid(100, (0.0, 0.5))
+    # Fractions below 1/m made an empty grid, then a numpy error deep in the joint test.
+    with pytest.raises(ValueError, match=r"fractions \[0.001\] of m = 200 canaries make no guess"):
+        guess_grid(200, (0.001,))
+    from rdpjax.canaries import one_run_bits
+
+    bits = np.arange(200) % 2
+    with pytest.raises(ValueError, match="make no guess"):
+        one_run_bits(bits + 0.0, bits, fractions=[0.001])
 
 
 def _rdp_route(claim):

@@ -232,3 +232,26 @@ def test_an_array_of_strings_is_named_by_its_type(tmp_path, capsys):
     assert main(["canaries", str(path), "--claim-epsilon", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "real numbers; got <U1 values" in err[0]
+
+
+def test_an_event_the_pld_accountant_cannot_compose_is_read_through_rdp(leaky, monkeypatch, capsys):
+    """σ = 0.001 made the PLD accountant ask for 76 GiB: a MemoryError traceback and exit 1.
+    (The failure is simulated, so that the test does not depend on the machine's memory.)"""
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import PLDAccountant
+
+    from rdpjax.canaries import tradeoffs
+
+    def out_of_memory(self, event, count=1):
+        raise MemoryError("Unable to allocate 76.0 GiB")
+
+    monkeypatch.setattr(PLDAccountant, "compose", out_of_memory)
+    tradeoffs._pld_pairs.cache_clear()
+    try:
+        csv, _ = leaky
+        # σ = 5, q = 0.01, T = 10 claims ε ≈ 0.01: refuted by leaky canaries, through RDP too.
+        with pytest.warns(UserWarning, match="PLD accountant cannot compose .* RDP curve"):
+            assert main(["canaries", str(csv), "--claim-dpsgd", "5,0.01,10"]) == 1
+    finally:
+        tradeoffs._pld_pairs.cache_clear()
+    assert capsys.readouterr().out.startswith("REFUTED")

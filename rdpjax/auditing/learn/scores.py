@@ -160,8 +160,7 @@ def fit_score(family: str, p: np.ndarray, q: np.ndarray) -> Score:
     else:
         pooled = np.concatenate([zp - zp.mean(axis=0), zq - zq.mean(axis=0)])
         cov = pooled.T @ pooled / max(1, len(pooled) - 2)
-        shrink = 0.1 * np.trace(cov) / d
-        w = np.linalg.solve(cov + shrink * np.eye(d), diff)
+        w = np.linalg.solve(_ridged(cov), diff) if np.all(np.isfinite(cov)) else diff
     if family in ("logistic", "quadratic"):
         sub_p = zp[:: -(-len(zp) // LOGISTIC_ROWS)]
         sub_q = zq[:: -(-len(zq) // LOGISTIC_ROWS)]
@@ -180,13 +179,24 @@ def fit_score(family: str, p: np.ndarray, q: np.ndarray) -> Score:
 
 
 def _shrunk_precision(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(Σ̂ + γI)⁻¹`` of one side's rows (γ = 0.1 · tr Σ̂ / d, as Fisher's) and their mean."""
+    """``(Σ̂ + γI)⁻¹`` of one side's rows (:func:`_ridged`) and their mean."""
     mean = z.mean(axis=0)
     centred = z - mean
     cov = centred.T @ centred / max(1, len(z) - 1)
+    if not np.all(np.isfinite(cov)):  # outputs near float64's limit: no curvature learned
+        return np.eye(len(cov)), mean
+    return np.linalg.inv(_ridged(cov)), mean
+
+
+def _ridged(cov: np.ndarray) -> np.ndarray:
+    """``Σ̂ + γI`` with γ = 0.1 · tr Σ̂ / d (as Fisher's), or 1 where every coordinate is constant.
+
+    γ = 1 is the standardized unit; γ = 0 left a zero matrix, and "Singular matrix" for a
+    mechanism whose outputs never change.
+    """
     d = len(cov)
     shrink = 0.1 * np.trace(cov) / d
-    return np.linalg.inv(cov + shrink * np.eye(d)), mean
+    return cov + (shrink if shrink > 0 else 1.0) * np.eye(d)
 
 
 def _quadratic_form(zp: np.ndarray, zq: np.ndarray, center, scale) -> Score:

@@ -82,7 +82,9 @@ def learn_projection(p, q, *, families=FAMILIES) -> LearnedProjection:
     """
     p, q = _rows(p), _rows(q)
     if min(len(p), len(q)) < 20:
-        raise ValueError(f"a learned projection needs ≥ 20 training outputs a side; got {len(p)}.")
+        raise ValueError(
+            f"a learned projection needs ≥ 20 training outputs a side; got {len(p)} and {len(q)}."
+        )
     if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q))):
         raise ValueError("the training outputs must be finite numbers.")
     families = tuple(families)

@@ -182,6 +182,31 @@ def test_errors():
         learn_projection(np.ones((50, 2)), np.zeros((50, 2)), families=["mlp"])
     with pytest.raises(ValueError, match="≥ 20 training outputs"):
         learn_projection(np.ones((5, 2)), np.zeros((5, 2)))
+    with pytest.raises(ValueError, match="got 400 and 10"):  # it named 400 alone
+        learn_projection(np.ones((400, 2)), np.zeros((10, 2)))
+
+
+def _constant(rng, database, n):
+    """A mechanism whose output never changes: perfectly private."""
+    return np.zeros((n, 5))
+
+
+def _bits(rng, database, n):
+    """Integer vectors: 5 fair bits, the first set more often on a larger database."""
+    return rng.integers(0, 2, size=(n, 5)) | (rng.random((n, 1)) < 0.1 * np.sum(database))
+
+
+@pytest.mark.parametrize("sample", [_constant, _bits])
+def test_a_learned_score_of_few_values_is_bounded_by_frequencies(sample):
+    """Constant outputs gave "Singular matrix" (a zero covariance and no ridge); integer vectors
+    gave a learned score of few values, which the forced quantile map refused as discrete."""
+    x, x_prime = np.array([0.0]), np.array([1.0])
+    report = rdpjax.audit(
+        jax.random.key(0), sample, x, x_prime, 2.0, n=4000, project="learn", progress=False
+    )
+    assert report.bound.discrete and report.bound.transform is None
+    if sample is _constant:  # D_λ = 0: no bound above it
+        assert np.all(report.lower <= 0.0)
 
 
 @pytest.mark.slow
