@@ -30,6 +30,7 @@ from rdpjax.cli._types import (  # noqa: F401
     CliError,
     Parser,
     alpha_level,
+    bound_size,
     count,
     cpu_devices,
     dpsgd_triple,
@@ -181,9 +182,9 @@ def add_experiments(parser, slugs: list[str], help: str) -> None:
 
 
 def add_sizes(parser, help: str) -> None:
-    """``--n N [N ...]``, also repeatable: every value is kept."""
+    """``--n N [N ...]``, also repeatable: every value is kept (each ≥ 20, as a bound needs)."""
     parser.add_argument(
-        "--n", type=count, nargs="+", action="extend", default=None, metavar="N", help=help
+        "--n", type=bound_size, nargs="+", action="extend", default=None, metavar="N", help=help
     )
 
 

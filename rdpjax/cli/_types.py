@@ -75,6 +75,14 @@ def count(text: str) -> int:
     return whole(text, 2)
 
 
+def bound_size(text: str) -> int:
+    """A sample size a Rényi bound is planned for: a whole number ≥ 20.
+
+    20 is :data:`rdpjax.estimator.planner.MIN_SAMPLES`, not imported: the parser loads no jax.
+    """
+    return whole(text, 20)
+
+
 def reps(text: str) -> int:
     """A number of replications: a whole number ≥ 1."""
     return whole(text, 1)

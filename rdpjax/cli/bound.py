@@ -222,7 +222,11 @@ def add_command(sub):
     )
     add_claim_options(b)
     b.add_argument(
-        "--bandwidth", type=positive_float, default=None, help="KDE bandwidth (data units)"
+        "--bandwidth",
+        type=positive_float,
+        default=None,
+        help="KDE bandwidth (data units; default: the calibrated rule). Far below the rule's "
+        "the bound is not valid: it can land above the truth",
     )
     b.add_argument("--floor", type=positive_float, default=None, help="softmax floor τ")
     b.add_argument(

@@ -216,7 +216,9 @@ def lower_bound(
         and smoothed by the KDE; pass ``True`` for codes of unordered categories); the result
         records the decision.
       bandwidth: KDE bandwidth in data units (scalar or per axis); default from
-        :class:`Defaults`.
+        :class:`Defaults`, which the coverage tables measure. Far below it the bound can land
+        above the truth (one Laplace shift sample, 20,000 a side, λ = 2: 0.614 at 1/40 of the
+        default's h, 0.769 at 1/80, against the exact 0.619; ``docs/methods.md``).
       floor: τ of the softmax floor (a density for continuous data, a probability for discrete).
       beta: β of the softmax floor; default ``1/τ``.
       grid_size: KDE grid points per axis (at most 2^24 over all axes); default about 16 per

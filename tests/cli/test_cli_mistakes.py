@@ -56,6 +56,8 @@ MISTAKES = [
     ("bound p.npy q.npy --lam 2 --bandwidth 1e10", "bandwidth"),
     ("bound p.npy q.npy --lam 2 --report p.npy", "--report"),
     ("canaries scores.csv --report p.npy", "--report"),
+    ("reproduce --n 10", "--n"),  # its progress text was on the error's line
+    ("coverage gaussian --n 10", "--n"),
 ]
 
 
@@ -99,3 +101,13 @@ def test_a_reader_that_leaves_early_is_no_traceback_and_no_refutation(folder):
     err = done.stderr.read().decode()
     assert done.wait(timeout=300) == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_the_parsers_fewest_outputs_is_the_planners():
+    """``--n`` of reproduce and coverage is checked at parse time (no jax) against 20."""
+    from rdpjax.cli._types import bound_size
+    from rdpjax.estimator.planner import MIN_SAMPLES
+
+    assert bound_size(str(MIN_SAMPLES)) == MIN_SAMPLES
+    with pytest.raises(Exception, match=f"≥ {MIN_SAMPLES}"):
+        bound_size(str(MIN_SAMPLES - 1))
