@@ -218,3 +218,14 @@ def test_a_bandwidth_far_above_the_data_range_is_refused_at_once(bandwidth):
         rdpjax.lower_bound(p, q, 2.0, bandwidth=bandwidth)
     with pytest.raises(ValueError, match=r"more than grid_size=64"):
         rdpjax.lower_bound(p, q, 2.0, bandwidth=bandwidth, grid_size=64)
+
+
+def test_a_large_bandwidth_in_2d_keeps_the_exact_grid_not_a_doubled_one():
+    """The bucketed layout rounds margins up to 16 cells and doubled the size until they fit:
+    at h = 14× the range, 5,120 points an axis (1.6·10¹¹ in 3-D: XLA asked for 1.3 TB)."""
+    rng = np.random.default_rng(0)
+    p, q = rng.normal(size=(500, 2)), 0.3 + rng.normal(size=(500, 2))
+    bound = rdpjax.lower_bound(p, q, 2.0, bandwidth=100.0)
+    assert max(bound.grid_shape) < 400 and np.isfinite(bound.lower).all()
+    with pytest.raises(ValueError, match="the bandwidth, far above the data range, asks for"):
+        rdpjax.lower_bound(p, q, 2.0, bandwidth=3e4)

@@ -69,8 +69,9 @@ MAX_GRID_SIZE = {1: 2**18, 2: 1024, 3: 200}
 """Largest default number of grid points per axis, by dimension (memory O(size^d))."""
 
 MAX_GRID_POINTS = 2**24
-"""Most grid points a given ``grid_size`` may ask for over all axes: each of the bound's arrays
-holds a float64 a point, 128 MB at this size. The defaults stay below it (:data:`MAX_GRID_SIZE`)."""
+"""Most grid points over all axes: each of the bound's arrays holds a float64 a point, 128 MB at
+this size. The default sizes stay below it (:data:`MAX_GRID_SIZE`) unless the bandwidth is far
+above the data range; a given ``grid_size`` may ask for up to it."""
 
 
 @pytree_dataclass(static=("shape",))
@@ -211,8 +212,13 @@ def grid_layout(
         shape.append(size)
         pad.append(p)
     if math.prod(shape) > MAX_GRID_POINTS:
+        asked = (
+            "the bandwidth, far above the data range,"
+            if grid_size is None
+            else f"grid_size={grid_size}"
+        )
         raise ValueError(
-            f"grid_size={grid_size} asks for {math.prod(shape):,} grid points over {d} "
+            f"{asked} asks for {math.prod(shape):,} grid points over {d} "
             f"{'axis' if d == 1 else 'axes'}; at most {MAX_GRID_POINTS:,} (2^24) are allowed."
         )
     return tuple(shape), tuple(pad)
@@ -273,6 +279,8 @@ def _bucketed_layout(
             size *= 2
         shape.append(size)
         pad.append(p)
+    if math.prod(shape) > MAX_GRID_POINTS:  # margins rounded up, doubled with h ≫ the range
+        return plan_layout(lo, hi, h, layout="exact")  # (3-D at h = 14× the range: 1.6·10¹¹)
     return tuple(shape), tuple(pad), tuple(pad)
 
 
