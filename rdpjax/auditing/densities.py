@@ -166,3 +166,14 @@ def density_curves(
             cell_volume=float(grid.cell_volume),
             bound=bound,
         )
+
+
+def curves_or_none(p, q, orders, common, bound) -> DensityCurves | None:
+    """The densities behind an audit's ``bound`` (:func:`density_curves`), or ``None``.
+
+    ``None`` is for continuous outputs of d > 1, which have no 1-D picture.
+    """
+    try:
+        return density_curves(p, q, lam=orders, bound=bound, **common)
+    except ValueError:  # d = 2, 3 continuous: the bound exists, the 1-D figure does not
+        return None

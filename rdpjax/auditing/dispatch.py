@@ -38,11 +38,13 @@ import numpy as np
 
 from rdpjax._keys import as_key
 from rdpjax._validation import check_flag, check_level, check_orders
+from rdpjax.auditing.densities import curves_or_none
 from rdpjax.auditing.draws import (
     OutputDimensionError,
     check_finite_outputs,
     draw_outputs,
     exact_divergences,
+    in_key_order,
     mechanism_name,
     mechanism_source_sha256,
     probe_outputs,
@@ -63,6 +65,7 @@ from rdpjax.estimator.api import lower_bound
 from rdpjax.estimator.options import BoundOptions, changed_fields
 from rdpjax.estimator.support import looks_discrete
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.mechanisms.user import SamplerMechanism
 
 __all__ = ["DEFAULT_MEMORY_BUDGET", "audit"]
 
@@ -404,6 +407,8 @@ def _in_memory(
                 p, q = mechanism.output(x).encode(p), mechanism.output(x_prime).encode(q)
             if project is not None:
                 p, q = project(p), project(q)
+            if isinstance(mechanism, SamplerMechanism):  # the user's may return a batch sorted
+                p, q = in_key_order(kp, p), in_key_order(kq, q)
         else:
             draw = dict(batch_size=options.stream.batch_size, bar=bar, transform=project)
             p = draw_outputs(mechanism, kp, x, n, **draw)
@@ -423,7 +428,7 @@ def _in_memory(
             check_finite_outputs(q, "x'", projected=project is not None)
             raise
         notes = _support_notes(p, q, alpha) if bound.discrete else ()
-        curves = _density_curves(p, q, orders, common, bound) if options.densities else None
+        curves = curves_or_none(p, q, orders, common, bound) if options.densities else None
     return bound, curves, notes, (p, q)
 
 
@@ -435,16 +440,3 @@ def _support_notes(p, q, alpha: float) -> tuple[str, ...]:
     size = len(support)
     note = support_gap(split_rows(codes_p, size), split_rows(codes_q, size), alpha)
     return () if note is None else (note,)
-
-
-def _density_curves(p, q, orders, common, bound):
-    """The densities behind ``bound`` (``rdpjax.auditing.densities.density_curves``), or ``None``.
-
-    ``None`` is for continuous outputs of d > 1, which have no 1-D picture.
-    """
-    from rdpjax.auditing.densities import density_curves
-
-    try:
-        return density_curves(p, q, lam=orders, bound=bound, **common)
-    except ValueError:  # d = 2, 3 continuous: the bound exists, the 1-D figure does not
-        return None

@@ -102,7 +102,6 @@ def draw_outputs(
     # return its i.i.d. batch sorted or grouped (np.repeat of a multinomial), and what is fitted
     # on part of the rows (the pilot map, a learned projection's training rows) must not depend
     # on that. Sorting first makes the order the key's alone (and the batch size's not at all).
-    shuffle = np.random.default_rng([seed_from_key(key), ORDER_TAG])
     parts, drawn, shape = [], 0, None
     with contextlib.ExitStack() as stack:
         if bar is None:
@@ -129,7 +128,18 @@ def draw_outputs(
             parts.append(out)
             drawn += size
             bar.update(size)
-    return random_order(shuffle, np.concatenate(parts) if len(parts) > 1 else parts[0])
+    return in_key_order(key, np.concatenate(parts) if len(parts) > 1 else parts[0])
+
+
+def in_key_order(key: Any, outputs: Any) -> np.ndarray:
+    """``outputs`` (host) in :func:`random_order` from a Generator of ``key``'s own.
+
+    A sampler may return its i.i.d. draws sorted or grouped: :func:`draw_outputs` orders a black
+    box's this way, and :func:`rdpjax.audit` a user's JAX sampler's (a zoo mechanism draws in
+    i.i.d. order itself).
+    """
+    shuffle = np.random.default_rng([seed_from_key(key), ORDER_TAG])
+    return random_order(shuffle, np.asarray(outputs))
 
 
 def probe_outputs(

@@ -17,8 +17,10 @@ import jax
 import numpy as np
 
 from rdpjax._keys import as_key
+from rdpjax.auditing.draws import in_key_order
 from rdpjax.estimator.grid import bucket_size
 from rdpjax.mechanisms.base import Mechanism
+from rdpjax.mechanisms.user import SamplerMechanism
 from rdpjax.stream.batches import BlackBoxBatches, check_batch, checked_outputs
 
 __all__ = ["JaxBatches", "NumpyBatches", "make_source"]
@@ -73,8 +75,14 @@ class JaxBatches:
     def draw(self, side: int, piece: int, m: int) -> np.ndarray:
         """Batch ``piece`` of ``side`` (0: x, 1: x'): ``m`` checked outputs (encoded, projected)."""
         key = jax.random.fold_in(self.keys[side], piece)
-        out = _sample(self.mechanism, key, self.databases[side], bucket_size(m))[:m]
-        return self._finish(out, side, m, _SIDES[side])
+        out = _sample(self.mechanism, key, self.databases[side], bucket_size(m))
+        if isinstance(self.mechanism, SamplerMechanism):
+            # A user's sampler may return its batch sorted: the first m of its bucket_size(m)
+            # outputs were then the smallest. In the key's order (sorted, then permuted) the
+            # first m are m i.i.d. outputs, whatever order the sampler used. (A zoo mechanism
+            # draws in i.i.d. order itself.)
+            out = in_key_order(key, out)
+        return self._finish(out[:m], side, m, _SIDES[side])
 
     def rng_state(self) -> None:
         """``None``: the batches' keys follow from ``key`` and their number; nothing to save."""
