@@ -38,7 +38,7 @@ def concrete(value: Any) -> np.ndarray | None:
         return None
     if isinstance(value, (bool, np.bool_)):
         return None
-    if isinstance(value, (int, float, np.ndarray, np.generic, jax.Array)):
+    if isinstance(value, (int, float, np.ndarray, np.generic, jax.Array, list, tuple)):
         try:
             return np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
@@ -63,10 +63,16 @@ def check_range(
     low_open: bool = True,
     high_open: bool = True,
 ) -> None:
-    """Raise ``ValueError`` naming ``name`` unless every concrete entry lies in the interval."""
-    arr = concrete(value)
-    if arr is None:
+    """Raise ``ValueError`` naming ``name`` unless every concrete entry lies in the interval.
+
+    A traced value is not checked; anything else that is not numbers (``None``, a string, a bool)
+    is refused: it used to pass unchecked, so ``Laplace([-5.0])`` sampled with a negative scale.
+    """
+    if isinstance(value, jax.core.Tracer):
         return
+    arr = None if isinstance(value, (bool, np.bool_)) else concrete(value)
+    if arr is None or arr.dtype == object:
+        raise ValueError(f"{name} must be a number; got {value!r}")
     ok = np.isfinite(arr)
     ok &= arr > low if low_open else arr >= low
     ok &= arr < high if high_open else arr <= high

@@ -111,7 +111,12 @@ class KaryRandomizedResponse(Mechanism):
     def _sample(self, key: jax.Array, database: jax.Array, n: int) -> jax.Array:
         x = _category(database, self.k)
         alpha = jnp.asarray(self.alpha)
-        keep_prob = jnp.exp(alpha) / (jnp.exp(alpha) + self.k - 1)
+        # e^α overflows float32 from α ≈ 89 (inf/inf: NaN, and no draw kept its category):
+        # there, the same probability as 1/(1 + (k − 1)e^{−α}).
+        e = jnp.exp(jnp.minimum(alpha, 80.0))
+        keep_prob = jnp.where(
+            alpha > 80.0, 1.0 / (1.0 + (self.k - 1) * jnp.exp(-alpha)), e / (e + self.k - 1)
+        )
         key_keep, key_other = jax.random.split(key)
         keep = jax.random.bernoulli(key_keep, keep_prob, (n,))
         shift = jax.random.randint(key_other, (n,), 1, self.k)  # the default int

@@ -11,6 +11,7 @@ x and x' differ: ``D_λ = k · 1/(λ−1) log{ a^λ(1−a)^{1−λ} + (1−a)^λ
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -109,12 +110,20 @@ class RandomizedResponse(Mechanism):
 
 def _log_poisson_binomial(probs: np.ndarray) -> np.ndarray:
     """Log pmf of ``Σ_i Bern(probs_i)``, by log-space convolution (O(m²))."""
+    logs = [
+        ((math.log(p) if p > 0 else -np.inf), (math.log1p(-p) if p < 1 else -np.inf)) for p in probs
+    ]
+    return _log_poisson_binomial_of_logs(logs)
+
+
+def _log_poisson_binomial_of_logs(logs: Sequence[tuple[float, float]]) -> np.ndarray:
+    """Log pmf of ``Σ_i Bern(p_i)`` from each ``(log p_i, log(1 − p_i))``.
+
+    Given in logs, a p_i within float64's spacing of 1 keeps its ``log(1 − p_i)``: from p_i
+    itself, ``1 − p_i`` cancels (shuffled randomized response at ε0 ≥ 36).
+    """
     log_pmf = np.zeros(1)
-    for p in probs:
-        log_one, log_zero = (
-            (math.log(p) if p > 0 else -np.inf),
-            (math.log1p(-p) if p < 1 else -np.inf),
-        )
+    for log_one, log_zero in logs:
         nxt = np.full(log_pmf.size + 1, -np.inf)
         nxt[:-1] = log_pmf + log_zero
         nxt[1:] = np.logaddexp(nxt[1:], log_pmf + log_one)

@@ -25,7 +25,7 @@ from rdpjax.mechanisms.base import Mechanism, OutputSpec, count_ones, discrete, 
 from rdpjax.mechanisms.checks import check_lam, check_range, param_value, scalar_param
 from rdpjax.mechanisms.databases import paper_pair
 from rdpjax.mechanisms.randomized_response import (
-    _log_poisson_binomial,
+    _log_poisson_binomial_of_logs,
     binary_database,
     host_binary_database,
     randomized_response_bits,
@@ -77,8 +77,13 @@ class ShuffledRandomizedResponse(Mechanism):
     def log_count_pmf(self, database: Any) -> np.ndarray:
         """Exact log pmf of the number of ones, shape ``(m + 1,)`` (host, float64)."""
         bits = host_binary_database(database)
-        a = 1.0 / (1.0 + math.exp(-scalar_param("eps0", self.eps0)))
-        return _log_poisson_binomial(np.where(bits, a, 1.0 - a))
+        eps0 = scalar_param("eps0", self.eps0)
+        # log a and log(1 − a) of a = 1/(1 + e^{−ε0}) without forming 1 − a, which cancels (its
+        # D_∞ was above ε0 from ε0 ≈ 36, infinite from 37).
+        log_a, log_b = -float(np.logaddexp(0.0, -eps0)), -float(np.logaddexp(0.0, eps0))
+        return _log_poisson_binomial_of_logs(
+            [(log_a, log_b) if b else (log_b, log_a) for b in bits]
+        )
 
     def divergence(self, lam: float, x: Any, x_prime: Any) -> float:
         """Exact ``D_λ`` by enumeration of the count pmfs."""

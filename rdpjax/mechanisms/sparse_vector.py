@@ -185,7 +185,10 @@ class SparseVector(Mechanism):
     def divergence(self, lam: float, x: Any, x_prime: Any) -> float | None:
         """Exact ``D_λ`` by enumeration of the outputs; ``None`` for k > 14 queries."""
         lam = check_lam(lam)
-        if host_database(x, ndims=(1,)).size > _MAX_EXACT_K:
+        a, b = host_database(x, ndims=(1,)), host_database(x_prime, ndims=(1,))
+        if a.shape != b.shape:
+            raise ValueError(f"x and x_prime must have the same shape; got {a.shape}, {b.shape}")
+        if a.size > _MAX_EXACT_K:
             return None
         return _exact.renyi_from_logpmf(lam, self.log_pmf(x), self.log_pmf(x_prime))
 
