@@ -127,18 +127,21 @@ def _growth(
     depend on the fraction is computed once; each value is the one a strategy's own call
     would give (the same operations, in the same order, on the same numbers).
     """
-    e = np.exp(eps)
-    mean = p - e * q - delta
-    var = p * (1 - p) + e * e * q * (1 - q)
-    full = np.clip(mean / (var + mean * mean), 0.0, CAP / (e + delta))  # aGRAPA, §5.1
-    lam = full * scales.reshape(-1, *([1] * full.ndim))
-    g = (
-        p * (1 - q) * np.log1p(lam * (1 - delta))
-        + (1 - p) * (1 - q) * np.log1p(-lam * delta)
-        + (1 - p) * q * np.log1p(-lam * (e + delta))
-        + p * q * np.log1p(lam * (1 - e - delta))
-    )
-    return lam, g
+    with np.errstate(over="ignore", invalid="ignore"):  # e^ε = inf from ε ≈ 710: see below
+        e = np.exp(eps)
+        mean = p - e * q - delta
+        var = p * (1 - p) + e * e * q * (1 - q)
+        full = np.clip(mean / (var + mean * mean), 0.0, CAP / (e + delta))  # aGRAPA, §5.1
+        # λ ≤ c/(e^ε + δ) is 0 where e^ε overflows: no stake, and no growth (not NaN).
+        full = np.where(np.isfinite(e), full, 0.0)
+        lam = full * scales.reshape(-1, *([1] * full.ndim))
+        g = (
+            p * (1 - q) * np.log1p(lam * (1 - delta))
+            + (1 - p) * (1 - q) * np.log1p(-lam * delta)
+            + (1 - p) * q * np.log1p(-lam * (e + delta))
+            + p * q * np.log1p(lam * (1 - e - delta))
+        )
+    return lam, np.where((lam == 0) & np.isnan(g), 0.0, g)
 
 
 def _best(

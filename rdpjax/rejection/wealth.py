@@ -63,9 +63,12 @@ def _multiplier_table(bets: Bets) -> np.ndarray:
     operations, in the same order, as pair by pair, so the table's entries are those values.
     """
     a, b = np.array([[False, True, False, True]]), np.array([[False, False, True, True]])
-    e = np.exp(bets.epsilon)[:, None]
-    z = a - e * b - bets.delta[:, None]
-    return np.log1p(bets.lam[:, None] * z)
+    with np.errstate(over="ignore", invalid="ignore"):  # e^ε = inf from ε ≈ 710
+        e = np.exp(bets.epsilon)[:, None]
+        z = a - e * b - bets.delta[:, None]
+        table = np.log1p(bets.lam[:, None] * z)
+    stake_none = (bets.lam[:, None] == 0) & np.isnan(table)  # e^ε = inf: 0 · inf
+    return np.where(stake_none, 0.0, table)  # no stake: a factor of 1, not NaN
 
 
 def _same_sets(u: Bets, v: Bets) -> bool:

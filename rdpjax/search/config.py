@@ -151,6 +151,14 @@ class Budget:
         for name, least in (("restarts", 1), ("search_n", 2), ("select_n", 2)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_int(getattr(self, name), name, least))
+        opt = self.optimizer  # an optax transformation has init and update: "adam" has neither
+        if opt is not None and not (
+            callable(getattr(opt, "init", None)) and callable(getattr(opt, "update", None))
+        ):
+            raise ValueError(
+                f"optimizer must be an optax.GradientTransformation (optax.adam(0.05)) or None; "
+                f"got {opt!r}"
+            )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -122,9 +122,12 @@ class SearchResult:
         lines += bound_table(self.lam, self.lower, self.estimate, self.std_error, ["", *arrows])
         conf = f"{1 - float(self.alpha):.3g}"
         k = len(self.lam) * (2 if self.both_directions else 1)
+        level, alpha = float(self.level), float(self.alpha)
+        family = f"Bonferroni over {k} bound{'s' if k > 1 else ''}, each at {level:.4g}"
+        if k * level < 0.999 * alpha:  # lower_bound's default: the map's and the outputs' own
+            family += f"; the outputs' own KDE beside them at {alpha - k * level:.3g} in all"
         lines.append(
-            f"certified on {self.n:,} fresh draws per side: simultaneous {conf} "
-            f"(Bonferroni over {k} bound{'s' if k > 1 else ''}, each at {float(self.level):.4g})"
+            f"certified on {self.n:,} fresh draws per side: simultaneous {conf} ({family})"
         )
         return "\n".join(lines)
 

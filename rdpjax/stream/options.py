@@ -160,6 +160,9 @@ class Looks:
             raise ValueError(f"resume must be True or False; got {self.resume!r}.")
         if self.resume and self.checkpoint is None:
             raise ValueError("resume=True needs the checkpoint folder to resume from.")
+        if self.checkpoint is not None and Path(self.checkpoint).is_file():
+            # Found at the first save, after the first look's draws, before.
+            raise ValueError(f"checkpoint {self.checkpoint} is a file; give a folder.")
 
 
 STREAM_FIELDS = tuple(f.name for f in dataclasses.fields(StreamOptions))

@@ -223,6 +223,18 @@ def test_bad_domain_and_options_are_value_errors(kwargs, match):
         _find(soft_vote, lam=2.0, **{**settings, **kwargs})
 
 
+@pytest.mark.parametrize("optimizer", ["adam", 3])
+def test_an_optimizer_that_is_not_an_optax_transformation_is_refused_when_made(optimizer):
+    """``Budget(optimizer="adam")`` was taken, then an AttributeError deep in the search."""
+    from rdpjax.search import Budget
+
+    with pytest.raises(ValueError, match="optimizer must be an optax.GradientTransformation"):
+        Budget(optimizer=optimizer)
+    import optax
+
+    assert Budget(optimizer=optax.adam(0.05)).optimizer is not None
+
+
 def test_other_misuse():
     key = jax.random.key(0)
     with pytest.raises(ValueError, match="Mechanism or a numpy black box"):

@@ -17,7 +17,12 @@ import json
 
 import numpy as np
 
-from rdpjax.auditing.sequential.state import CheckpointFile, same_audit, write_atomic
+from rdpjax.auditing.sequential.state import (
+    CheckpointFile,
+    read_record,
+    same_audit,
+    write_atomic,
+)
 from rdpjax.rejection.betting_state import BettingState
 
 __all__ = ["BETTING_CHECKPOINT", "BettingFile"]
@@ -41,18 +46,14 @@ class BettingFile(CheckpointFile):
         """The saved state when resuming, else ``None`` (``ValueError`` on a mismatch)."""
         if not self.wanted(self.path.exists()):
             return None
-        try:
-            with np.load(self.path, allow_pickle=False) as data:
-                record = json.loads(str(data["state"]))
-                x, y = np.array(data["x"]), np.array(data["y"])
-        except (OSError, ValueError, KeyError) as err:
-            raise ValueError(f"cannot read the checkpoint {self.path}: {err}") from err
-        if record.pop("format", None) != _FORMAT:
-            raise ValueError(f"{self.path} was written by another version of rdpjax; remove it.")
+        record, (x, y) = read_record(self.path, ("x", "y"), _FORMAT)
         same_audit(self.path, record.pop("fingerprint"), self.fingerprint)
-        record["logk"] = np.asarray(record["logk"], np.float64)
-        record["path"] = [tuple(p) for p in record["path"]]
-        return BettingState(x=x, y=y, **record)
+        try:
+            record["logk"] = np.asarray(record["logk"], np.float64)
+            record["path"] = [tuple(p) for p in record["path"]]
+            return BettingState(x=x, y=y, **record)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"cannot read the checkpoint {self.path}: {err}") from err
 
     def save(self, state: BettingState, now: bool) -> None:
         """Write ``state`` when ``now`` (a slow batch, the end, an interruption) or when due."""

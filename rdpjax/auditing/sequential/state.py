@@ -25,6 +25,7 @@ import dataclasses
 import json
 import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -136,21 +137,38 @@ def load_state(directory, fingerprint: dict) -> State | None:
     path = Path(directory) / CHECKPOINT
     if not path.exists():
         return None
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            record = json.loads(str(data["state"]))
-            counts = [np.array(data["counts_p"]), np.array(data["counts_q"])]
-    except (OSError, ValueError, KeyError) as err:
-        raise ValueError(f"cannot read the checkpoint {path}: {err}") from err
-    if record.pop("format", None) != _FORMAT:
-        raise ValueError(f"{path} was written by another version of rdpjax; remove it.")
+    record, counts = read_record(path, ("counts_p", "counts_q"), _FORMAT)
     same_audit(path, record["fingerprint"], json.loads(json.dumps(fingerprint)))
     record.pop("saved_at", None)  # written by rdpjax before the looks driver
     try:
         setup = LookSetup.from_json(record.pop("setup"))
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"cannot read the checkpoint {path}: its look setup: {err}") from err
-    return State(counts=counts, setup=setup, **record)
+    try:
+        return State(counts=counts, setup=setup, **record)
+    except TypeError as err:
+        raise ValueError(f"cannot read the checkpoint {path}: {err}") from err
+
+
+def read_record(path: Path, arrays: tuple[str, ...], version: int) -> tuple[dict, list]:
+    """A checkpoint file's JSON record (with its fingerprint) and its named arrays.
+
+    Raises:
+      ValueError: for a file that cannot be read (cut short: not a zip archive), of another
+        format, or without its fingerprint. They were a ``BadZipFile``, a ``KeyError`` or a
+        ``TypeError`` from deep inside, and on the command line exit status 1 ("refuted").
+    """
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            record = json.loads(str(data["state"]))
+            values = [np.array(data[name]) for name in arrays]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        raise ValueError(f"cannot read the checkpoint {path}: {err}") from err
+    if not isinstance(record, dict) or record.pop("format", None) != version:
+        raise ValueError(f"{path} was written by another version of rdpjax; remove it.")
+    if "fingerprint" not in record:
+        raise ValueError(f"cannot read the checkpoint {path}: it has no fingerprint.")
+    return record, values
 
 
 class CheckpointFile:
