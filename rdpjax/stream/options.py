@@ -161,7 +161,7 @@ class Looks:
         if self.resume and self.checkpoint is None:
             raise ValueError("resume=True needs the checkpoint folder to resume from.")
         if self.checkpoint is not None and Path(self.checkpoint).is_file():
-            # Found at the first save, after the first look's draws, before.
+            # (Else found at the first save, after the first look's draws.)
             raise ValueError(f"checkpoint {self.checkpoint} is a file; give a folder.")
 
 

@@ -154,9 +154,8 @@ def read_record(path: Path, arrays: tuple[str, ...], version: int) -> tuple[dict
     """A checkpoint file's JSON record (with its fingerprint) and its named arrays.
 
     Raises:
-      ValueError: for a file that cannot be read (cut short: not a zip archive), of another
-        format, or without its fingerprint. They were a ``BadZipFile``, a ``KeyError`` or a
-        ``TypeError`` from deep inside, and on the command line exit status 1 ("refuted").
+      ValueError: naming the file, for one that cannot be read (cut short, it is no zip
+        archive), of another format, or without its fingerprint.
     """
     try:
         with np.load(path, allow_pickle=False) as data:

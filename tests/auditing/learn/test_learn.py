@@ -202,7 +202,7 @@ def test_a_learned_score_of_few_values_is_bounded_by_frequencies(sample):
     gave a learned score of few values, which the forced quantile map refused as discrete."""
     x, x_prime = np.array([0.0]), np.array([1.0])
     report = rdpjax.audit(
-        jax.random.key(0), sample, x, x_prime, 2.0, n=4000, project="learn", progress=False
+        jax.random.key(0), sample, x, x_prime, 2.0, n=1500, project="learn", progress=False
     )
     assert report.bound.discrete and report.bound.transform is None
     if sample is _constant:  # D_λ = 0: no bound above it
