@@ -65,8 +65,8 @@ def check_range(
 ) -> None:
     """Raise ``ValueError`` naming ``name`` unless every concrete entry lies in the interval.
 
-    A traced value is not checked; anything else that is not numbers (``None``, a string, a bool)
-    is refused: it used to pass unchecked, so ``Laplace([-5.0])`` sampled with a negative scale.
+    A traced value is not checked. Anything else that is not numbers (``None``, a string, a
+    bool) is refused, and a list is checked entry by entry: ``Laplace([-5.0])`` is an error.
     """
     if isinstance(value, jax.core.Tracer):
         return
