@@ -141,8 +141,7 @@ def audit(
     check_flag(both_directions, "both_directions")
     options = audit_options(options, fields)
     alpha = check_level(alpha)
-    if lam is not None:
-        check_orders(lam)
+    given = None if lam is None else check_orders(lam)  # lam itself goes on to the looks
     is_mechanism = isinstance(mechanism, Mechanism)
     if not is_mechanism and not callable(mechanism):
         raise ValueError(
@@ -178,7 +177,7 @@ def audit(
             project, mechanism, key, x, x_prime, n, batch, options.training
         )
         project = learned
-    orders = [float(v) for v in (default_orders(claim, n) if lam is None else check_orders(lam))]
+    orders = [float(v) for v in (default_orders(claim, n) if given is None else given)]
     dim, codes = _outputs(mechanism, x, project)
     # Checked before the draws, not after. (A zoo mechanism's dim is before its projection.)
     unprojected = project is None or not is_mechanism
